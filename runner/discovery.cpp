@@ -1,0 +1,108 @@
+#include "runner/discovery.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <set>
+
+#include "runner/error.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+bool matches_pattern(const std::string& pattern, const std::string& name) {
+  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+namespace {
+
+bool is_skipped_dir(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules";
+}
+
+// rel_path of p inside root, or empty when p is not inside it.
+std::string relative_inside(const fs::path& p, const fs::path& root) {
+  fs::path rel = p.lexically_relative(root);
+  if (rel.empty()) return "";
+  std::string s = rel.generic_string();
+  if (s == "." ) return ".";
+  if (s.rfind("..", 0) == 0) return "";
+  return s;
+}
+
+}  // namespace
+
+std::vector<TestFile> discover_test_files(const Suite& suite,
+                                          const std::vector<std::string>& targets) {
+  const fs::path root = suite.tests_root().lexically_normal();
+  std::vector<std::string> wanted = targets;
+  if (wanted.empty()) wanted.push_back(".");
+
+  std::set<std::string> seen;
+  std::vector<TestFile> files;
+  auto add = [&](const fs::path& abs) {
+    std::string rel = relative_inside(abs, root);
+    if (seen.insert(rel).second) files.push_back(TestFile{rel, abs});
+  };
+
+  const std::string tests_prefix = fs::path(suite.tests_dir).lexically_normal().generic_string();
+  for (const std::string& target : wanted) {
+    std::string t = target;
+    fs::path candidate;
+    std::error_code ec;
+    if (fs::path(t).is_absolute()) {
+      candidate = fs::path(t).lexically_normal();
+    } else {
+      candidate = (root / t).lexically_normal();
+      // "tests/pipelines" names the same folder as "pipelines" when it is not itself a folder
+      // inside tests/.
+      if (!fs::exists(candidate, ec) && !tests_prefix.empty() && tests_prefix != "." &&
+          t.rfind(tests_prefix + "/", 0) == 0) {
+        candidate = (root / t.substr(tests_prefix.size() + 1)).lexically_normal();
+      } else if (!fs::exists(candidate, ec) && t == tests_prefix) {
+        candidate = root;
+      }
+    }
+    if (relative_inside(candidate, root).empty()) {
+      throw UsageError(fmt::format("target \"{}\" is outside the tests folder {}", target,
+                                   root.string()));
+    }
+    if (fs::is_regular_file(candidate, ec)) {
+      add(candidate);
+      continue;
+    }
+    if (!fs::is_directory(candidate, ec)) {
+      throw UsageError(fmt::format("unknown target \"{}\": no file or folder {} in {}", target,
+                                   candidate.lexically_relative(root).generic_string(),
+                                   root.string()));
+    }
+    std::vector<fs::path> found;
+    fs::recursive_directory_iterator it(candidate, fs::directory_options::skip_permission_denied,
+                                        ec);
+    if (ec) throw UsageError(fmt::format("cannot read {}: {}", candidate.string(), ec.message()));
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) {
+        throw RuntimeError(fmt::format("cannot read {}: {}", candidate.string(), ec.message()));
+      }
+      const fs::directory_entry& entry = *it;
+      if (entry.is_directory(ec)) {
+        if (is_skipped_dir(entry.path())) it.disable_recursion_pending();
+        continue;
+      }
+      if (entry.is_regular_file(ec) &&
+          matches_pattern(suite.pattern, entry.path().filename().string())) {
+        found.push_back(entry.path().lexically_normal());
+      }
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& f : found) add(f);
+  }
+  std::sort(files.begin(), files.end(),
+            [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
+  return files;
+}
+
+}  // namespace devshim

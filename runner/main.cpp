@@ -1,0 +1,104 @@
+// The `runner` command line (docs/cli.md). Parses arguments, dispatches, and applies the error
+// policy of runner/error.h: devshim::Error → "runner: error: ..." and its exit code.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "runner/error.h"
+#include "runner/run_command.h"
+#include "runner/runs_command.h"
+
+#ifndef DEVSHIM_VERSION
+#define DEVSHIM_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using devshim::RunOptions;
+
+int parse_error(CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  std::fprintf(stderr, "runner: error: %s\nRun `runner --help` for usage.\n", e.what());
+  return devshim::kExitUsage;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{
+      "devshim runner: runs a suite's test files, each in its own process, with the device "
+      "redirection shim active, and records every result.\n\n"
+      "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
+      "  runner runs [--db PATH]                    list recorded runs",
+      "runner"};
+  app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
+  RunOptions o;
+  std::string out, db, shim_dir;
+  double timeout = 0;
+  app.add_option("suite", o.suite, "suite folder holding suite.json (or the file)")->required();
+  app.add_option("targets", o.targets,
+                 "files or folders relative to the suite's tests folder; none: all");
+  app.add_option("--out,-o", out, "folder for this run's logs and reports "
+                                  "(default: $DEVSHIM_OUT or ./devshim-out, then SUITE/STAMP)");
+  app.add_option("--db", db, "results database (default: $DEVSHIM_DB or "
+                             "$XDG_DATA_HOME/devshim/results.db)");
+  app.add_option("-j,--jobs", o.jobs, "test files at once (default: number of cores)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--timeout", timeout, "seconds per file (default: suite.json's timeout_s)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--kill-grace", o.kill_grace_s, "seconds between SIGTERM and SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  bool no_shim = false;
+  app.add_flag("--no-shim", no_shim, "run without the shim (the baseline)");
+  app.add_option("--python", o.python, "Python interpreter (default: suite.json's python)");
+  app.add_option("--shim-dir", shim_dir, "folder with the shim's sitecustomize.py");
+  app.add_option("--max-log-mb", o.max_log_mb,
+                 "largest file a test process may write, its log included; 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--list", o.list_only, "print the test files the targets select, run nothing");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  o.shim = !no_shim;
+  if (!out.empty()) o.out_dir = out;
+  if (!db.empty()) o.db_path = db;
+  if (!shim_dir.empty()) o.shim_dir = shim_dir;
+  if (app.count("--timeout") > 0) o.timeout_s = timeout;
+  o.command_line.assign(argv, argv + argc);
+  return devshim::run_suite(o);
+}
+
+int runs_main(int argc, char** argv) {
+  CLI::App app{"List recorded runs, newest first.", "runner runs"};
+  std::string db;
+  int limit = 20;
+  app.add_option("--db", db, "results database");
+  app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  return devshim::list_runs(db.empty() ? devshim::default_db_path() : std::filesystem::path(db),
+                           limit);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc > 1 && std::string(argv[1]) == "runs") return runs_main(argc - 1, argv + 1);
+    return run_main(argc, argv);
+  } catch (const devshim::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "runner: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "runner: internal error: %s\n", e.what());
+    return devshim::kExitInternal;
+  }
+}

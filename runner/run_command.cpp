@@ -1,0 +1,276 @@
+#include "runner/run_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <thread>
+
+#include "runner/discovery.h"
+#include "runner/error.h"
+#include "runner/launch_plan.h"
+#include "runner/process_pool.h"
+#include "runner/progress.h"
+#include "runner/run_log.h"
+#include "runner/status.h"
+#include "runner/store.h"
+#include "runner/suite.h"
+
+#ifndef DEVSHIM_SOURCE_SHIM_DIR
+#define DEVSHIM_SOURCE_SHIM_DIR ""
+#endif
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+std::string local_stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y%m%d-%H%M%S", &tm);
+  return buf.data();
+}
+
+// Creates the run's output folder; a fresh, unique one under the default root.
+fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {
+  fs::path dir;
+  std::error_code ec;
+  if (o.out_dir) {
+    dir = fs::absolute(*o.out_dir);
+  } else {
+    fs::path base = fs::absolute(default_out_root()) / suite.name /
+                    (local_stamp() + (o.shim ? "" : "-baseline"));
+    dir = base;
+    for (int i = 2; fs::exists(dir, ec); ++i) dir = base.string() + "-" + std::to_string(i);
+  }
+  dir = dir.lexically_normal();
+  fs::create_directories(dir / "logs", ec);
+  if (ec || ::access(dir.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("output folder {} is not writable: {}", dir.string(),
+                                 ec ? ec.message() : std::string("permission denied")));
+  }
+  return dir;
+}
+
+std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes) {
+  if (!r.launch_error.empty()) return r.launch_error;
+  if (r.timed_out) return "killed after the timeout";
+  if (r.interrupted) return "killed: run interrupted";
+  if (r.signal) {
+    std::string s = "killed by " + signal_name(*r.signal);
+    if (*r.signal == SIGXFSZ && max_file_bytes > 0) {
+      s += fmt::format(" (file size limit of {} MiB reached: --max-log-mb)",
+                       max_file_bytes >> 20U);
+    }
+    return s;
+  }
+  return "";
+}
+
+class RunObserver : public PoolObserver {
+ public:
+  RunObserver(const std::vector<TestFile>& files, const std::vector<ProcessSpec>& specs,
+              const Suite& suite, const fs::path& out_dir, Store& store, std::int64_t run_id,
+              RunLog& log, Progress& progress, std::uint64_t max_file_bytes)
+      : files_(files),
+        specs_(specs),
+        suite_(suite),
+        out_dir_(out_dir),
+        store_(store),
+        run_id_(run_id),
+        log_(log),
+        progress_(progress),
+        max_file_bytes_(max_file_bytes) {}
+
+  void on_start(std::size_t i) override {
+    log_.line("Started test: " + files_[i].rel_path);
+    progress_.started(files_[i].rel_path);
+  }
+
+  void on_finish(std::size_t i, const ProcessResult& r) override {
+    FileStatus status = status_from_process(r, suite_.framework);
+    ++counts_[status];
+    FileRecord rec;
+    rec.path = files_[i].rel_path;
+    rec.status = status;
+    rec.exit_code = r.exit_code;
+    rec.signal = r.signal;
+    rec.timed_out = r.timed_out;
+    rec.duration_s = r.duration_s;
+    rec.log_path = specs_[i].log_path.lexically_relative(out_dir_).generic_string();
+    rec.started_at = iso8601_utc(r.started_at);
+    rec.finished_at = iso8601_utc(r.finished_at);
+    rec.note = describe(r, max_file_bytes_);
+    store_.record_file(run_id_, rec);
+
+    std::string rc = r.exit_code ? std::to_string(*r.exit_code)
+                     : r.signal  ? "-" + std::to_string(*r.signal)
+                                 : std::string("none");
+    log_.line(fmt::format("Finished test: {} - Status: {} (RC: {}) Duration: {:.2f}s{}",
+                          rec.path, to_string(status), rc, r.duration_s,
+                          rec.note.empty() ? "" : " - " + rec.note));
+    progress_.finished(rec.path, status, r.duration_s, specs_[i].log_path.string(), rec.note);
+  }
+
+  void on_tick() override { progress_.tick(); }
+
+  void on_interrupt(int signo) override {
+    log_.line("Interrupted by " + signal_name(signo) + ": stopping the running files");
+    interrupted_by_ = signo;
+  }
+
+  const std::map<FileStatus, std::size_t>& counts() const { return counts_; }
+
+ private:
+  const std::vector<TestFile>& files_;
+  const std::vector<ProcessSpec>& specs_;
+  const Suite& suite_;
+  fs::path out_dir_;
+  Store& store_;
+  std::int64_t run_id_;
+  RunLog& log_;
+  Progress& progress_;
+  std::uint64_t max_file_bytes_;
+  std::map<FileStatus, std::size_t> counts_;
+  int interrupted_by_ = 0;
+};
+
+}  // namespace
+
+fs::path default_db_path() {
+  if (const char* db = std::getenv("DEVSHIM_DB"); db != nullptr && *db != '\0') return db;
+  std::string data = env_or("XDG_DATA_HOME", "");
+  if (data.empty()) data = env_or("HOME", ".") + "/.local/share";
+  return fs::path(data) / "devshim" / "results.db";
+}
+
+fs::path default_out_root() { return env_or("DEVSHIM_OUT", "devshim-out"); }
+
+fs::path default_shim_dir() { return env_or("DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR); }
+
+int run_suite(const RunOptions& o) {
+  const Suite suite = load_suite(o.suite);
+  const std::vector<TestFile> files = discover_test_files(suite, o.targets);
+
+  if (o.list_only) {
+    for (const auto& f : files) std::printf("%s\n", f.rel_path.c_str());
+    return kExitOk;
+  }
+
+  LaunchOptions launch;
+  launch.shim = o.shim;
+  launch.python = o.python;
+  launch.shim_dir = fs::absolute(o.shim_dir.value_or(default_shim_dir())).lexically_normal();
+  if (o.shim && !fs::exists(launch.shim_dir / "sitecustomize.py")) {
+    throw UsageError(fmt::format("shim folder {} has no sitecustomize.py (set --shim-dir or "
+                                 "DEVSHIM_SHIM_DIR)",
+                                 launch.shim_dir.string()));
+  }
+  const Environment env = child_environment(suite, launch, inherited_environment());
+  const std::string python = o.python.empty() ? suite.python : o.python;
+  if (find_executable(python, env).empty() || ::access(find_executable(python, env).c_str(), X_OK)) {
+    throw UsageError(fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
+                                 "of {}, or --python)",
+                                 python, suite.file.string()));
+  }
+  if (files.empty()) {
+    throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
+                                 suite.pattern, suite.tests_root().string()));
+  }
+
+  const fs::path out_dir = prepare_out_dir(o, suite);
+  launch.logs_dir = out_dir / "logs";
+  RunLog run_log(out_dir / "run.log");
+  Store store(fs::absolute(o.db_path.value_or(default_db_path())));
+
+  const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
+
+  std::vector<ProcessSpec> specs;
+  std::vector<std::string> planned;
+  specs.reserve(files.size());
+  for (const auto& f : files) {
+    specs.push_back(plan_process(suite, launch, env, f));
+    planned.push_back(f.rel_path);
+  }
+
+  RunRecord run;
+  run.suite = suite.name;
+  run.suite_file = suite.file.string();
+  run.framework = framework_name(suite.framework);
+  run.targets = o.targets;
+  run.command_line = o.command_line;
+  run.mode = o.shim ? "shim" : "baseline";
+  run.started_at = iso8601_utc_now();
+  run.project_root = suite.project_root.string();
+  run.tests_dir = suite.tests_dir;
+  if (auto head = capture_output({"git", "rev-parse", "HEAD"}, suite.project_root,
+                                 std::chrono::seconds(10))) {
+    run.project_commit = head->substr(0, head->find_first_of("\r\n"));
+  }
+  run.out_dir = out_dir.string();
+  run.jobs = jobs;
+  run.timeout_s = timeout_s;
+  const std::int64_t run_id = store.begin_run(run, planned);
+
+  run_log.line(fmt::format("Run {} of suite {} ({} mode): {} files, -j {}, timeout {}s, "
+                           "database {}",
+                           run_id, suite.name, run.mode, files.size(), jobs, timeout_s,
+                           store.path().string()));
+
+  PoolOptions pool_options;
+  pool_options.jobs = jobs;
+  pool_options.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  pool_options.kill_grace = std::chrono::milliseconds(static_cast<long>(o.kill_grace_s * 1000));
+  pool_options.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
+
+  Progress progress(stdout, TerminalInfo::detect(stdout), files.size());
+  std::printf("runner: run %lld: %zu files of %s, %d at once, %s -> %s\n",
+              static_cast<long long>(run_id), files.size(), suite.name.c_str(), jobs,
+              o.shim ? "shim on" : "shim off (baseline)", out_dir.c_str());
+  std::fflush(stdout);
+  RunObserver observer(files, specs, suite, out_dir, store, run_id, run_log, progress,
+                       pool_options.max_file_bytes);
+  const bool completed = ProcessPool(pool_options).run(specs, observer);
+  progress.close();
+
+  std::size_t failures = 0;
+  std::string summary;
+  for (const auto& [status, n] : observer.counts()) {
+    if (is_failure(status)) failures += n;
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, to_string(status));
+  }
+  std::size_t finished = 0;
+  for (const auto& [status, n] : observer.counts()) finished += n;
+  if (finished < files.size()) {
+    summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", files.size() - finished);
+  }
+  const std::string run_status = !completed ? "interrupted" : failures > 0 ? "failed" : "passed";
+  store.finish_run(run_id, run_status, iso8601_utc_now());
+  run_log.line(fmt::format("Run {} {}: {}", run_id, run_status, summary));
+
+  std::printf("runner: run %lld %s: %s\n", static_cast<long long>(run_id), run_status.c_str(),
+              summary.c_str());
+  std::printf("runner: logs    %s\n", (out_dir / "logs").c_str());
+  std::printf("runner: run log %s\n", (out_dir / "run.log").c_str());
+  std::printf("runner: results %s (run %lld)\n", store.path().c_str(),
+              static_cast<long long>(run_id));
+  std::fflush(stdout);
+  if (!completed) return kExitInterrupted;
+  return failures > 0 ? kExitFailures : kExitOk;
+}
+
+}  // namespace devshim

@@ -1,0 +1,31 @@
+#include "runner/run_log.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "runner/error.h"
+#include "runner/store.h"
+
+namespace devshim {
+
+RunLog::RunLog(const std::filesystem::path& path) {
+  file_ = std::fopen(path.c_str(), "we");
+  if (file_ == nullptr) {
+    throw RuntimeError(fmt::format("{}: cannot write run log: {}", path.string(),
+                                   std::strerror(errno)));
+  }
+  std::setvbuf(file_, nullptr, _IOLBF, 1 << 16);
+}
+
+RunLog::~RunLog() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void RunLog::line(const std::string& message) {
+  std::fprintf(file_, "%s %s\n", iso8601_utc_now().c_str(), message.c_str());
+  std::fflush(file_);
+}
+
+}  // namespace devshim

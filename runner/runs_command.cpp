@@ -1,0 +1,37 @@
+#include "runner/runs_command.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "runner/error.h"
+#include "runner/store.h"
+
+namespace devshim {
+
+int list_runs(const std::filesystem::path& db_path, int limit) {
+  if (!std::filesystem::exists(db_path)) {
+    throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
+  }
+  Store store(db_path);
+  auto runs = store.runs(limit);
+  if (runs.empty()) {
+    fmt::print("no runs in {}\n", db_path.string());
+    return kExitOk;
+  }
+  fmt::print("{:>5}  {:<20} {:<8} {:<11} {:<20} {}\n", "run", "suite", "mode", "status",
+             "started (UTC)", "files");
+  for (const auto& r : runs) {
+    std::map<std::string, int> counts;
+    for (const auto& f : store.files(r.id)) {
+      ++counts[f.status ? std::string(to_string(*f.status)) : "not_run"];
+    }
+    std::string summary;
+    for (const auto& [k, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, k);
+    fmt::print("{:>5}  {:<20} {:<8} {:<11} {:<20} {}\n", r.id, r.suite, r.mode, r.status,
+               r.started_at, summary);
+  }
+  return kExitOk;
+}
+
+}  // namespace devshim

@@ -1,0 +1,130 @@
+#include "runner/sqlite.h"
+
+#include <fmt/format.h>
+
+#include "runner/error.h"
+
+namespace devshim::sql {
+
+namespace fs = std::filesystem;
+
+Database::Database(const fs::path& path, int busy_ms) : path_(path) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  int rc = sqlite3_open_v2(path.c_str(), &db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw RuntimeError(fmt::format("{}: cannot open database: {}", path.string(), msg));
+  }
+  sqlite3_busy_timeout(db_, busy_ms);
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+Database::~Database() { sqlite3_close_v2(db_); }
+
+void Database::fail(std::string_view what) const {
+  throw RuntimeError(
+      fmt::format("{}: {}: {}", path_.string(), what, db_ ? sqlite3_errmsg(db_) : "closed"));
+}
+
+void Database::exec(std::string_view sql) {
+  char* err = nullptr;
+  std::string s(sql);
+  if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err != nullptr ? err : "unknown error";
+    sqlite3_free(err);
+    throw RuntimeError(fmt::format("{}: {}", path_.string(), msg));
+  }
+}
+
+std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+
+Statement::Statement(Database& db, std::string_view sql) : db_(db) {
+  if (sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_,
+                         nullptr) != SQLITE_OK) {
+    db_.fail(fmt::format("cannot prepare \"{}\"", sql));
+  }
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::bind(int i, std::int64_t v) {
+  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) db_.fail("bind");
+  return *this;
+}
+Statement& Statement::bind(int i, double v) {
+  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) db_.fail("bind");
+  return *this;
+}
+Statement& Statement::bind(int i, std::string_view v) {
+  if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) !=
+      SQLITE_OK) {
+    db_.fail("bind");
+  }
+  return *this;
+}
+Statement& Statement::bind_null(int i) {
+  if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) db_.fail("bind");
+  return *this;
+}
+
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  db_.fail(fmt::format("\"{}\"", sqlite3_sql(stmt_)));
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+std::int64_t Statement::int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Statement::real(int col) const { return sqlite3_column_double(stmt_, col); }
+std::string Statement::text(int col) const {
+  const auto* p = sqlite3_column_text(stmt_, col);
+  return p == nullptr ? std::string()
+                      : std::string(reinterpret_cast<const char*>(p),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+std::optional<std::int64_t> Statement::opt_int64(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return int64(col);
+}
+std::optional<double> Statement::opt_real(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return real(col);
+}
+std::optional<std::string> Statement::opt_text(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return text(col);
+}
+
+Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+Transaction::~Transaction() {
+  if (!done_) {
+    char* err = nullptr;
+    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, &err);
+    sqlite3_free(err);
+  }
+}
+
+void Transaction::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace devshim::sql

@@ -1,0 +1,54 @@
+#include "runner/status.h"
+
+#include <array>
+#include <utility>
+
+#include "runner/process_pool.h"
+#include "runner/suite.h"
+
+namespace devshim {
+
+namespace {
+constexpr std::array<std::pair<FileStatus, std::string_view>, 7> kFileStatusNames{{
+    {FileStatus::kPassed, "passed"},
+    {FileStatus::kFailed, "failed"},
+    {FileStatus::kError, "error"},
+    {FileStatus::kTimeout, "timeout"},
+    {FileStatus::kCrashed, "crashed"},
+    {FileStatus::kNoTests, "no_tests"},
+    {FileStatus::kInterrupted, "interrupted"},
+}};
+}  // namespace
+
+std::string_view to_string(FileStatus s) {
+  for (const auto& [status, name] : kFileStatusNames) {
+    if (status == s) return name;
+  }
+  return "?";
+}
+
+std::optional<FileStatus> parse_file_status(std::string_view s) {
+  for (const auto& [status, name] : kFileStatusNames) {
+    if (name == s) return status;
+  }
+  return std::nullopt;
+}
+
+bool is_failure(FileStatus s) {
+  return s == FileStatus::kFailed || s == FileStatus::kError || s == FileStatus::kTimeout ||
+         s == FileStatus::kCrashed;
+}
+
+FileStatus status_from_process(const ProcessResult& r, Framework framework) {
+  if (!r.launch_error.empty()) return FileStatus::kError;
+  if (r.interrupted) return FileStatus::kInterrupted;
+  if (r.timed_out) return FileStatus::kTimeout;
+  if (r.signal) return FileStatus::kCrashed;
+  const int code = r.exit_code.value_or(1);
+  if (code == 0) return FileStatus::kPassed;
+  if (code == 5) return FileStatus::kNoTests;
+  if (framework == Framework::kPytest && (code == 2 || code == 4)) return FileStatus::kError;
+  return FileStatus::kFailed;
+}
+
+}  // namespace devshim

@@ -1,0 +1,35 @@
+// The vocabulary of outcomes (shared/DESIGN.md), used verbatim in the database, JSON and reports.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace devshim {
+
+/// Outcome of one test file.
+enum class FileStatus {
+  kPassed,       ///< the process ran and no test failed
+  kFailed,       ///< a test failed or errored
+  kError,        ///< no test ran: import/collection error, or the process could not start
+  kTimeout,      ///< killed by the runner past the timeout
+  kCrashed,      ///< terminated by a signal the runner did not send
+  kNoTests,      ///< ran, found nothing to run
+  kInterrupted,  ///< killed because the run was interrupted
+};
+
+std::string_view to_string(FileStatus s);
+std::optional<FileStatus> parse_file_status(std::string_view s);
+/// True for statuses that make the run exit 1: failed, error, timeout, crashed.
+bool is_failure(FileStatus s);
+
+struct ProcessResult;
+enum class Framework;
+
+/// The file status that can be known from how the process ended, before its log is parsed:
+/// launch error → error; interrupted → interrupted; timed out → timeout; signal → crashed;
+/// exit 0 → passed; exit 5 → no_tests (pytest, and unittest since Python 3.12);
+/// pytest exit 2 (collection errors) or 4 (usage) → error; any other exit → failed.
+FileStatus status_from_process(const ProcessResult& r, Framework framework);
+
+}  // namespace devshim

@@ -1,0 +1,281 @@
+#include "runner/store.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "runner/error.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
+constexpr std::array<const char*, 1> kMigrations = {
+    R"sql(
+CREATE TABLE runs (
+  id             INTEGER PRIMARY KEY,
+  suite          TEXT NOT NULL,
+  suite_file     TEXT NOT NULL,
+  framework      TEXT NOT NULL,
+  targets        TEXT NOT NULL,          -- JSON list
+  command_line   TEXT NOT NULL,          -- JSON list (argv)
+  mode           TEXT NOT NULL CHECK (mode IN ('shim', 'baseline')),
+  status         TEXT NOT NULL CHECK (status IN ('running', 'passed', 'failed', 'interrupted')),
+  started_at     TEXT NOT NULL,
+  finished_at    TEXT,
+  host           TEXT NOT NULL,
+  project_root   TEXT NOT NULL,
+  tests_dir      TEXT NOT NULL,
+  project_commit TEXT,
+  out_dir        TEXT NOT NULL,
+  jobs           INTEGER NOT NULL,
+  timeout_s      REAL NOT NULL,
+  runner_pid     INTEGER NOT NULL
+);
+CREATE TABLE files (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  path        TEXT NOT NULL,
+  status      TEXT CHECK (status IN ('passed', 'failed', 'error', 'timeout', 'crashed',
+                                     'no_tests', 'interrupted')),
+  exit_code   INTEGER,
+  signal      INTEGER,
+  timed_out   INTEGER NOT NULL DEFAULT 0,
+  duration_s  REAL,
+  log_path    TEXT,
+  started_at  TEXT,
+  finished_at TEXT,
+  note        TEXT,
+  UNIQUE (run_id, path)
+);
+CREATE INDEX files_by_path ON files(path, run_id);
+CREATE INDEX runs_by_suite ON runs(suite, started_at);
+)sql",
+};
+
+std::string host_name() {
+  std::array<char, 256> buf{};
+  if (::gethostname(buf.data(), buf.size() - 1) != 0) return "unknown";
+  return buf.data();
+}
+
+std::vector<std::string> json_list(const std::string& text) {
+  std::vector<std::string> out;
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& v : j) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+RunRecord read_run(const sql::Statement& s) {
+  RunRecord r;
+  r.id = s.int64(0);
+  r.suite = s.text(1);
+  r.suite_file = s.text(2);
+  r.framework = s.text(3);
+  r.targets = json_list(s.text(4));
+  r.command_line = json_list(s.text(5));
+  r.mode = s.text(6);
+  r.status = s.text(7);
+  r.started_at = s.text(8);
+  r.finished_at = s.text(9);
+  r.host = s.text(10);
+  r.project_root = s.text(11);
+  r.tests_dir = s.text(12);
+  r.project_commit = s.text(13);
+  r.out_dir = s.text(14);
+  r.jobs = static_cast<int>(s.int64(15));
+  r.timeout_s = s.real(16);
+  r.runner_pid = s.int64(17);
+  return r;
+}
+
+constexpr const char* kRunColumns =
+    "id, suite, suite_file, framework, targets, command_line, mode, status, started_at, "
+    "finished_at, host, project_root, tests_dir, project_commit, out_dir, jobs, timeout_s, "
+    "runner_pid";
+
+}  // namespace
+
+std::string iso8601_utc(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
+std::string iso8601_utc_now() { return iso8601_utc(std::chrono::system_clock::now()); }
+
+int Store::schema_version() { return static_cast<int>(kMigrations.size()); }
+
+Store::Store(const fs::path& path) : db_(path) {
+  db_.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
+  migrate();
+  mark_stale_runs_interrupted();
+}
+
+void Store::migrate() {
+  sql::Statement v(db_, "PRAGMA user_version");
+  v.step();
+  int version = static_cast<int>(v.int64(0));
+  if (version > schema_version()) {
+    throw RuntimeError(fmt::format(
+        "{}: database schema version {} is newer than this runner's ({}); use a newer runner",
+        db_.path().string(), version, schema_version()));
+  }
+  if (version == schema_version()) return;
+  sql::Transaction tx(db_);
+  for (int i = version; i < schema_version(); ++i) db_.exec(kMigrations[i]);
+  db_.exec(fmt::format("PRAGMA user_version = {}", schema_version()));
+  tx.commit();
+}
+
+void Store::mark_stale_runs_interrupted() {
+  const std::string host = host_name();
+  std::vector<std::int64_t> stale;
+  {
+    sql::Statement s(db_, "SELECT id, runner_pid FROM runs WHERE status = 'running' AND host = ?");
+    s.bind(1, host);
+    while (s.step()) {
+      auto pid = static_cast<pid_t>(s.int64(1));
+      if (pid == ::getpid()) continue;
+      if (::kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(s.int64(0));
+    }
+  }
+  if (stale.empty()) return;
+  sql::Transaction tx(db_);
+  sql::Statement u(db_, "UPDATE runs SET status = 'interrupted' WHERE id = ?");
+  for (auto id : stale) u.bind(1, id).run();
+  tx.commit();
+}
+
+std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& planned_files) {
+  if (run.host.empty()) run.host = host_name();
+  if (run.runner_pid == 0) run.runner_pid = ::getpid();
+  sql::Transaction tx(db_);
+  sql::Statement ins(db_,
+                     "INSERT INTO runs (suite, suite_file, framework, targets, command_line, mode, "
+                     "status, started_at, finished_at, host, project_root, tests_dir, "
+                     "project_commit, out_dir, jobs, timeout_s, runner_pid) "
+                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?)");
+  ins.bind(1, run.suite)
+      .bind(2, run.suite_file)
+      .bind(3, run.framework)
+      .bind(4, json(run.targets).dump())
+      .bind(5, json(run.command_line).dump())
+      .bind(6, run.mode)
+      .bind(7, run.status)
+      .bind(8, run.started_at)
+      .bind(9, run.host)
+      .bind(10, run.project_root)
+      .bind(11, run.tests_dir);
+  if (run.project_commit.empty()) {
+    ins.bind_null(12);
+  } else {
+    ins.bind(12, run.project_commit);
+  }
+  ins.bind(13, run.out_dir).bind(14, run.jobs).bind(15, run.timeout_s).bind(16, run.runner_pid);
+  ins.run();
+  const std::int64_t id = db_.last_insert_rowid();
+  sql::Statement f(db_, "INSERT INTO files (run_id, path) VALUES (?, ?)");
+  for (const auto& p : planned_files) f.bind(1, id).bind(2, p).run();
+  tx.commit();
+  return id;
+}
+
+void Store::record_file(std::int64_t run_id, const FileRecord& file) {
+  sql::Transaction tx(db_);
+  sql::Statement u(db_,
+                   "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
+                   "duration_s, log_path, started_at, finished_at, note) "
+                   "VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+                   "ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, "
+                   "exit_code = excluded.exit_code, signal = excluded.signal, "
+                   "timed_out = excluded.timed_out, duration_s = excluded.duration_s, "
+                   "log_path = excluded.log_path, started_at = excluded.started_at, "
+                   "finished_at = excluded.finished_at, note = excluded.note");
+  u.bind(1, run_id).bind(2, file.path);
+  if (file.status) {
+    u.bind(3, to_string(*file.status));
+  } else {
+    u.bind_null(3);
+  }
+  u.bind(4, file.exit_code)
+      .bind(5, file.signal)
+      .bind(6, file.timed_out ? 1 : 0)
+      .bind(7, file.duration_s)
+      .bind(8, file.log_path)
+      .bind(9, file.started_at)
+      .bind(10, file.finished_at);
+  if (file.note.empty()) {
+    u.bind_null(11);
+  } else {
+    u.bind(11, file.note);
+  }
+  u.run();
+  tx.commit();
+}
+
+void Store::finish_run(std::int64_t run_id, const std::string& status,
+                       const std::string& finished_at) {
+  sql::Statement u(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
+  u.bind(1, status).bind(2, finished_at).bind(3, run_id).run();
+}
+
+void Store::set_out_dir(std::int64_t run_id, const std::string& out_dir) {
+  sql::Statement u(db_, "UPDATE runs SET out_dir = ? WHERE id = ?");
+  u.bind(1, out_dir).bind(2, run_id).run();
+}
+
+std::vector<RunRecord> Store::runs(int limit) {
+  sql::Statement s(db_, fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?", kRunColumns));
+  s.bind(1, limit);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(read_run(s));
+  return out;
+}
+
+std::optional<RunRecord> Store::run(std::int64_t run_id) {
+  sql::Statement s(db_, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns));
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  return read_run(s);
+}
+
+std::vector<FileRecord> Store::files(std::int64_t run_id) {
+  sql::Statement s(db_,
+                   "SELECT path, status, exit_code, signal, timed_out, duration_s, log_path, "
+                   "started_at, finished_at, note FROM files WHERE run_id = ? ORDER BY path");
+  s.bind(1, run_id);
+  std::vector<FileRecord> out;
+  while (s.step()) {
+    FileRecord f;
+    f.path = s.text(0);
+    if (auto st = s.opt_text(1)) f.status = parse_file_status(*st);
+    if (auto v = s.opt_int64(2)) f.exit_code = static_cast<int>(*v);
+    if (auto v = s.opt_int64(3)) f.signal = static_cast<int>(*v);
+    f.timed_out = s.int64(4) != 0;
+    f.duration_s = s.opt_real(5).value_or(0);
+    f.log_path = s.text(6);
+    f.started_at = s.text(7);
+    f.finished_at = s.text(8);
+    f.note = s.text(9);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace devshim

@@ -1,0 +1,84 @@
+// The results store: one SQLite file that accumulates runs (schema: docs/database.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/sqlite.h"
+#include "runner/status.h"
+
+namespace devshim {
+
+/// Run status: "running" while a runner works on it, then "passed", "failed" or "interrupted".
+struct RunRecord {
+  std::int64_t id = 0;
+  std::string suite;
+  std::string suite_file;
+  std::string framework;
+  std::vector<std::string> targets;
+  std::vector<std::string> command_line;
+  std::string mode = "shim";  ///< "shim" or "baseline"
+  std::string status = "running";
+  std::string started_at;     ///< ISO 8601 UTC
+  std::string finished_at;    ///< empty while running
+  std::string host;
+  std::string project_root;
+  std::string tests_dir;
+  std::string project_commit;  ///< empty when the project is not a git checkout
+  std::string out_dir;
+  int jobs = 1;
+  double timeout_s = 0;
+  std::int64_t runner_pid = 0;
+};
+
+/// One test file of a run. status is empty until the file has finished ("not run").
+struct FileRecord {
+  std::string path;           ///< relative to the suite's tests folder
+  std::optional<FileStatus> status;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool timed_out = false;
+  double duration_s = 0;
+  std::string log_path;       ///< relative to the run's out_dir
+  std::string started_at;
+  std::string finished_at;
+  std::string note;           ///< why, when the status needs explaining (launch error, limit hit)
+};
+
+class Store {
+ public:
+  /// Opens or creates the database (WAL mode), migrates it to the current schema, and marks
+  /// runs left "running" by a runner process of this host that no longer exists as
+  /// "interrupted". Throws RuntimeError if the file cannot be opened or is newer than this build.
+  explicit Store(const std::filesystem::path& path);
+
+  static int schema_version();
+  const std::filesystem::path& path() const { return db_.path(); }
+
+  /// Inserts the run (status "running") and a row per planned file, in one transaction.
+  std::int64_t begin_run(RunRecord run, const std::vector<std::string>& planned_files);
+  /// Writes one finished file's result in one transaction.
+  void record_file(std::int64_t run_id, const FileRecord& file);
+  void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
+  /// Points the run at its output folder once it is known.
+  void set_out_dir(std::int64_t run_id, const std::string& out_dir);
+
+  std::vector<RunRecord> runs(int limit = 50);
+  std::optional<RunRecord> run(std::int64_t run_id);
+  std::vector<FileRecord> files(std::int64_t run_id);
+
+ private:
+  void migrate();
+  void mark_stale_runs_interrupted();
+
+  sql::Database db_;
+};
+
+/// "2026-11-21T22:46:00Z" for now, or for a time point.
+std::string iso8601_utc_now();
+std::string iso8601_utc(std::chrono::system_clock::time_point t);
+
+}  // namespace devshim

@@ -1,0 +1,46 @@
+// A test suite described by SUITE_DIR/suite.json (format: docs/suites.md).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace devshim {
+
+enum class Framework { kUnittest, kPytest };
+
+/// "unittest" / "pytest"; the inverse of parse_framework.
+const char* framework_name(Framework f);
+std::optional<Framework> parse_framework(const std::string& name);
+
+struct Suite {
+  std::filesystem::path file;          ///< absolute path of suite.json
+  std::string name;                    ///< short identifier: runs are grouped by it
+  std::filesystem::path project_root;  ///< absolute; exists (checked by load_suite)
+  std::string project_root_env;        ///< variable that overrode project_root, if any names one
+  std::string tests_dir = "tests";     ///< relative to project_root
+  std::string pattern = "test_*.py";   ///< fnmatch pattern for files found in folders
+  Framework framework = Framework::kUnittest;
+  std::string python = "python3";      ///< interpreter: a PATH name, or a path (resolved)
+  std::vector<std::filesystem::path> pythonpath;  ///< absolute (relative ones: to project_root)
+  std::map<std::string, std::string> env;         ///< extra environment for every test process
+  std::vector<std::string> args;       ///< extra framework arguments, before the file
+  double timeout_s = 900;              ///< per-file timeout
+  std::string source_url;              ///< template with {commit}, {path}, {line}; may be empty
+
+  std::filesystem::path tests_root() const { return project_root / tests_dir; }
+};
+
+/// Reads SUITE_DIR/suite.json (or the file itself when given a file) and resolves its paths.
+///
+/// project_root is relative to the suite file's folder unless the environment variable named by
+/// project_root_env is set and non-empty, in which case its value is used. A `python` value
+/// containing '/' is resolved relative to the suite file's folder.
+///
+/// Throws UsageError naming the file, line and key for a missing file, malformed JSON, an unknown
+/// key, a value of the wrong type, or a project root / tests folder that does not exist.
+Suite load_suite(const std::filesystem::path& suite_dir_or_file);
+
+}  // namespace devshim

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Installs everything devshim needs, idempotently, then configures and builds it.
+#
+#   ./setup.sh            # system packages (if missing), .venv (if stale), build/ (incremental)
+#
+# Sourced by run.sh and test.sh. On a ready machine it takes a few seconds: each step first checks
+# whether its work is already done. Environment:
+#   DEVSHIM_BUILD_DIR   build folder (default: build)
+#   DEVSHIM_VENV        Python virtual environment (default: .venv)
+#   DEVSHIM_PYTHON      interpreter that creates the venv (default: python3)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+build_dir="${DEVSHIM_BUILD_DIR:-$root/build}"
+venv="${DEVSHIM_VENV:-$root/.venv}"
+base_python="${DEVSHIM_PYTHON:-python3}"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+# Debian packages, one line per reason (docs/architecture.md says why each is there).
+apt_packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost1.81-dev libboost-filesystem1.81-dev  # Boost.Process v2 + Asio: processes, timers, signals
+  nlohmann-json3-dev          # suite.json and report.json
+  libsqlite3-dev sqlite3      # the results store (sqlite3 CLI for people and docs)
+  libgtest-dev libgmock-dev   # C++ unit and end-to-end tests
+  libcli11-dev                # runner's command line
+  libfmt-dev                  # formatting of messages and progress lines
+)
+
+install_apt_packages() {
+  local missing=()
+  local pkg
+  for pkg in "${apt_packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok installed$'; then
+      missing+=("$pkg")
+    fi
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { log "need root (or sudo) to install: ${missing[*]}"; exit 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+install_venv() {
+  local stamp="$venv/.devshim-requirements"
+  local want
+  want="$(sha256sum "$root/requirements-dev.txt" | cut -d' ' -f1)"
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  log "creating Python environment in $venv (torch==2.13.0, CPU wheel)"
+  [ -x "$venv/bin/python" ] || "$base_python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements-dev.txt"
+  printf '%s\n' "$want" > "$stamp"
+}
+
+configure_and_build() {
+  local generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+    log "configuring $build_dir"
+    cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DDEVSHIM_PYTHON="$venv/bin/python" >/dev/null
+  fi
+  cmake --build "$build_dir" --parallel "$(nproc)"
+}
+
+install_apt_packages
+install_venv
+configure_and_build

@@ -1,0 +1,37 @@
+"""devshim's sitecustomize: activates the redirection shim when ACTIVATE_TORCH_DEVICE=1.
+
+The runner puts this folder first on PYTHONPATH. Python imports exactly one module named
+``sitecustomize`` at start-up, so this one first runs any other ``sitecustomize`` found further
+along ``sys.path`` (a virtual environment's, a distribution's), then activates devshim. Activation
+never imports torch: devshim patches torch when the program first imports it.
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _chain_to_next_sitecustomize():
+    """Run the sitecustomize that this one shadows, if there is one."""
+    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    if spec.origin and os.path.abspath(spec.origin) == os.path.abspath(__file__):
+        return
+    module = importlib.util.module_from_spec(spec)
+    module.__name__ = "_devshim_chained_sitecustomize"
+    sys.modules[module.__name__] = module
+    spec.loader.exec_module(module)
+
+
+try:
+    _chain_to_next_sitecustomize()
+finally:
+    if os.environ.get("ACTIVATE_TORCH_DEVICE", "").strip().lower() in ("1", "true", "yes", "on"):
+        import devshim
+
+        devshim.activate()
