@@ -1,0 +1,109 @@
+#include "runner/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runner/error.h"
+#include "runner/sqlite.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using testing::TempDir;
+
+RunRecord sample_run() {
+  RunRecord r;
+  r.suite = "demo";
+  r.suite_file = "/s/suite.json";
+  r.framework = "pytest";
+  r.targets = {"pipelines"};
+  r.command_line = {"runner", "suites/demo", "pipelines"};
+  r.started_at = "2026-11-21T00:00:00Z";
+  r.project_root = "/proj";
+  r.tests_dir = "tests";
+  r.out_dir = "/out";
+  r.jobs = 2;
+  r.timeout_s = 60;
+  return r;
+}
+
+TEST(Store, CreatesTheSchemaOnceAndReopens) {
+  TempDir dir;
+  { Store s(dir / "db/results.db"); }
+  Store s(dir / "db/results.db");
+  sql::Database db(dir / "db/results.db");
+  sql::Statement v(db, "PRAGMA user_version");
+  ASSERT_TRUE(v.step());
+  EXPECT_EQ(v.int64(0), Store::schema_version());
+  sql::Statement mode(db, "PRAGMA journal_mode");
+  ASSERT_TRUE(mode.step());
+  EXPECT_EQ(mode.text(0), "wal");
+}
+
+TEST(Store, PlannedFilesStartNotRunAndFinishedFilesAreRecorded) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  auto id = s.begin_run(sample_run(), {"a/test_1.py", "test_2.py"});
+  auto files = s.files(id);
+  ASSERT_EQ(files.size(), 2U);
+  EXPECT_FALSE(files[0].status);
+
+  FileRecord f;
+  f.path = "test_2.py";
+  f.status = FileStatus::kCrashed;
+  f.signal = 11;
+  f.duration_s = 1.5;
+  f.log_path = "logs/test_2.py.log";
+  f.note = "killed by SIGSEGV";
+  s.record_file(id, f);
+  s.finish_run(id, "failed", "2026-11-21T00:01:00Z");
+
+  files = s.files(id);
+  EXPECT_EQ(files[1].status, FileStatus::kCrashed);
+  EXPECT_EQ(files[1].signal, 11);
+  EXPECT_FALSE(files[1].exit_code);
+  EXPECT_EQ(files[1].note, "killed by SIGSEGV");
+  auto run = s.run(id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "failed");
+  EXPECT_EQ(run->targets, std::vector<std::string>{"pipelines"});
+  EXPECT_EQ(run->command_line.size(), 3U);
+  EXPECT_EQ(s.runs().size(), 1U);
+}
+
+TEST(Store, ARunLeftRunningByADeadRunnerBecomesInterrupted) {
+  TempDir dir;
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  std::int64_t stale_id = 0;
+  std::int64_t live_id = 0;
+  {
+    Store s(dir / "r.db");
+    RunRecord stale = sample_run();
+    stale.runner_pid = dead;
+    stale_id = s.begin_run(stale, {});
+    live_id = s.begin_run(sample_run(), {});  // this process: alive
+  }
+  Store reopened(dir / "r.db");
+  EXPECT_EQ(reopened.run(stale_id)->status, "interrupted");
+  EXPECT_EQ(reopened.run(live_id)->status, "running");
+}
+
+TEST(Store, RefusesADatabaseFromANewerRunner) {
+  TempDir dir;
+  {
+    sql::Database db(dir / "r.db");
+    db.exec("PRAGMA user_version = 999");
+  }
+  EXPECT_THROW(Store(dir / "r.db"), RuntimeError);
+}
+
+TEST(Iso8601, FormatsUtc) {
+  EXPECT_EQ(iso8601_utc(std::chrono::system_clock::time_point{}), "1970-01-01T00:00:00Z");
+}
+
+}  // namespace
+}  // namespace devshim
