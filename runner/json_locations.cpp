@@ -3,9 +3,7 @@
 #include <vector>
 
 namespace devshim {
-namespace {
-
-std::string escape_pointer_token(const std::string& token) {
+std::string json_pointer_token(const std::string& token) {
   std::string out;
   for (char c : token) {
     if (c == '~') {
@@ -18,6 +16,8 @@ std::string escape_pointer_token(const std::string& token) {
   }
   return out;
 }
+
+namespace {
 
 // One open container while scanning: its pointer, whether it is an array, and the index of the
 // next element (arrays) or the last key seen (objects).
@@ -45,7 +45,7 @@ std::map<std::string, int> json_member_lines(std::string_view text) {
       lines.emplace(p, line);
       return p;
     }
-    return top.pointer + "/" + escape_pointer_token(top.pending_key);
+    return top.pointer + "/" + json_pointer_token(top.pending_key);
   };
 
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -80,7 +80,7 @@ std::map<std::string, int> json_member_lines(std::string_view text) {
       if (!stack.empty() && !stack.back().is_array && j < text.size() && text[j] == ':') {
         Frame& top = stack.back();
         top.pending_key = s;
-        lines.emplace(top.pointer + "/" + escape_pointer_token(s), start_line);
+        lines.emplace(top.pointer + "/" + json_pointer_token(s), start_line);
       } else {
         begin_value();
       }

@@ -12,6 +12,9 @@ namespace devshim {
 /// nlohmann first); on invalid text the map is partial but the function never throws.
 std::map<std::string, int> json_member_lines(std::string_view text);
 
+/// A JSON pointer reference token: '~' → "~0", '/' → "~1" (RFC 6901).
+std::string json_pointer_token(const std::string& token);
+
 /// 1-based line and column of a byte offset in text.
 struct TextPosition {
   int line = 1;

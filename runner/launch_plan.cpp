@@ -37,6 +37,9 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
   env["PYTHONUNBUFFERED"] = "1";
   env.erase("PYTHONSTARTUP");
   for (const auto& p : suite.pythonpath) path.push_back(p.string());
+  if (auto it = suite.env.find("PYTHONPATH"); it != suite.env.end() && !it->second.empty()) {
+    path.push_back(it->second);
+  }
   if (auto it = inherited.find("PYTHONPATH"); it != inherited.end() && !it->second.empty()) {
     path.push_back(it->second);
   }

@@ -65,8 +65,15 @@ fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {
   return dir;
 }
 
-std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes) {
+// Why a file ended as it did, when its status alone does not say. Python ignores SIGXFSZ, so a
+// process that hit the file size limit is recognised by its log having reached the limit.
+std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes, const fs::path& log) {
   if (!r.launch_error.empty()) return r.launch_error;
+  std::error_code ec;
+  if (max_file_bytes > 0 && fs::file_size(log, ec) >= max_file_bytes && !ec) {
+    return fmt::format("log reached the file size limit of {} MiB (--max-log-mb)",
+                       max_file_bytes >> 20U);
+  }
   if (r.timed_out) return "killed after the timeout";
   if (r.interrupted) return "killed: run interrupted";
   if (r.signal) {
@@ -113,7 +120,7 @@ class RunObserver : public PoolObserver {
     rec.log_path = specs_[i].log_path.lexically_relative(out_dir_).generic_string();
     rec.started_at = iso8601_utc(r.started_at);
     rec.finished_at = iso8601_utc(r.finished_at);
-    rec.note = describe(r, max_file_bytes_);
+    rec.note = describe(r, max_file_bytes_, specs_[i].log_path);
     store_.record_file(run_id_, rec);
 
     std::string rc = r.exit_code ? std::to_string(*r.exit_code)
@@ -129,7 +136,6 @@ class RunObserver : public PoolObserver {
 
   void on_interrupt(int signo) override {
     log_.line("Interrupted by " + signal_name(signo) + ": stopping the running files");
-    interrupted_by_ = signo;
   }
 
   const std::map<FileStatus, std::size_t>& counts() const { return counts_; }
@@ -145,7 +151,6 @@ class RunObserver : public PoolObserver {
   Progress& progress_;
   std::uint64_t max_file_bytes_;
   std::map<FileStatus, std::size_t> counts_;
-  int interrupted_by_ = 0;
 };
 
 }  // namespace
@@ -172,7 +177,10 @@ int run_suite(const RunOptions& o) {
 
   LaunchOptions launch;
   launch.shim = o.shim;
-  launch.python = o.python;
+  // A --python path is relative to where the runner was started, not to the project root.
+  launch.python = o.python.find('/') != std::string::npos
+                      ? fs::absolute(o.python).lexically_normal().string()
+                      : o.python;
   launch.shim_dir = fs::absolute(o.shim_dir.value_or(default_shim_dir())).lexically_normal();
   if (o.shim && !fs::exists(launch.shim_dir / "sitecustomize.py")) {
     throw UsageError(fmt::format("shim folder {} has no sitecustomize.py (set --shim-dir or "
@@ -180,7 +188,7 @@ int run_suite(const RunOptions& o) {
                                  launch.shim_dir.string()));
   }
   const Environment env = child_environment(suite, launch, inherited_environment());
-  const std::string python = o.python.empty() ? suite.python : o.python;
+  const std::string python = launch.python.empty() ? suite.python : launch.python;
   if (find_executable(python, env).empty() || ::access(find_executable(python, env).c_str(), X_OK)) {
     throw UsageError(fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
                                  "of {}, or --python)",
@@ -238,8 +246,9 @@ int run_suite(const RunOptions& o) {
   pool_options.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
 
   Progress progress(stdout, TerminalInfo::detect(stdout), files.size());
-  std::printf("runner: run %lld: %zu files of %s, %d at once, %s -> %s\n",
-              static_cast<long long>(run_id), files.size(), suite.name.c_str(), jobs,
+  std::printf("runner: run %lld: %zu file%s of %s, %d at once, %s -> %s\n",
+              static_cast<long long>(run_id), files.size(), files.size() == 1 ? "" : "s",
+              suite.name.c_str(), jobs,
               o.shim ? "shim on" : "shim off (baseline)", out_dir.c_str());
   std::fflush(stdout);
   RunObserver observer(files, specs, suite, out_dir, store, run_id, run_log, progress,

@@ -235,11 +235,6 @@ void Store::finish_run(std::int64_t run_id, const std::string& status,
   u.bind(1, status).bind(2, finished_at).bind(3, run_id).run();
 }
 
-void Store::set_out_dir(std::int64_t run_id, const std::string& out_dir) {
-  sql::Statement u(db_, "UPDATE runs SET out_dir = ? WHERE id = ?");
-  u.bind(1, out_dir).bind(2, run_id).run();
-}
-
 std::vector<RunRecord> Store::runs(int limit) {
   sql::Statement s(db_, fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?", kRunColumns));
   s.bind(1, limit);

@@ -63,8 +63,6 @@ class Store {
   /// Writes one finished file's result in one transaction.
   void record_file(std::int64_t run_id, const FileRecord& file);
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
-  /// Points the run at its output folder once it is known.
-  void set_out_dir(std::int64_t run_id, const std::string& out_dir);
 
   std::vector<RunRecord> runs(int limit = 50);
   std::optional<RunRecord> run(std::int64_t run_id);

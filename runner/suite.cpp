@@ -63,10 +63,18 @@ class SuiteReader {
   [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
     auto it = lines_.find(pointer);
     int line = it == lines_.end() ? 1 : it->second;
-    std::string key = pointer.empty() ? std::string("(top level)") : pointer.substr(1);
-    for (auto& c : key) {
-      if (c == '/') c = '.';
+    // Display form: path segments joined with '.', pointer escapes undone.
+    std::string key;
+    for (std::size_t i = 1; i < pointer.size(); ++i) {
+      if (pointer[i] == '/') {
+        key += '.';
+      } else if (pointer[i] == '~' && i + 1 < pointer.size()) {
+        key += pointer[++i] == '1' ? '/' : '~';
+      } else {
+        key += pointer[i];
+      }
     }
+    if (key.empty()) key = "(top level)";
     throw UsageError(fmt::format("{}:{}: key \"{}\": {}", file_.string(), line, key, message));
   }
 
@@ -133,7 +141,7 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
           best = k;
         }
       }
-      r.fail("/" + key, best.empty() ? std::string("unknown key (see docs/suites.md)")
+      r.fail("/" + json_pointer_token(key), best.empty() ? std::string("unknown key (see docs/suites.md)")
                                      : fmt::format("unknown key; did you mean \"{}\"?", best));
     }
   }
@@ -190,9 +198,9 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     if (!it->is_object()) r.fail("/env", fmt::format("expected an object, got {}", it->type_name()));
     for (auto e = it->begin(); e != it->end(); ++e) {
       if (e.key().empty() || e.key().find('=') != std::string::npos) {
-        r.fail("/env/" + e.key(), "not a valid environment variable name");
+        r.fail("/env/" + json_pointer_token(e.key()), "not a valid environment variable name");
       }
-      s.env[e.key()] = r.string_at(e.value(), "/env/" + e.key());
+      s.env[e.key()] = r.string_at(e.value(), "/env/" + json_pointer_token(e.key()));
     }
   }
 

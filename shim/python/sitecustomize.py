@@ -22,15 +22,21 @@ def _chain_to_next_sitecustomize():
         return
     if spec.origin and os.path.abspath(spec.origin) == os.path.abspath(__file__):
         return
-    module = importlib.util.module_from_spec(spec)
-    module.__name__ = "_devshim_chained_sitecustomize"
-    sys.modules[module.__name__] = module
-    spec.loader.exec_module(module)
+    # Run it under a name of its own: ours is already "sitecustomize" in sys.modules.
+    name = "_devshim_chained_sitecustomize"
+    chained = importlib.util.spec_from_file_location(name, spec.origin)
+    if chained is None or chained.loader is None:
+        return
+    module = importlib.util.module_from_spec(chained)
+    sys.modules[name] = module
+    chained.loader.exec_module(module)
 
 
 try:
     _chain_to_next_sitecustomize()
 finally:
+    # Same truth values as devshim.requested_by_environment(); devshim is imported only when
+    # active so that a baseline process carries no trace of the shim.
     if os.environ.get("ACTIVATE_TORCH_DEVICE", "").strip().lower() in ("1", "true", "yes", "on"):
         import devshim
 

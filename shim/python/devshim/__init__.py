@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 
-__all__ = ["activate", "deactivate", "is_active", "status", "__version__"]
+__all__ = ["activate", "deactivate", "is_active", "requested_by_environment", "status", "__version__"]
 __version__ = "0.1.0"
 
 _lock = threading.RLock()
@@ -42,6 +42,11 @@ class _TorchImportHook(importlib.abc.MetaPathFinder):
             return spec
 
         class _Loader(importlib.abc.Loader):
+            """Delegates to torch's own loader; runs the shim once torch's module has executed."""
+
+            def __getattr__(self, name):
+                return getattr(loader, name)
+
             def create_module(self, s):
                 return loader.create_module(s)
 
@@ -86,6 +91,11 @@ def deactivate():
         _torch_patched = False
 
 
+def requested_by_environment():
+    """True when ACTIVATE_TORCH_DEVICE asks for the shim (1, true, yes, on; any case)."""
+    return os.environ.get("ACTIVATE_TORCH_DEVICE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def is_active():
     return _active
 
@@ -96,5 +106,5 @@ def status():
         "version": __version__,
         "active": _active,
         "torch_patched": _torch_patched,
-        "activated_by_env": os.environ.get("ACTIVATE_TORCH_DEVICE", "") == "1",
+        "activated_by_env": requested_by_environment(),
     }
