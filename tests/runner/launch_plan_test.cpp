@@ -45,6 +45,13 @@ TEST(ChildEnvironment, BaselineModeLeavesTheShimOut) {
   EXPECT_EQ(env.at("PYTHONPATH"), "/proj/src");
 }
 
+TEST(ChildEnvironment, ASuitesOwnPythonpathIsKeptBetweenItsPathsAndTheInheritedOne) {
+  Suite s = make_suite(Framework::kUnittest);
+  s.env["PYTHONPATH"] = "/suite/extra";
+  Environment env = child_environment(s, make_options(true), {{"PYTHONPATH", "/mine"}});
+  EXPECT_EQ(env.at("PYTHONPATH"), "/devshim/shim/python:/proj/src:/suite/extra:/mine");
+}
+
 TEST(TestCommand, UnittestRunsTheFileVerbosely) {
   Suite s = make_suite(Framework::kUnittest);
   TestFile f{"pipelines/test_x.py", "/proj/tests/pipelines/test_x.py"};

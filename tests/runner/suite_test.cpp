@@ -94,6 +94,12 @@ TEST_F(SuiteTest, NestedValueErrorNamesTheNestedKey) {
   EXPECT_NE(e.find(":3: key \"pythonpath.1\""), std::string::npos) << e;
 }
 
+TEST_F(SuiteTest, KeysWithSlashesAreReportedAtTheirOwnLine) {
+  std::string e = load_error(
+      "{\"name\": \"x\", \"project_root\": \"../project\",\n\"env\": {\n\"a/b\": 1}}");
+  EXPECT_NE(e.find(":3: key \"env.a/b\""), std::string::npos) << e;
+}
+
 TEST_F(SuiteTest, UnknownKeySuggestsTheClosestKnownOne) {
   std::string e = load_error("{\"name\": \"x\", \"project_root\": \"../project\",\n\"timout_s\": 3}");
   EXPECT_NE(e.find(":2: key \"timout_s\": unknown key; did you mean \"timeout_s\"?"),

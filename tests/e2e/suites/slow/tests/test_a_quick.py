@@ -1,0 +1,6 @@
+import unittest
+
+
+class Quick(unittest.TestCase):
+    def test_quick(self):
+        pass

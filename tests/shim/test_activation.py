@@ -1,0 +1,93 @@
+"""Activation of the devshim package: sitecustomize, chaining, laziness, idempotence."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SHIM_DIR = pathlib.Path(
+    os.environ.get("DEVSHIM_SHIM_DIR", pathlib.Path(__file__).resolve().parents[2] / "shim" / "python")
+)
+
+PROBE = textwrap.dedent(
+    """
+    import json, os, sys
+    state = {"torch_imported_at_start": "torch" in sys.modules,
+             "devshim_loaded": "devshim" in sys.modules,
+             "chained": os.environ.get("CHAINED_MARKER")}
+    if state["devshim_loaded"]:
+        import devshim
+        state["active_before_torch"] = devshim.is_active()
+        state["patched_before_torch"] = devshim.status()["torch_patched"]
+    if os.environ.get("IMPORT_TORCH") == "1":
+        import torch
+        state["patched_after_torch"] = sys.modules["devshim"].status()["torch_patched"] if state["devshim_loaded"] else None
+        state["torch_works"] = float(torch.ones(2).sum()) == 2.0
+    print(json.dumps(state))
+    """
+)
+
+
+def run_probe(env_extra, extra_path=()):
+    env = {k: v for k, v in os.environ.items() if k not in ("ACTIVATE_TORCH_DEVICE", "PYTHONPATH")}
+    env.update(env_extra)
+    env["PYTHONPATH"] = os.pathsep.join([str(SHIM_DIR), *map(str, extra_path)])
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_activates_with_the_environment_variable_without_importing_torch():
+    state = run_probe({"ACTIVATE_TORCH_DEVICE": "1"})
+    assert state["devshim_loaded"]
+    assert state["active_before_torch"]
+    assert not state["torch_imported_at_start"]
+    assert not state["patched_before_torch"]
+
+
+def test_patches_torch_when_the_program_first_imports_it():
+    state = run_probe({"ACTIVATE_TORCH_DEVICE": "1", "IMPORT_TORCH": "1"})
+    assert state["patched_after_torch"] is True
+    assert state["torch_works"]
+
+
+@pytest.mark.parametrize("value", ["", "0", "false"])
+def test_stays_inactive_without_the_variable(value):
+    state = run_probe({"ACTIVATE_TORCH_DEVICE": value} if value else {})
+    assert not state["devshim_loaded"]
+
+
+def test_chains_to_the_sitecustomize_it_shadows(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text(
+        "import os\nos.environ['CHAINED_MARKER'] = 'ran'\n"
+    )
+    state = run_probe({"ACTIVATE_TORCH_DEVICE": "1"}, extra_path=[other])
+    assert state["chained"] == "ran"
+    assert state["active_before_torch"]
+    # Chaining happens with the shim off too: the shim's presence never hides another one.
+    state = run_probe({}, extra_path=[other])
+    assert state["chained"] == "ran"
+
+
+def test_activate_is_idempotent_and_deactivate_removes_the_hook():
+    sys.path.insert(0, str(SHIM_DIR))
+    try:
+        import devshim
+
+        devshim.deactivate()
+        before = list(sys.meta_path)
+        devshim.activate()
+        devshim.activate()
+        added = [f for f in sys.meta_path if f not in before]
+        assert len(added) <= 1
+        assert devshim.is_active()
+        devshim.deactivate()
+        assert not devshim.is_active()
+        assert sys.meta_path == before
+    finally:
+        sys.path.remove(str(SHIM_DIR))
