@@ -28,7 +28,7 @@ std::string relative_inside(const fs::path& p, const fs::path& root) {
   fs::path rel = p.lexically_relative(root);
   if (rel.empty()) return "";
   std::string s = rel.generic_string();
-  if (s == "." ) return ".";
+  if (s == ".") return ".";
   if (s.rfind("..", 0) == 0) return "";
   return s;
 }
@@ -67,8 +67,8 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
       }
     }
     if (relative_inside(candidate, root).empty()) {
-      throw UsageError(fmt::format("target \"{}\" is outside the tests folder {}", target,
-                                   root.string()));
+      throw UsageError(
+          fmt::format("target \"{}\" is outside the tests folder {}", target, root.string()));
     }
     if (fs::is_regular_file(candidate, ec)) {
       add(candidate);

@@ -12,11 +12,11 @@ namespace devshim {
 
 /// Exit codes of the runner (docs/cli.md).
 enum ExitCode : int {
-  kExitOk = 0,           ///< every file passed (or had no tests / only skips)
-  kExitFailures = 1,     ///< a file failed, errored, timed out or crashed
-  kExitUsage = 2,        ///< bad command line or configuration; nothing ran
-  kExitInternal = 70,    ///< a bug in the runner
-  kExitInterrupted = 130 ///< SIGINT/SIGTERM: finished results are kept
+  kExitOk = 0,            ///< every file passed (or had no tests / only skips)
+  kExitFailures = 1,      ///< a file failed, errored, timed out or crashed
+  kExitUsage = 2,         ///< bad command line or configuration; nothing ran
+  kExitInternal = 70,     ///< a bug in the runner
+  kExitInterrupted = 130  ///< SIGINT/SIGTERM: finished results are kept
 };
 
 class Error : public std::runtime_error {

@@ -62,9 +62,15 @@ std::map<std::string, int> json_member_lines(std::string_view text) {
         if (text[i] == '\\' && i + 1 < text.size()) {
           ++i;
           switch (text[i]) {
-            case 'n': s += '\n'; break;
-            case 't': s += '\t'; break;
-            default: s += text[i]; break;
+            case 'n':
+              s += '\n';
+              break;
+            case 't':
+              s += '\t';
+              break;
+            default:
+              s += text[i];
+              break;
           }
         } else {
           if (text[i] == '\n') ++line;
@@ -73,8 +79,8 @@ std::map<std::string, int> json_member_lines(std::string_view text) {
       }
       // Is this string a key? Look ahead past whitespace for ':'.
       std::size_t j = i + 1;
-      while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' ||
-                                 text[j] == '\n')) {
+      while (j < text.size() &&
+             (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) {
         ++j;
       }
       if (!stack.empty() && !stack.back().is_array && j < text.size() && text[j] == ':') {

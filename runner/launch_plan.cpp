@@ -66,9 +66,8 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
       argv.insert(argv.end(), {"unittest", "-v"});
       break;
     case Framework::kPytest:
-      argv.insert(argv.end(),
-                  {"pytest", "-v", "-rA", "--junitxml=" + junit_path.string(), "-o",
-                   "junit_family=xunit1", "-p", "no:cacheprovider"});
+      argv.insert(argv.end(), {"pytest", "-v", "-rA", "--junitxml=" + junit_path.string(), "-o",
+                               "junit_family=xunit1", "-p", "no:cacheprovider"});
       break;
   }
   argv.insert(argv.end(), suite.args.begin(), suite.args.end());

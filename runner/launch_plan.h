@@ -20,10 +20,10 @@ inline constexpr const char* kActivateVar = "ACTIVATE_TORCH_DEVICE";
 inline constexpr const char* kMpsFallbackVar = "PYTORCH_ENABLE_MPS_FALLBACK";
 
 struct LaunchOptions {
-  bool shim = true;                   ///< false: the baseline (--no-shim)
-  std::filesystem::path shim_dir;     ///< folder holding sitecustomize.py and the devshim package
-  std::filesystem::path logs_dir;     ///< <out>/logs
-  std::string python;                 ///< overrides suite.python when non-empty
+  bool shim = true;                ///< false: the baseline (--no-shim)
+  std::filesystem::path shim_dir;  ///< folder holding sitecustomize.py and the devshim package
+  std::filesystem::path logs_dir;  ///< <out>/logs
+  std::string python;              ///< overrides suite.python when non-empty
 };
 
 /// One test process, fully described.

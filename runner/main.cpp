@@ -37,10 +37,12 @@ int run_main(int argc, char** argv) {
   app.add_option("suite", o.suite, "suite folder holding suite.json (or the file)")->required();
   app.add_option("targets", o.targets,
                  "files or folders relative to the suite's tests folder; none: all");
-  app.add_option("--out,-o", out, "folder for this run's logs and reports "
-                                  "(default: $DEVSHIM_OUT or ./devshim-out, then SUITE/STAMP)");
-  app.add_option("--db", db, "results database (default: $DEVSHIM_DB or "
-                             "$XDG_DATA_HOME/devshim/results.db)");
+  app.add_option("--out,-o", out,
+                 "folder for this run's logs and reports "
+                 "(default: $DEVSHIM_OUT or ./devshim-out, then SUITE/STAMP)");
+  app.add_option("--db", db,
+                 "results database (default: $DEVSHIM_DB or "
+                 "$XDG_DATA_HOME/devshim/results.db)");
   app.add_option("-j,--jobs", o.jobs, "test files at once (default: number of cores)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--timeout", timeout, "seconds per file (default: suite.json's timeout_s)")
@@ -83,7 +85,7 @@ int runs_main(int argc, char** argv) {
     return parse_error(app, e);
   }
   return devshim::list_runs(db.empty() ? devshim::default_db_path() : std::filesystem::path(db),
-                           limit);
+                            limit);
 }
 
 }  // namespace

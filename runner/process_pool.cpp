@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
@@ -16,7 +17,6 @@
 #include <boost/process/v2/start_dir.hpp>
 #include <boost/process/v2/stdio.hpp>
 #include <csignal>
-#include <array>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -44,7 +44,8 @@ struct ChildSetup {
   std::uint64_t max_file_bytes = 0;
 
   template <typename Launcher, typename CmdLine>
-  boost::system::error_code on_exec_setup(Launcher& /*launcher*/, const bp2::filesystem::path& /*exe*/,
+  boost::system::error_code on_exec_setup(Launcher& /*launcher*/,
+                                          const bp2::filesystem::path& /*exe*/,
                                           CmdLine& /*cmd_line*/) const {
     if (::setpgid(0, 0) != 0) return {errno, boost::system::system_category()};
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -63,7 +64,12 @@ struct ChildSetup {
 std::vector<std::string> environment_strings(const Environment& env) {
   std::vector<std::string> out;
   out.reserve(env.size());
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) {
+    std::string kv;
+    kv.reserve(k.size() + 1 + v.size());
+    kv.append(k).append(1, '=').append(v);
+    out.push_back(std::move(kv));
+  }
   return out;
 }
 
@@ -83,8 +89,7 @@ void kill_group(pid_t pgid, int sig) {
 
 class PoolRun {
  public:
-  PoolRun(const PoolOptions& options, const std::vector<ProcessSpec>& specs,
-          PoolObserver& observer)
+  PoolRun(const PoolOptions& options, const std::vector<ProcessSpec>& specs, PoolObserver& observer)
       : options_(options),
         specs_(specs),
         observer_(observer),
@@ -133,8 +138,8 @@ class PoolRun {
     if (!spec.junit_path.empty()) fs::remove(spec.junit_path, fs_ec);
     int fd = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-      fail_launch(std::move(slot), "cannot open log " + spec.log_path.string() + ": " +
-                                       std::strerror(errno));
+      fail_launch(std::move(slot),
+                  "cannot open log " + spec.log_path.string() + ": " + std::strerror(errno));
       return;
     }
     try {
@@ -160,9 +165,8 @@ class PoolRun {
       s->result.timed_out = true;
       terminate(*s);
     });
-    s->proc->async_wait([this, s](const boost::system::error_code& /*ec*/, int /*code*/) {
-      finish(s);
-    });
+    s->proc->async_wait(
+        [this, s](const boost::system::error_code& /*ec*/, int /*code*/) { finish(s); });
     running_.push_back(std::move(slot));
   }
 
@@ -259,8 +263,8 @@ bool ProcessPool::run(const std::vector<ProcessSpec>& specs, PoolObserver& obser
   return run.run();
 }
 
-std::optional<std::string> capture_output(const std::vector<std::string>& argv,
-                                          const fs::path& cwd, std::chrono::milliseconds timeout) {
+std::optional<std::string> capture_output(const std::vector<std::string>& argv, const fs::path& cwd,
+                                          std::chrono::milliseconds timeout) {
   if (argv.empty()) return std::nullopt;
   asio::io_context ctx;
   asio::readable_pipe out(ctx);

@@ -13,22 +13,22 @@ namespace devshim {
 
 /// What one process did. Exactly one of exit_code / signal / launch_error is set.
 struct ProcessResult {
-  std::optional<int> exit_code;   ///< the process exited with this code
-  std::optional<int> signal;      ///< the process was terminated by this signal
-  std::string launch_error;       ///< it could not be started (bad interpreter, unreadable cwd...)
-  bool timed_out = false;         ///< the runner killed it because it ran past the timeout
-  bool interrupted = false;       ///< the runner killed it because the run was interrupted
-  double duration_s = 0;          ///< start to exit of the process itself
+  std::optional<int> exit_code;  ///< the process exited with this code
+  std::optional<int> signal;     ///< the process was terminated by this signal
+  std::string launch_error;      ///< it could not be started (bad interpreter, unreadable cwd...)
+  bool timed_out = false;        ///< the runner killed it because it ran past the timeout
+  bool interrupted = false;      ///< the runner killed it because the run was interrupted
+  double duration_s = 0;         ///< start to exit of the process itself
   std::chrono::system_clock::time_point started_at;
   std::chrono::system_clock::time_point finished_at;
 };
 
 struct PoolOptions {
-  int jobs = 1;                                  ///< processes at once (>= 1)
-  std::chrono::milliseconds timeout{900'000};    ///< per process; then SIGTERM to the group
-  std::chrono::milliseconds kill_grace{5'000};   ///< SIGTERM → SIGKILL delay
-  std::uint64_t max_file_bytes = 0;              ///< RLIMIT_FSIZE of each child; 0: no limit
-  std::chrono::milliseconds tick{1'000};         ///< period of PoolObserver::on_tick
+  int jobs = 1;                                 ///< processes at once (>= 1)
+  std::chrono::milliseconds timeout{900'000};   ///< per process; then SIGTERM to the group
+  std::chrono::milliseconds kill_grace{5'000};  ///< SIGTERM → SIGKILL delay
+  std::uint64_t max_file_bytes = 0;             ///< RLIMIT_FSIZE of each child; 0: no limit
+  std::chrono::milliseconds tick{1'000};        ///< period of PoolObserver::on_tick
 };
 
 /// Callbacks from ProcessPool::run, all on the calling thread.

@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 
 namespace devshim {
@@ -23,7 +24,7 @@ TerminalInfo TerminalInfo::detect(std::FILE* out) {
 }
 
 std::string format_elapsed(double seconds) {
-  auto s = static_cast<long>(seconds + 0.5);
+  const long s = std::lround(seconds);
   if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }

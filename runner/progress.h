@@ -16,7 +16,7 @@
 namespace devshim {
 
 struct TerminalInfo {
-  bool smart = false;   ///< redraw a status line in place
+  bool smart = false;  ///< redraw a status line in place
   bool color = false;
   int width = 80;
 

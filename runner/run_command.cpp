@@ -79,8 +79,7 @@ std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes, const
   if (r.signal) {
     std::string s = "killed by " + signal_name(*r.signal);
     if (*r.signal == SIGXFSZ && max_file_bytes > 0) {
-      s += fmt::format(" (file size limit of {} MiB reached: --max-log-mb)",
-                       max_file_bytes >> 20U);
+      s += fmt::format(" (file size limit of {} MiB reached: --max-log-mb)", max_file_bytes >> 20U);
     }
     return s;
   }
@@ -126,8 +125,8 @@ class RunObserver : public PoolObserver {
     std::string rc = r.exit_code ? std::to_string(*r.exit_code)
                      : r.signal  ? "-" + std::to_string(*r.signal)
                                  : std::string("none");
-    log_.line(fmt::format("Finished test: {} - Status: {} (RC: {}) Duration: {:.2f}s{}",
-                          rec.path, to_string(status), rc, r.duration_s,
+    log_.line(fmt::format("Finished test: {} - Status: {} (RC: {}) Duration: {:.2f}s{}", rec.path,
+                          to_string(status), rc, r.duration_s,
                           rec.note.empty() ? "" : " - " + rec.note));
     progress_.finished(rec.path, status, r.duration_s, specs_[i].log_path.string(), rec.note);
   }
@@ -183,16 +182,19 @@ int run_suite(const RunOptions& o) {
                       : o.python;
   launch.shim_dir = fs::absolute(o.shim_dir.value_or(default_shim_dir())).lexically_normal();
   if (o.shim && !fs::exists(launch.shim_dir / "sitecustomize.py")) {
-    throw UsageError(fmt::format("shim folder {} has no sitecustomize.py (set --shim-dir or "
-                                 "DEVSHIM_SHIM_DIR)",
-                                 launch.shim_dir.string()));
+    throw UsageError(
+        fmt::format("shim folder {} has no sitecustomize.py (set --shim-dir or "
+                    "DEVSHIM_SHIM_DIR)",
+                    launch.shim_dir.string()));
   }
   const Environment env = child_environment(suite, launch, inherited_environment());
   const std::string python = launch.python.empty() ? suite.python : launch.python;
-  if (find_executable(python, env).empty() || ::access(find_executable(python, env).c_str(), X_OK)) {
-    throw UsageError(fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
-                                 "of {}, or --python)",
-                                 python, suite.file.string()));
+  if (find_executable(python, env).empty() ||
+      ::access(find_executable(python, env).c_str(), X_OK)) {
+    throw UsageError(
+        fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
+                    "of {}, or --python)",
+                    python, suite.file.string()));
   }
   if (files.empty()) {
     throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
@@ -204,7 +206,8 @@ int run_suite(const RunOptions& o) {
   RunLog run_log(out_dir / "run.log");
   Store store(fs::absolute(o.db_path.value_or(default_db_path())));
 
-  const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const int jobs =
+      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
 
   std::vector<ProcessSpec> specs;
@@ -234,10 +237,10 @@ int run_suite(const RunOptions& o) {
   run.timeout_s = timeout_s;
   const std::int64_t run_id = store.begin_run(run, planned);
 
-  run_log.line(fmt::format("Run {} of suite {} ({} mode): {} files, -j {}, timeout {}s, "
-                           "database {}",
-                           run_id, suite.name, run.mode, files.size(), jobs, timeout_s,
-                           store.path().string()));
+  run_log.line(fmt::format(
+      "Run {} of suite {} ({} mode): {} files, -j {}, timeout {}s, "
+      "database {}",
+      run_id, suite.name, run.mode, files.size(), jobs, timeout_s, store.path().string()));
 
   PoolOptions pool_options;
   pool_options.jobs = jobs;
@@ -248,8 +251,8 @@ int run_suite(const RunOptions& o) {
   Progress progress(stdout, TerminalInfo::detect(stdout), files.size());
   std::printf("runner: run %lld: %zu file%s of %s, %d at once, %s -> %s\n",
               static_cast<long long>(run_id), files.size(), files.size() == 1 ? "" : "s",
-              suite.name.c_str(), jobs,
-              o.shim ? "shim on" : "shim off (baseline)", out_dir.c_str());
+              suite.name.c_str(), jobs, o.shim ? "shim on" : "shim off (baseline)",
+              out_dir.c_str());
   std::fflush(stdout);
   RunObserver observer(files, specs, suite, out_dir, store, run_id, run_log, progress,
                        pool_options.max_file_bytes);

@@ -9,19 +9,19 @@
 namespace devshim {
 
 struct RunOptions {
-  std::filesystem::path suite;            ///< SUITE_DIR or its suite.json
-  std::vector<std::string> targets;       ///< files/folders relative to the tests folder
+  std::filesystem::path suite;                   ///< SUITE_DIR or its suite.json
+  std::vector<std::string> targets;              ///< files/folders relative to the tests folder
   std::optional<std::filesystem::path> out_dir;  ///< default: default_out_root()/<suite>/<stamp>
   std::optional<std::filesystem::path> db_path;  ///< default: default_db_path()
-  int jobs = 0;                           ///< 0: number of cores
-  std::optional<double> timeout_s;        ///< default: suite.json's timeout_s
+  int jobs = 0;                                  ///< 0: number of cores
+  std::optional<double> timeout_s;               ///< default: suite.json's timeout_s
   double kill_grace_s = 5;
-  bool shim = true;                       ///< false with --no-shim
-  std::string python;                     ///< overrides suite.json's python
+  bool shim = true;                               ///< false with --no-shim
+  std::string python;                             ///< overrides suite.json's python
   std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir()
-  double max_log_mb = 1024;               ///< per-process file size limit; 0: none
-  bool list_only = false;                 ///< --list: print the planned files, run nothing
-  std::vector<std::string> command_line;  ///< argv of the runner, stored with the run
+  double max_log_mb = 1024;                       ///< per-process file size limit; 0: none
+  bool list_only = false;                         ///< --list: print the planned files, run nothing
+  std::vector<std::string> command_line;          ///< argv of the runner, stored with the run
 };
 
 /// Runs a suite and returns the process exit code (0, 1 or 130). Throws UsageError (exit 2)

@@ -13,8 +13,8 @@ namespace devshim {
 RunLog::RunLog(const std::filesystem::path& path) {
   file_ = std::fopen(path.c_str(), "we");
   if (file_ == nullptr) {
-    throw RuntimeError(fmt::format("{}: cannot write run log: {}", path.string(),
-                                   std::strerror(errno)));
+    throw RuntimeError(
+        fmt::format("{}: cannot write run log: {}", path.string(), std::strerror(errno)));
   }
   std::setvbuf(file_, nullptr, _IOLBF, 1 << 16);
 }

@@ -3,7 +3,8 @@
 //
 // Line format (kept close to TorchDevice's run_transformer_tests.py so its readers still work):
 //   2026-11-21T22:46:00Z Started test: pipelines/test_x.py
-//   2026-11-21T22:46:03Z Finished test: pipelines/test_x.py - Status: passed (RC: 0) Duration: 3.21s
+//   2026-11-21T22:46:03Z Finished test: pipelines/test_x.py - Status: passed (RC: 0)
+//   Duration: 3.21s
 #pragma once
 
 #include <cstdio>

@@ -27,7 +27,8 @@ int list_runs(const std::filesystem::path& db_path, int limit) {
       ++counts[f.status ? std::string(to_string(*f.status)) : "not_run"];
     }
     std::string summary;
-    for (const auto& [k, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, k);
+    for (const auto& [k, n] : counts)
+      summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, k);
     fmt::print("{:>5}  {:<20} {:<8} {:<11} {:<20} {}\n", r.id, r.suite, r.mode, r.status,
                r.started_at, summary);
   }

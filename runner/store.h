@@ -22,8 +22,8 @@ struct RunRecord {
   std::vector<std::string> command_line;
   std::string mode = "shim";  ///< "shim" or "baseline"
   std::string status = "running";
-  std::string started_at;     ///< ISO 8601 UTC
-  std::string finished_at;    ///< empty while running
+  std::string started_at;   ///< ISO 8601 UTC
+  std::string finished_at;  ///< empty while running
   std::string host;
   std::string project_root;
   std::string tests_dir;
@@ -36,16 +36,16 @@ struct RunRecord {
 
 /// One test file of a run. status is empty until the file has finished ("not run").
 struct FileRecord {
-  std::string path;           ///< relative to the suite's tests folder
+  std::string path;  ///< relative to the suite's tests folder
   std::optional<FileStatus> status;
   std::optional<int> exit_code;
   std::optional<int> signal;
   bool timed_out = false;
   double duration_s = 0;
-  std::string log_path;       ///< relative to the run's out_dir
+  std::string log_path;  ///< relative to the run's out_dir
   std::string started_at;
   std::string finished_at;
-  std::string note;           ///< why, when the status needs explaining (launch error, limit hit)
+  std::string note;  ///< why, when the status needs explaining (launch error, limit hit)
 };
 
 class Store {

@@ -35,9 +35,10 @@ std::optional<Framework> parse_framework(const std::string& name) {
 namespace {
 
 // The keys a suite file may hold. Keys starting with '_' or "$" are comments and ignored.
-const std::set<std::string> kKnownKeys = {
-    "name",   "project_root", "project_root_env", "tests_dir", "pattern", "framework",
-    "python", "pythonpath",   "env",              "args",      "timeout_s", "source_url"};
+const std::set<std::string> kKnownKeys = {"name",      "project_root", "project_root_env",
+                                          "tests_dir", "pattern",      "framework",
+                                          "python",    "pythonpath",   "env",
+                                          "args",      "timeout_s",    "source_url"};
 
 // Edit distance, for "did you mean" suggestions on unknown keys.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -99,8 +100,8 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
   std::error_code ec;
   if (fs::is_directory(file, ec)) file /= "suite.json";
   if (!fs::exists(file, ec)) {
-    throw UsageError(fmt::format("{}: no such suite file (a suite is a folder with suite.json)",
-                                 file.string()));
+    throw UsageError(
+        fmt::format("{}: no such suite file (a suite is a folder with suite.json)", file.string()));
   }
   file = fs::absolute(file).lexically_normal();
   std::ifstream in(file, std::ios::binary);
@@ -119,8 +120,8 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     // <detail>"; keep the detail only.
     auto colon = what.find(": ", what.find("parse error"));
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    throw UsageError(fmt::format("{}:{}:{}: malformed JSON: {}", file.string(), pos.line,
-                                 pos.column, detail));
+    throw UsageError(
+        fmt::format("{}:{}:{}: malformed JSON: {}", file.string(), pos.line, pos.column, detail));
   }
   if (!doc.is_object()) r.fail("", "a suite file holds one JSON object");
 
@@ -141,8 +142,9 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
           best = k;
         }
       }
-      r.fail("/" + json_pointer_token(key), best.empty() ? std::string("unknown key (see docs/suites.md)")
-                                     : fmt::format("unknown key; did you mean \"{}\"?", best));
+      r.fail("/" + json_pointer_token(key),
+             best.empty() ? std::string("unknown key (see docs/suites.md)")
+                          : fmt::format("unknown key; did you mean \"{}\"?", best));
     }
   }
 
@@ -185,8 +187,8 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     auto it = doc.find(key);
     if (it == doc.end()) return out;
     const std::string pointer = std::string("/") + key;
-    if (!it->is_array()) r.fail(pointer, fmt::format("expected a list of strings, got {}",
-                                                     it->type_name()));
+    if (!it->is_array())
+      r.fail(pointer, fmt::format("expected a list of strings, got {}", it->type_name()));
     for (std::size_t i = 0; i < it->size(); ++i) {
       out.push_back(r.string_at((*it)[i], pointer + "/" + std::to_string(i)));
     }
@@ -195,7 +197,8 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
   std::vector<std::string> pythonpath = string_list("pythonpath");
   s.args = string_list("args");
   if (auto it = doc.find("env"); it != doc.end()) {
-    if (!it->is_object()) r.fail("/env", fmt::format("expected an object, got {}", it->type_name()));
+    if (!it->is_object())
+      r.fail("/env", fmt::format("expected an object, got {}", it->type_name()));
     for (auto e = it->begin(); e != it->end(); ++e) {
       if (e.key().empty() || e.key().find('=') != std::string::npos) {
         r.fail("/env/" + json_pointer_token(e.key()), "not a valid environment variable name");
@@ -211,8 +214,8 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     const char* value = std::getenv(s.project_root_env.c_str());
     if (value != nullptr && *value != '\0') {
       root = value;
-      root_origin = fmt::format("${} (\"project_root_env\" of {})", s.project_root_env,
-                                file.string());
+      root_origin =
+          fmt::format("${} (\"project_root_env\" of {})", s.project_root_env, file.string());
     }
   }
   root = fs::absolute(root).lexically_normal();

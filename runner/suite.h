@@ -23,12 +23,12 @@ struct Suite {
   std::string tests_dir = "tests";     ///< relative to project_root
   std::string pattern = "test_*.py";   ///< fnmatch pattern for files found in folders
   Framework framework = Framework::kUnittest;
-  std::string python = "python3";      ///< interpreter: a PATH name, or a path (resolved)
+  std::string python = "python3";  ///< interpreter: a PATH name, or a path (resolved)
   std::vector<std::filesystem::path> pythonpath;  ///< absolute (relative ones: to project_root)
   std::map<std::string, std::string> env;         ///< extra environment for every test process
-  std::vector<std::string> args;       ///< extra framework arguments, before the file
-  double timeout_s = 900;              ///< per-file timeout
-  std::string source_url;              ///< template with {commit}, {path}, {line}; may be empty
+  std::vector<std::string> args;                  ///< extra framework arguments, before the file
+  double timeout_s = 900;                         ///< per-file timeout
+  std::string source_url;  ///< template with {commit}, {path}, {line}; may be empty
 
   std::filesystem::path tests_root() const { return project_root / tests_dir; }
 };

@@ -29,8 +29,9 @@ class RunnerE2E : public ::testing::Test {
   std::vector<std::string> runner_argv(const std::string& suite,
                                        const std::vector<std::string>& extra) const {
     std::vector<std::string> argv{RUNNER_PATH, (kSuites / suite).string(),
-                                  "--db", db().string(), "--out", out().string(),
-                                  "--python", TEST_PYTHON};
+                                  "--db",      db().string(),
+                                  "--out",     out().string(),
+                                  "--python",  TEST_PYTHON};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -164,18 +165,19 @@ TEST_F(RunnerE2E, MalformedSuiteFileExits2NamingFileLineAndKey) {
 }
 
 TEST_F(RunnerE2E, MissingProjectRootExits2AndSaysWhichVariableToSet) {
-  testing::write_file(dir_ / "s/suite.json",
-                      R"({"name": "x", "project_root": "nowhere", "project_root_env": "E2E_ROOT"})");
-  auto r = testing::run({RUNNER_PATH, (dir_ / "s").string(), "--db", db().string()},
-                        {{"E2E_ROOT", ""}});
+  testing::write_file(
+      dir_ / "s/suite.json",
+      R"({"name": "x", "project_root": "nowhere", "project_root_env": "E2E_ROOT"})");
+  auto r =
+      testing::run({RUNNER_PATH, (dir_ / "s").string(), "--db", db().string()}, {{"E2E_ROOT", ""}});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("set E2E_ROOT"), std::string::npos) << r.output;
 }
 
 TEST_F(RunnerE2E, UnwritableOutputFolderExits2BeforeAnythingRuns) {
   testing::write_file(dir_ / "a-file", "");
-  auto r = testing::run({RUNNER_PATH, (kSuites / "mixed").string(), "--db", db().string(),
-                         "--out", (dir_ / "a-file/out").string(), "--python", TEST_PYTHON},
+  auto r = testing::run({RUNNER_PATH, (kSuites / "mixed").string(), "--db", db().string(), "--out",
+                         (dir_ / "a-file/out").string(), "--python", TEST_PYTHON},
                         env());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("not writable"), std::string::npos) << r.output;

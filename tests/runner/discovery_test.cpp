@@ -14,10 +14,10 @@ using testing::write_file;
 class DiscoveryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* f : {"tests/test_b.py", "tests/test_a.py", "tests/helper.py",
-                          "tests/pipelines/test_fill.py", "tests/pipelines/test_asr.py",
-                          "tests/pipelines/__pycache__/test_cached.py",
-                          "tests/.hidden/test_hidden.py", "tests/models/bert/test_bert.py"}) {
+    for (const char* f :
+         {"tests/test_b.py", "tests/test_a.py", "tests/helper.py", "tests/pipelines/test_fill.py",
+          "tests/pipelines/test_asr.py", "tests/pipelines/__pycache__/test_cached.py",
+          "tests/.hidden/test_hidden.py", "tests/models/bert/test_bert.py"}) {
       write_file(dir_ / f, "");
     }
     suite_.name = "t";
@@ -33,15 +33,15 @@ class DiscoveryTest : public ::testing::Test {
 };
 
 TEST_F(DiscoveryTest, NoTargetMeansTheWholeTestsFolderSortedAndFiltered) {
-  EXPECT_EQ(rel({}), (std::vector<std::string>{"models/bert/test_bert.py", "pipelines/test_asr.py",
-                                               "pipelines/test_fill.py", "test_a.py",
-                                               "test_b.py"}));
+  EXPECT_EQ(rel({}),
+            (std::vector<std::string>{"models/bert/test_bert.py", "pipelines/test_asr.py",
+                                      "pipelines/test_fill.py", "test_a.py", "test_b.py"}));
 }
 
 TEST_F(DiscoveryTest, FoldersAndFilesAreDeduplicatedAndSorted) {
-  EXPECT_EQ(rel({"test_b.py", "pipelines", "pipelines/test_asr.py", "test_b.py"}),
-            (std::vector<std::string>{"pipelines/test_asr.py", "pipelines/test_fill.py",
-                                      "test_b.py"}));
+  EXPECT_EQ(
+      rel({"test_b.py", "pipelines", "pipelines/test_asr.py", "test_b.py"}),
+      (std::vector<std::string>{"pipelines/test_asr.py", "pipelines/test_fill.py", "test_b.py"}));
 }
 
 TEST_F(DiscoveryTest, LeadingTestsPrefixAndAbsolutePathsAreAccepted) {

@@ -27,7 +27,8 @@ LaunchOptions make_options(bool shim) {
 
 TEST(ChildEnvironment, ShimModeActivatesAndPutsTheShimFirstOnPythonpath) {
   Environment inherited{{"PATH", "/usr/bin"}, {"PYTHONPATH", "/mine"}, {"HOME", "/root"}};
-  Environment env = child_environment(make_suite(Framework::kPytest), make_options(true), inherited);
+  Environment env =
+      child_environment(make_suite(Framework::kPytest), make_options(true), inherited);
   EXPECT_EQ(env.at("ACTIVATE_TORCH_DEVICE"), "1");
   EXPECT_EQ(env.at("PYTORCH_ENABLE_MPS_FALLBACK"), "1");
   EXPECT_EQ(env.at("PYTHONPATH"), "/devshim/shim/python:/proj/src:/mine");
@@ -63,11 +64,11 @@ TEST(TestCommand, PytestWritesJunitXmlWithFileAndLine) {
   Suite s = make_suite(Framework::kPytest);
   s.args = {"-p", "no:randomly"};
   TestFile f{"test_x.py", "/proj/tests/test_x.py"};
-  EXPECT_EQ(test_command(s, "/py", f, "/out/logs/test_x.py.xml"),
-            (std::vector<std::string>{"/py", "-m", "pytest", "-v", "-rA",
-                                      "--junitxml=/out/logs/test_x.py.xml", "-o",
-                                      "junit_family=xunit1", "-p", "no:cacheprovider", "-p",
-                                      "no:randomly", "tests/test_x.py"}));
+  EXPECT_EQ(
+      test_command(s, "/py", f, "/out/logs/test_x.py.xml"),
+      (std::vector<std::string>{"/py", "-m", "pytest", "-v", "-rA",
+                                "--junitxml=/out/logs/test_x.py.xml", "-o", "junit_family=xunit1",
+                                "-p", "no:cacheprovider", "-p", "no:randomly", "tests/test_x.py"}));
 }
 
 TEST(PlanProcess, LogsMirrorTheTestsTreeAndCwdIsTheProjectRoot) {

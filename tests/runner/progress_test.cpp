@@ -39,8 +39,8 @@ TEST(Progress, SmartTerminalRedrawsOneLineAndPrintsFailuresAbove) {
   t.width = 60;
   Progress p(f, t, 3);
   p.started("pipelines/test_a_very_long_file_name_that_needs_eliding.py");
-  p.finished("pipelines/test_a_very_long_file_name_that_needs_eliding.py", FileStatus::kFailed,
-             1, "/l", "");
+  p.finished("pipelines/test_a_very_long_file_name_that_needs_eliding.py", FileStatus::kFailed, 1,
+             "/l", "");
   p.close();
   std::string out = drain(f);
   EXPECT_NE(out.find("\r"), std::string::npos);

@@ -43,9 +43,8 @@ TEST(StatusFromProcess, MapsHowTheProcessEnded) {
 }
 
 TEST(FileStatusNames, RoundTripAndFailureSet) {
-  for (auto s : {FileStatus::kPassed, FileStatus::kFailed, FileStatus::kError,
-                 FileStatus::kTimeout, FileStatus::kCrashed, FileStatus::kNoTests,
-                 FileStatus::kInterrupted}) {
+  for (auto s : {FileStatus::kPassed, FileStatus::kFailed, FileStatus::kError, FileStatus::kTimeout,
+                 FileStatus::kCrashed, FileStatus::kNoTests, FileStatus::kInterrupted}) {
     EXPECT_EQ(parse_file_status(to_string(s)), s);
   }
   EXPECT_EQ(to_string(FileStatus::kNoTests), "no_tests");

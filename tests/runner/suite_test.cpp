@@ -74,7 +74,8 @@ TEST_F(SuiteTest, DefaultsApplyAndPathNamesTheFileItself) {
 }
 
 TEST_F(SuiteTest, MalformedJsonNamesFileLineAndColumn) {
-  std::string e = load_error("{\n  \"name\": \"x\",\n  \"tests_dir\": \"tests\"\n  \"pattern\": \"y\"\n}");
+  std::string e =
+      load_error("{\n  \"name\": \"x\",\n  \"tests_dir\": \"tests\"\n  \"pattern\": \"y\"\n}");
   EXPECT_NE(e.find(suite_file().string() + ":4:"), std::string::npos) << e;
   EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
 }
@@ -87,21 +88,24 @@ TEST_F(SuiteTest, WrongTypeNamesLineAndKey) {
 
 TEST_F(SuiteTest, NestedValueErrorNamesTheNestedKey) {
   std::string e = load_error(
-      "{\n  \"name\": \"x\",\n  \"project_root\": \"../project\",\n  \"env\": {\n    \"A\": \"1\",\n"
+      "{\n  \"name\": \"x\",\n  \"project_root\": \"../project\",\n  \"env\": {\n    \"A\": "
+      "\"1\",\n"
       "    \"B\": 2\n  }\n}");
   EXPECT_NE(e.find(":6: key \"env.B\": expected a string, got number"), std::string::npos) << e;
-  e = load_error("{\"name\": \"x\", \"project_root\": \"../project\",\n \"pythonpath\": [\"a\",\n 3]}");
+  e = load_error(
+      "{\"name\": \"x\", \"project_root\": \"../project\",\n \"pythonpath\": [\"a\",\n 3]}");
   EXPECT_NE(e.find(":3: key \"pythonpath.1\""), std::string::npos) << e;
 }
 
 TEST_F(SuiteTest, KeysWithSlashesAreReportedAtTheirOwnLine) {
-  std::string e = load_error(
-      "{\"name\": \"x\", \"project_root\": \"../project\",\n\"env\": {\n\"a/b\": 1}}");
+  std::string e =
+      load_error("{\"name\": \"x\", \"project_root\": \"../project\",\n\"env\": {\n\"a/b\": 1}}");
   EXPECT_NE(e.find(":3: key \"env.a/b\""), std::string::npos) << e;
 }
 
 TEST_F(SuiteTest, UnknownKeySuggestsTheClosestKnownOne) {
-  std::string e = load_error("{\"name\": \"x\", \"project_root\": \"../project\",\n\"timout_s\": 3}");
+  std::string e =
+      load_error("{\"name\": \"x\", \"project_root\": \"../project\",\n\"timout_s\": 3}");
   EXPECT_NE(e.find(":2: key \"timout_s\": unknown key; did you mean \"timeout_s\"?"),
             std::string::npos)
       << e;
@@ -110,13 +114,15 @@ TEST_F(SuiteTest, UnknownKeySuggestsTheClosestKnownOne) {
 TEST_F(SuiteTest, MissingNameAndUnknownFrameworkAreErrors) {
   EXPECT_NE(load_error("{\"project_root\": \"../project\"}").find("missing required key \"name\""),
             std::string::npos);
-  std::string e = load_error("{\"name\": \"x\", \"project_root\": \"../project\", \"framework\": \"nose\"}");
+  std::string e =
+      load_error("{\"name\": \"x\", \"project_root\": \"../project\", \"framework\": \"nose\"}");
   EXPECT_NE(e.find("unknown framework \"nose\""), std::string::npos) << e;
 }
 
 TEST_F(SuiteTest, ProjectRootEnvironmentVariableOverridesTheFile) {
-  write_file(suite_file(),
-             R"({"name": "x", "project_root": "../nowhere", "project_root_env": "DEVSHIM_T_ROOT"})");
+  write_file(
+      suite_file(),
+      R"({"name": "x", "project_root": "../nowhere", "project_root_env": "DEVSHIM_T_ROOT"})");
   ::setenv("DEVSHIM_T_ROOT", (dir_ / "project").c_str(), 1);
   EXPECT_EQ(load_suite(dir_ / "suite").project_root, dir_ / "project");
   ::unsetenv("DEVSHIM_T_ROOT");

@@ -105,7 +105,9 @@ std::optional<int> wait_for(const Child& child, std::chrono::milliseconds timeou
       ::waitpid(child.pid, &status, 0);
       return std::nullopt;
     }
-    struct timespec ts {0, 10'000'000};
+    struct timespec ts {
+      0, 10'000'000
+    };
     nanosleep(&ts, nullptr);
   }
 }
