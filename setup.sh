@@ -26,6 +26,8 @@ apt_packages=(
   libgtest-dev libgmock-dev   # C++ unit and end-to-end tests
   libcli11-dev                # runner's command line
   libfmt-dev                  # formatting of messages and progress lines
+  libpugixml-dev              # pytest's JUnit XML
+  clang-format                # the checked-in .clang-format, checked by ctest
 )
 
 install_apt_packages() {

@@ -1,0 +1,55 @@
+// What a parser extracts from what a test process left behind (log, JUnit XML): per-test results.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace devshim {
+
+/// Outcome of one test case (shared/DESIGN.md vocabulary).
+enum class CaseStatus { kPassed, kFailed, kError, kSkipped, kXfailed, kXpassed };
+
+std::string_view to_string(CaseStatus s);
+std::optional<CaseStatus> parse_case_status(std::string_view s);
+/// failed or error. (xpassed is not: pytest counts a non-strict xpass as a pass and reports a
+/// strict one as failed; a unittest file with unexpected successes fails through its exit code.)
+bool is_failure(CaseStatus s);
+
+/// A source location; path relative to the project root when the parser can tell, else as seen.
+struct SourceLocation {
+  std::string path;
+  int line = 0;  ///< 1-based; 0 = unknown
+};
+
+struct TestCase {
+  std::string classname;  ///< dotted: "tests.test_x.MyTest" (unittest) / "tests.test_x.MyTest" (pytest)
+  std::string name;       ///< "test_foo", "test_foo (i=1)" for subtests, "setUpClass" for fixtures
+  CaseStatus status = CaseStatus::kPassed;
+  double duration_s = 0;  ///< 0 when the format gives none
+  std::string exception;  ///< "AssertionError", "torch.OutOfMemoryError"; empty if none
+  std::string message;    ///< first line of the exception message, or the skip reason
+  std::string traceback;  ///< the whole traceback text as printed; may be empty
+  SourceLocation source;  ///< where the test is defined / failed in the test file
+};
+
+/// Counts a framework printed about itself ("Ran N tests", "FAILED (failures=F, ...)",
+/// pytest's "== 3 failed, 2 passed in 1.2s =="), to check the parser against.
+struct ReportedCounts {
+  std::optional<int> ran;  ///< unittest's "Ran N tests"
+  int passed = 0, failed = 0, errors = 0, skipped = 0, xfailed = 0, xpassed = 0;
+  bool present = false;    ///< a closing summary line was seen
+};
+
+/// Everything parsed from one test file's output.
+struct ParsedFile {
+  std::vector<TestCase> cases;
+  ReportedCounts reported;
+  bool import_error = false;      ///< the module could not be imported / collected: no test ran
+  std::string import_error_text;  ///< its traceback
+  /// The test that was running when the output stopped (crash/timeout culprit), if any.
+  std::optional<TestCase> unfinished;
+};
+
+}  // namespace devshim

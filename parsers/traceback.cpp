@@ -1,0 +1,155 @@
+#include "parsers/traceback.h"
+
+#include <charconv>
+#include <fstream>
+
+namespace devshim {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// "  File "/x/y.py", line 12, in test_foo" → frame.
+std::optional<TracebackFrame> parse_frame_line(std::string_view line) {
+  std::string_view s = trim(line);
+  if (!starts_with(s, "File \"")) return std::nullopt;
+  s.remove_prefix(6);
+  auto q = s.find("\", line ");
+  if (q == std::string_view::npos) return std::nullopt;
+  TracebackFrame f;
+  f.file = std::string(s.substr(0, q));
+  s.remove_prefix(q + 8);
+  int n = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc()) return std::nullopt;
+  f.line = n;
+  s.remove_prefix(static_cast<std::size_t>(ptr - s.data()));
+  if (starts_with(s, ", in ")) f.function = std::string(trim(s.substr(5)));
+  return f;
+}
+
+// "pkg.ExcType: message" / "ExcType" → exception line? A dotted identifier at column 0.
+bool split_exception_line(std::string_view line, std::string& exc, std::string& msg) {
+  if (line.empty() || line[0] == ' ' || line[0] == '\t') return false;
+  std::size_t i = 0;
+  while (i < line.size() && (is_identifier_char(line[i]) || line[i] == '.')) ++i;
+  if (i == 0 || line[0] == '.' || (line[0] >= '0' && line[0] <= '9')) return false;
+  std::string_view name = line.substr(0, i);
+  if (i == line.size()) {
+    exc = std::string(name);
+    msg.clear();
+    return true;
+  }
+  if (line[i] != ':') return false;
+  exc = std::string(name);
+  msg = std::string(trim(line.substr(i + 1)));
+  return true;
+}
+
+}  // namespace
+
+ParsedTraceback parse_traceback(std::string_view text) {
+  ParsedTraceback tb;
+  bool in_frames = false;
+  bool expecting_exception = false;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+
+    if (starts_with(line, "Traceback (most recent call last):")) {
+      tb.frames.clear();
+      in_frames = true;
+      expecting_exception = false;
+      continue;
+    }
+    if (in_frames) {
+      if (auto f = parse_frame_line(line)) {
+        tb.frames.push_back(std::move(*f));
+        continue;
+      }
+      if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) continue;  // source, carets
+      in_frames = false;
+      expecting_exception = true;
+    }
+    if (expecting_exception) {
+      std::string exc, msg;
+      if (split_exception_line(line, exc, msg)) {
+        tb.exception = std::move(exc);
+        tb.message = std::move(msg);
+        expecting_exception = false;
+      }
+      continue;
+    }
+    // "ImportError: Failed to import test module: x" printed before its traceback (unittest),
+    // or an exception line with no traceback at all.
+    if (tb.exception.empty()) {
+      std::string exc, msg;
+      if (split_exception_line(line, exc, msg) &&
+          (exc.find("Error") != std::string::npos || exc.find("Exception") != std::string::npos)) {
+        tb.exception = std::move(exc);
+        tb.message = std::move(msg);
+      }
+    }
+  }
+  return tb;
+}
+
+std::optional<SourceLocation> location_in_file(const ParsedTraceback& tb,
+                                               std::string_view test_file) {
+  if (test_file.empty()) return std::nullopt;
+  for (auto it = tb.frames.rbegin(); it != tb.frames.rend(); ++it) {
+    std::string_view f = it->file;
+    if (f.size() >= test_file.size() && f.substr(f.size() - test_file.size()) == test_file &&
+        (f.size() == test_file.size() || f[f.size() - test_file.size() - 1] == '/')) {
+      return SourceLocation{std::string(test_file), it->line};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<int> find_def_line(const std::string& path, std::string_view function,
+                                 std::string_view klass) {
+  std::ifstream in(path);
+  if (!in || function.empty()) return std::nullopt;
+  std::string line;
+  int n = 0;
+  bool in_class = klass.empty();
+  std::optional<int> anywhere;
+  while (std::getline(in, line)) {
+    ++n;
+    std::string_view s = line;
+    std::string_view t = trim(s);
+    if (!klass.empty() && starts_with(s, "class ")) {
+      std::string_view rest = s.substr(6);
+      in_class = starts_with(rest, klass) && rest.size() > klass.size() &&
+                 (rest[klass.size()] == '(' || rest[klass.size()] == ':');
+    }
+    if (starts_with(t, "async ")) t.remove_prefix(6);
+    if (starts_with(t, "def ") && starts_with(t.substr(4), function) &&
+        t.size() > 4 + function.size() && t[4 + function.size()] == '(') {
+      if (in_class) return n;
+      if (!anywhere) anywhere = n;
+    }
+  }
+  return anywhere;
+}
+
+}  // namespace devshim
