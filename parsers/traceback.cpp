@@ -1,5 +1,6 @@
 #include "parsers/traceback.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 
@@ -8,6 +9,9 @@ namespace devshim {
 namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with_str(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
@@ -38,7 +42,12 @@ std::optional<TracebackFrame> parse_frame_line(std::string_view line) {
   if (ec != std::errc()) return std::nullopt;
   f.line = n;
   s.remove_prefix(static_cast<std::size_t>(ptr - s.data()));
-  if (starts_with(s, ", in ")) f.function = std::string(trim(s.substr(5)));
+  // Interpreter tracebacks: ", in f"; faulthandler dumps: " in f".
+  if (starts_with(s, ", in ")) {
+    f.function = std::string(trim(s.substr(5)));
+  } else if (starts_with(s, " in ")) {
+    f.function = std::string(trim(s.substr(4)));
+  }
   return f;
 }
 
@@ -65,6 +74,7 @@ bool split_exception_line(std::string_view line, std::string& exc, std::string& 
 ParsedTraceback parse_traceback(std::string_view text) {
   ParsedTraceback tb;
   bool in_frames = false;
+  bool most_recent_first = false;  // faulthandler's order
   bool expecting_exception = false;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -77,7 +87,21 @@ ParsedTraceback parse_traceback(std::string_view text) {
     if (starts_with(line, "Traceback (most recent call last):")) {
       tb.frames.clear();
       in_frames = true;
+      most_recent_first = false;
       expecting_exception = false;
+      continue;
+    }
+    // faulthandler: "Fatal Python error: Segmentation fault", then per thread
+    // "Current thread 0x... (most recent call first):" and frames.
+    if (starts_with(line, "Fatal Python error: ")) {
+      tb.exception = "Fatal Python error";
+      tb.message = std::string(trim(line.substr(20)));
+      continue;
+    }
+    if (ends_with_str(line, "(most recent call first):")) {
+      tb.frames.clear();
+      in_frames = true;
+      most_recent_first = true;
       continue;
     }
     if (in_frames) {
@@ -87,6 +111,11 @@ ParsedTraceback parse_traceback(std::string_view text) {
       }
       if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) continue;  // source, carets
       in_frames = false;
+      if (most_recent_first) {
+        std::reverse(tb.frames.begin(), tb.frames.end());
+        most_recent_first = false;
+        continue;
+      }
       expecting_exception = true;
     }
     if (expecting_exception) {
@@ -109,6 +138,7 @@ ParsedTraceback parse_traceback(std::string_view text) {
       }
     }
   }
+  if (in_frames && most_recent_first) std::reverse(tb.frames.begin(), tb.frames.end());
   return tb;
 }
 

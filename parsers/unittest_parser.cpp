@@ -1,0 +1,410 @@
+#include "parsers/unittest_parser.h"
+
+#include <charconv>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "parsers/traceback.h"
+
+namespace devshim {
+
+namespace {
+
+constexpr std::size_t kMaxTracebackBytes = 64 * 1024;
+constexpr std::size_t kMaxMessageBytes = 2 * 1024;
+constexpr std::size_t kUnfinishedTailLines = 60;
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+bool is_ident(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+bool is_rule(std::string_view line, char c) {
+  if (line.size() < 60) return false;
+  for (char x : line) {
+    if (x != c) return false;
+  }
+  return true;
+}
+
+// "name (dotted)[ (params)]" at the start of s (after indentation).
+struct Description {
+  std::string name;
+  std::string classname;
+  std::string params;  // "(i=1)" for subtests, else empty
+  std::string_view rest;  // what follows the description ("" or " ... ...")
+  bool valid = false;
+
+  std::string key() const { return classname + "|" + name + "|" + params; }
+  std::string case_name() const { return params.empty() ? name : name + " " + params; }
+};
+
+Description parse_description(std::string_view s) {
+  Description d;
+  std::size_t i = 0;
+  while (i < s.size() && is_ident(s[i])) ++i;
+  if (i == 0 || i + 2 >= s.size() || s[i] != ' ' || s[i + 1] != '(') return d;
+  std::string_view name = s.substr(0, i);
+  std::size_t j = i + 2;
+  std::size_t start = j;
+  while (j < s.size() && (is_ident(s[j]) || s[j] == '.')) ++j;
+  if (j == start || j >= s.size() || s[j] != ')') return d;
+  std::string_view dotted = s.substr(start, j - start);
+  std::string_view rest = s.substr(j + 1);
+  // Subtest parameters: " (i=1)" or " (<subtest>)", up to the " ... " or the end.
+  if (starts_with(rest, " (")) {
+    std::size_t dots = rest.find(") ... ");
+    std::size_t end = dots != std::string_view::npos ? dots
+                      : ends_with(rest, ")")      ? rest.size() - 1
+                                                  : std::string_view::npos;
+    if (end == std::string_view::npos) return d;
+    d.params = std::string(rest.substr(1, end));
+    rest = rest.substr(end + 1);
+  }
+  if (!rest.empty() && !starts_with(rest, " ...")) return d;
+  d.name = std::string(name);
+  // Python 3.11+: "test_x (pkg.mod.Class.test_x)"; older: "test_x (pkg.mod.Class)".
+  if (ends_with(dotted, "." + d.name)) dotted.remove_suffix(d.name.size() + 1);
+  d.classname = std::string(dotted);
+  d.rest = rest;
+  d.valid = true;
+  return d;
+}
+
+// A verdict as printed after " ... " (or alone on a line).
+std::optional<CaseStatus> parse_verdict(std::string_view v, std::string* reason) {
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  if (v == "ok") return CaseStatus::kPassed;
+  if (v == "FAIL") return CaseStatus::kFailed;
+  if (v == "ERROR") return CaseStatus::kError;
+  if (v == "expected failure") return CaseStatus::kXfailed;
+  if (v == "unexpected success") return CaseStatus::kXpassed;
+  if (v == "skipped" || starts_with(v, "skipped '") || starts_with(v, "skipped \"")) {
+    if (reason != nullptr && v.size() > 9) {
+      std::string_view r = v.substr(8);
+      if (r.size() >= 2 && (r.back() == '\'' || r.back() == '"')) r = r.substr(1, r.size() - 2);
+      *reason = std::string(r);
+    }
+    return CaseStatus::kSkipped;
+  }
+  return std::nullopt;
+}
+
+// A verdict glued to the end of output printed without a newline ("partial outputok").
+std::optional<CaseStatus> trailing_verdict(std::string_view line) {
+  for (auto [word, status] : {std::pair{"ok", CaseStatus::kPassed},
+                              std::pair{"FAIL", CaseStatus::kFailed},
+                              std::pair{"ERROR", CaseStatus::kError},
+                              std::pair{"expected failure", CaseStatus::kXfailed},
+                              std::pair{"unexpected success", CaseStatus::kXpassed}}) {
+    if (ends_with(line, word)) return status;
+  }
+  return std::nullopt;
+}
+
+void parse_counts(std::string_view s, ReportedCounts& r) {
+  // "(failures=1, errors=2, skipped=3, expected failures=4, unexpected successes=5)"
+  auto open = s.find('(');
+  if (open == std::string_view::npos) return;
+  s = s.substr(open + 1);
+  while (!s.empty()) {
+    auto eq = s.find('=');
+    if (eq == std::string_view::npos) break;
+    std::string_view key = s.substr(0, eq);
+    while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
+    s = s.substr(eq + 1);
+    int n = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc()) break;
+    s = s.substr(static_cast<std::size_t>(p - s.data()));
+    if (key == "failures") r.failed = n;
+    if (key == "errors") r.errors = n;
+    if (key == "skipped") r.skipped = n;
+    if (key == "expected failures") r.xfailed = n;
+    if (key == "unexpected successes") r.xpassed = n;
+    auto comma = s.find(',');
+    if (comma == std::string_view::npos) break;
+    s = s.substr(comma + 1);
+  }
+}
+
+void append_capped(std::string& out, std::string_view line, std::size_t cap) {
+  if (out.size() >= cap) return;
+  out.append(line.substr(0, cap - out.size()));
+  out.push_back('\n');
+}
+
+class UnittestParser {
+ public:
+  explicit UnittestParser(std::string_view test_file) : test_file_(test_file) {}
+
+  ParsedFile run(LineReader& lines) {
+    std::string_view line;
+    while (lines.next(line)) feed(line);
+    finish();
+    return std::move(out_);
+  }
+
+ private:
+  enum class Phase { kProgress, kBlockHeader, kBlockDoc, kBlockBody, kSummary };
+
+  struct Pending {
+    Description desc;
+    bool awaiting_docstring = false;
+    bool has_subtests = false;
+    std::deque<std::string> tail;  // last output lines, for a crash culprit
+    std::string last_line;
+  };
+
+  std::size_t case_for(const Description& d, CaseStatus status) {
+    auto key = d.key();
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second;
+    TestCase c;
+    c.classname = d.classname;
+    c.name = d.case_name();
+    c.status = status;
+    out_.cases.push_back(std::move(c));
+    index_.emplace(std::move(key), out_.cases.size() - 1);
+    return out_.cases.size() - 1;
+  }
+
+  void record(const Description& d, CaseStatus status, std::string reason) {
+    std::size_t i = case_for(d, status);
+    out_.cases[i].status = status;
+    if (!reason.empty()) out_.cases[i].message = std::move(reason);
+  }
+
+  // Closes the pending test when something else starts.
+  void close_pending() {
+    if (!pending_) return;
+    if (!pending_->has_subtests) {
+      if (auto v = trailing_verdict(pending_->last_line)) record(pending_->desc, *v, "");
+    }
+    pending_.reset();
+  }
+
+  void take_verdict_text(std::string_view after_dots) {
+    // after_dots: text after " ..." (may start with a space)
+    if (!after_dots.empty() && after_dots.front() == ' ') after_dots.remove_prefix(1);
+    std::string reason;
+    if (auto v = parse_verdict(after_dots, &reason)) {
+      record(pending_->desc, *v, std::move(reason));
+      pending_.reset();
+      return;
+    }
+    if (!after_dots.empty()) note_output(after_dots);
+  }
+
+  void note_output(std::string_view line) {
+    pending_->last_line = std::string(line.substr(0, 256));
+    pending_->tail.emplace_back(line.substr(0, 1024));
+    if (pending_->tail.size() > kUnfinishedTailLines) pending_->tail.pop_front();
+  }
+
+  void progress_line(std::string_view line) {
+    std::size_t indent = 0;
+    while (indent < line.size() && line[indent] == ' ') ++indent;
+    Description d = parse_description(line.substr(indent));
+    if (d.valid) {
+      if (indent > 0 && !d.params.empty() && pending_ && pending_->desc.name == d.name &&
+          pending_->desc.classname == d.classname) {
+        // A subtest of the pending test: "  test_x (m.C.test_x) (i=1) ... FAIL".
+        pending_->has_subtests = true;
+        std::string reason;
+        std::string_view v = d.rest.substr(std::min<std::size_t>(d.rest.size(), 4));
+        if (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+        if (auto s = parse_verdict(v, &reason)) record(d, *s, std::move(reason));
+        return;
+      }
+      close_pending();
+      pending_ = Pending{};
+      pending_->desc = d;
+      if (d.rest.empty()) {
+        pending_->awaiting_docstring = true;
+        return;
+      }
+      take_verdict_text(d.rest.substr(4));
+      return;
+    }
+    if (!pending_) return;  // a bare "ERROR" of a class fixture, or stray output
+    if (pending_->awaiting_docstring) {
+      pending_->awaiting_docstring = false;
+      auto dots = line.rfind(" ...");
+      if (dots != std::string_view::npos) {
+        take_verdict_text(line.substr(dots + 4));
+        return;
+      }
+    }
+    std::string reason;
+    if (auto v = parse_verdict(line, &reason)) {
+      record(pending_->desc, *v, std::move(reason));
+      pending_.reset();
+      return;
+    }
+    note_output(line);
+  }
+
+  void start_block(std::string_view header) {
+    block_.reset();
+    CaseStatus status = CaseStatus::kError;
+    std::string_view desc;
+    if (starts_with(header, "FAIL: ")) {
+      status = CaseStatus::kFailed;
+      desc = header.substr(6);
+    } else if (starts_with(header, "ERROR: ")) {
+      desc = header.substr(7);
+    } else if (starts_with(header, "UNEXPECTED SUCCESS: ")) {
+      status = CaseStatus::kXpassed;
+      desc = header.substr(20);
+    } else {
+      return;
+    }
+    Description d = parse_description(desc);
+    if (!d.valid) return;
+    if (d.classname == "unittest.loader._FailedTest" ||
+        d.classname == "unittest.loader.ModuleImportFailure") {
+      out_.import_error = true;
+    }
+    std::size_t i = case_for(d, status);
+    // A fixture error (setUpClass ...) has no progress verdict: its block says what it is.
+    if (out_.cases[i].status == CaseStatus::kPassed) out_.cases[i].status = status;
+    block_ = i;
+    block_text_.clear();
+  }
+
+  void end_block() {
+    if (!block_) return;
+    TestCase& c = out_.cases[*block_];
+    while (!block_text_.empty() && (block_text_.back() == '\n')) block_text_.pop_back();
+    ParsedTraceback tb = parse_traceback(block_text_);
+    c.exception = tb.exception;
+    if (!tb.message.empty() || c.message.empty()) c.message = tb.message.substr(0, kMaxMessageBytes);
+    if (auto loc = location_in_file(tb, test_file_)) c.source = *loc;
+    if (out_.import_error && c.classname.rfind("unittest.loader.", 0) == 0) {
+      out_.import_error_text = block_text_;
+    }
+    c.traceback = std::move(block_text_);
+    block_text_.clear();
+    block_.reset();
+  }
+
+  void feed(std::string_view line) {
+    switch (phase_) {
+      case Phase::kProgress:
+        if (is_rule(line, '=')) {
+          close_pending();
+          phase_ = Phase::kBlockHeader;
+          return;
+        }
+        if (is_rule(line, '-')) {  // no failures: straight to "Ran N tests"
+          close_pending();
+          phase_ = Phase::kSummary;
+          return;
+        }
+        if (starts_with(line, "Ran ") && pending_ == std::nullopt) {
+          summary_line(line);
+          return;
+        }
+        progress_line(line);
+        return;
+      case Phase::kBlockHeader:
+        start_block(line);
+        phase_ = Phase::kBlockDoc;
+        return;
+      case Phase::kBlockDoc:
+        if (is_rule(line, '-')) {
+          // An UNEXPECTED SUCCESS block has no traceback: its rule closes the blocks section.
+          if (block_ && out_.cases[*block_].status == CaseStatus::kXpassed) {
+            end_block();
+            phase_ = Phase::kSummary;
+            return;
+          }
+          phase_ = Phase::kBlockBody;
+        } else if (is_rule(line, '=')) {  // UNEXPECTED SUCCESS blocks have no body
+          end_block();
+          phase_ = Phase::kBlockHeader;
+        }
+        return;
+      case Phase::kBlockBody:
+        if (is_rule(line, '=')) {
+          end_block();
+          phase_ = Phase::kBlockHeader;
+          return;
+        }
+        if (is_rule(line, '-')) {
+          end_block();
+          phase_ = Phase::kSummary;
+          return;
+        }
+        append_capped(block_text_, line, kMaxTracebackBytes);
+        return;
+      case Phase::kSummary:
+        summary_line(line);
+        return;
+    }
+  }
+
+  void summary_line(std::string_view line) {
+    if (starts_with(line, "Ran ")) {
+      int n = 0;
+      std::string_view s = line.substr(4);
+      if (std::from_chars(s.data(), s.data() + s.size(), n).ec == std::errc()) {
+        out_.reported.ran = n;
+        out_.reported.present = true;
+      }
+    } else if (starts_with(line, "FAILED") || starts_with(line, "OK")) {
+      parse_counts(line, out_.reported);
+    } else if (starts_with(line, "NO TESTS RAN")) {
+      out_.reported.ran = 0;
+      out_.reported.present = true;
+    }
+  }
+
+  void finish() {
+    if (phase_ == Phase::kBlockBody || phase_ == Phase::kBlockDoc) end_block();
+    if (pending_ && !pending_->has_subtests && !pending_->awaiting_docstring &&
+        trailing_verdict(pending_->last_line) && pending_->tail.empty()) {
+      close_pending();
+    }
+    if (pending_) {
+      TestCase c;
+      c.classname = pending_->desc.classname;
+      c.name = pending_->desc.case_name();
+      c.status = CaseStatus::kError;
+      for (const auto& l : pending_->tail) append_capped(c.traceback, l, kMaxTracebackBytes);
+      ParsedTraceback tb = parse_traceback(c.traceback);
+      c.exception = tb.exception;
+      c.message = tb.message;
+      if (auto loc = location_in_file(tb, test_file_)) c.source = *loc;
+      out_.unfinished = std::move(c);
+      pending_.reset();
+    }
+    if (out_.reported.present) {
+      // passed = ran - everything else, as unittest counts (fixture errors are not "ran").
+      int not_passed = out_.reported.failed + out_.reported.errors + out_.reported.skipped +
+                       out_.reported.xfailed + out_.reported.xpassed;
+      out_.reported.passed = std::max(0, out_.reported.ran.value_or(0) - not_passed);
+    }
+  }
+
+  std::string_view test_file_;
+  ParsedFile out_;
+  std::unordered_map<std::string, std::size_t> index_;
+  Phase phase_ = Phase::kProgress;
+  std::optional<Pending> pending_;
+  std::optional<std::size_t> block_;
+  std::string block_text_;
+};
+
+}  // namespace
+
+ParsedFile parse_unittest_log(LineReader& lines, std::string_view test_file) {
+  return UnittestParser(test_file).run(lines);
+}
+
+}  // namespace devshim
