@@ -2,7 +2,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -59,12 +62,26 @@ std::size_t skip_escape(std::string_view text, std::size_t i) {
   return i + 1;  // two-byte escape
 }
 
+// True when text holds a byte other than printable ASCII and tab. The hot path of every log
+// line: branch-free over 32-byte blocks so that the compiler vectorises it.
 bool needs_cleaning(std::string_view text) {
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\t') || c >= 0x7F) return true;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    unsigned bad = 0;
+    for (std::size_t k = 0; k < 32; ++k) {
+      const unsigned c = p[i + k];
+      bad |= static_cast<unsigned>((c < 0x20U) & (c != 0x09U)) | static_cast<unsigned>(c >= 0x7FU);
+    }
+    if (bad != 0) return true;
   }
-  return false;
+  unsigned bad = 0;
+  for (; i < n; ++i) {
+    const unsigned c = p[i];
+    bad |= static_cast<unsigned>((c < 0x20U) & (c != 0x09U)) | static_cast<unsigned>(c >= 0x7FU);
+  }
+  return bad != 0;
 }
 
 // Appends text to out with escapes and control characters removed and invalid UTF-8 replaced.
@@ -123,8 +140,13 @@ LineReader::LineReader(const std::filesystem::path& path, std::size_t max_line_b
   if (fd_ < 0) {
     throw RuntimeError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
   }
+  // A small file needs no 1 MiB buffer (the runner reads thousands of short logs).
+  struct stat st {};
   cap_ = kBufferSize;
-  buf_ = std::make_unique<char[]>(cap_);
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0) {
+    cap_ = std::clamp<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, 4096, kBufferSize);
+  }
+  buf_ = std::make_unique_for_overwrite<char[]>(cap_);
 }
 
 LineReader LineReader::from_string(std::string text, std::size_t max_line_bytes) {

@@ -1,10 +1,9 @@
 #include "parsers/unittest_parser.h"
 
 #include <charconv>
-#include <deque>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "parsers/traceback.h"
 
@@ -32,16 +31,20 @@ bool is_rule(std::string_view line, char c) {
 }
 
 // "name (dotted)[ (params)]" at the start of s (after indentation).
+// Views into the line being parsed; copied into a Pending or a TestCase when kept.
 struct Description {
-  std::string name;
-  std::string classname;
-  std::string params;  // "(i=1)" for subtests, else empty
-  std::string_view rest;  // what follows the description ("" or " ... ...")
+  std::string_view name;
+  std::string_view classname;
+  std::string_view params;  // "(i=1)" for subtests, else empty
+  std::string_view rest;    // what follows the description ("" or " ... ...")
   bool valid = false;
-
-  std::string key() const { return classname + "|" + name + "|" + params; }
-  std::string case_name() const { return params.empty() ? name : name + " " + params; }
 };
+
+std::string case_name(std::string_view name, std::string_view params) {
+  std::string s(name);
+  if (!params.empty()) s.append(1, ' ').append(params);
+  return s;
+}
 
 Description parse_description(std::string_view s) {
   Description d;
@@ -62,14 +65,17 @@ Description parse_description(std::string_view s) {
                       : ends_with(rest, ")")      ? rest.size() - 1
                                                   : std::string_view::npos;
     if (end == std::string_view::npos) return d;
-    d.params = std::string(rest.substr(1, end));
+    d.params = rest.substr(1, end);
     rest = rest.substr(end + 1);
   }
   if (!rest.empty() && !starts_with(rest, " ...")) return d;
-  d.name = std::string(name);
+  d.name = name;
   // Python 3.11+: "test_x (pkg.mod.Class.test_x)"; older: "test_x (pkg.mod.Class)".
-  if (ends_with(dotted, "." + d.name)) dotted.remove_suffix(d.name.size() + 1);
-  d.classname = std::string(dotted);
+  if (ends_with(dotted, name) && dotted.size() > name.size() &&
+      dotted[dotted.size() - name.size() - 1] == '.') {
+    dotted.remove_suffix(name.size() + 1);
+  }
+  d.classname = dotted;
   d.rest = rest;
   d.valid = true;
   return d;
@@ -152,40 +158,83 @@ class UnittestParser {
  private:
   enum class Phase { kProgress, kBlockHeader, kBlockDoc, kBlockBody, kSummary };
 
+  // The test whose verdict is awaited. Reused from test to test (no allocation per test).
   struct Pending {
-    Description desc;
+    bool active = false;
+    std::string name, classname;
     bool awaiting_docstring = false;
     bool has_subtests = false;
-    std::deque<std::string> tail;  // last output lines, for a crash culprit
+    std::vector<std::string> tail;  // ring of the last output lines, for a crash culprit
+    std::size_t tail_next = 0;
     std::string last_line;
+
+    void start(const Description& d) {
+      active = true;
+      name.assign(d.name);
+      classname.assign(d.classname);
+      awaiting_docstring = false;
+      has_subtests = false;
+      tail.clear();
+      tail_next = 0;
+      last_line.clear();
+    }
+    Description desc() const {
+      Description d;
+      d.name = name;
+      d.classname = classname;
+      d.valid = true;
+      return d;
+    }
   };
 
+  static bool same_test(const TestCase& c, const Description& d) {
+    const std::string& n = c.name;
+    if (n.size() < d.name.size() || n.compare(0, d.name.size(), d.name) != 0) return false;
+    if (d.params.empty()) {
+      if (n.size() != d.name.size()) return false;
+    } else if (n.size() != d.name.size() + 1 + d.params.size() || n[d.name.size()] != ' ' ||
+               n.compare(d.name.size() + 1, d.params.size(), d.params) != 0) {
+      return false;
+    }
+    return c.classname == d.classname;
+  }
+
+  // The case for d, found by a scan that resumes where the last one stopped (blocks come in
+  // the order their tests ran, so the scans add up to O(cases)); created when absent.
   std::size_t case_for(const Description& d, CaseStatus status) {
-    auto key = d.key();
-    auto it = index_.find(key);
-    if (it != index_.end()) return it->second;
+    const std::size_t n = out_.cases.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (cursor_ + k) % n;
+      if (same_test(out_.cases[i], d)) {
+        cursor_ = i + 1;
+        return i;
+      }
+    }
+    return add_case(d, status);
+  }
+
+  std::size_t add_case(const Description& d, CaseStatus status) {
     TestCase c;
-    c.classname = d.classname;
-    c.name = d.case_name();
+    c.classname.assign(d.classname);
+    c.name = case_name(d.name, d.params);
     c.status = status;
     out_.cases.push_back(std::move(c));
-    index_.emplace(std::move(key), out_.cases.size() - 1);
     return out_.cases.size() - 1;
   }
 
+  // A verdict from the progress lines: each is a new case (a test is reported once).
   void record(const Description& d, CaseStatus status, std::string reason) {
-    std::size_t i = case_for(d, status);
-    out_.cases[i].status = status;
+    std::size_t i = add_case(d, status);
     if (!reason.empty()) out_.cases[i].message = std::move(reason);
   }
 
   // Closes the pending test when something else starts.
   void close_pending() {
-    if (!pending_) return;
-    if (!pending_->has_subtests) {
-      if (auto v = trailing_verdict(pending_->last_line)) record(pending_->desc, *v, "");
+    if (!pending_.active) return;
+    if (!pending_.has_subtests) {
+      if (auto v = trailing_verdict(pending_.last_line)) record(pending_.desc(), *v, "");
     }
-    pending_.reset();
+    pending_.active = false;
   }
 
   void take_verdict_text(std::string_view after_dots) {
@@ -193,17 +242,31 @@ class UnittestParser {
     if (!after_dots.empty() && after_dots.front() == ' ') after_dots.remove_prefix(1);
     std::string reason;
     if (auto v = parse_verdict(after_dots, &reason)) {
-      record(pending_->desc, *v, std::move(reason));
-      pending_.reset();
+      record(pending_.desc(), *v, std::move(reason));
+      pending_.active = false;
       return;
     }
     if (!after_dots.empty()) note_output(after_dots);
   }
 
   void note_output(std::string_view line) {
-    pending_->last_line = std::string(line.substr(0, 256));
-    pending_->tail.emplace_back(line.substr(0, 1024));
-    if (pending_->tail.size() > kUnfinishedTailLines) pending_->tail.pop_front();
+    pending_.last_line.assign(line.substr(0, 256));
+    if (pending_.tail.size() < kUnfinishedTailLines) {
+      pending_.tail.emplace_back(line.substr(0, 1024));
+    } else {
+      pending_.tail[pending_.tail_next].assign(line.substr(0, 1024));
+      pending_.tail_next = (pending_.tail_next + 1) % kUnfinishedTailLines;
+    }
+  }
+
+  // The tail lines in the order they were printed.
+  std::string tail_text() const {
+    std::string text;
+    const std::size_t n = pending_.tail.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      append_capped(text, pending_.tail[(pending_.tail_next + k) % n], kMaxTracebackBytes);
+    }
+    return text;
   }
 
   void progress_line(std::string_view line) {
@@ -211,10 +274,10 @@ class UnittestParser {
     while (indent < line.size() && line[indent] == ' ') ++indent;
     Description d = parse_description(line.substr(indent));
     if (d.valid) {
-      if (indent > 0 && !d.params.empty() && pending_ && pending_->desc.name == d.name &&
-          pending_->desc.classname == d.classname) {
+      if (indent > 0 && !d.params.empty() && pending_.active && pending_.name == d.name &&
+          pending_.classname == d.classname) {
         // A subtest of the pending test: "  test_x (m.C.test_x) (i=1) ... FAIL".
-        pending_->has_subtests = true;
+        pending_.has_subtests = true;
         std::string reason;
         std::string_view v = d.rest.substr(std::min<std::size_t>(d.rest.size(), 4));
         if (!v.empty() && v.front() == ' ') v.remove_prefix(1);
@@ -222,18 +285,17 @@ class UnittestParser {
         return;
       }
       close_pending();
-      pending_ = Pending{};
-      pending_->desc = d;
+      pending_.start(d);
       if (d.rest.empty()) {
-        pending_->awaiting_docstring = true;
+        pending_.awaiting_docstring = true;
         return;
       }
       take_verdict_text(d.rest.substr(4));
       return;
     }
-    if (!pending_) return;  // a bare "ERROR" of a class fixture, or stray output
-    if (pending_->awaiting_docstring) {
-      pending_->awaiting_docstring = false;
+    if (!pending_.active) return;  // a bare "ERROR" of a class fixture, or stray output
+    if (pending_.awaiting_docstring) {
+      pending_.awaiting_docstring = false;
       auto dots = line.rfind(" ...");
       if (dots != std::string_view::npos) {
         take_verdict_text(line.substr(dots + 4));
@@ -242,8 +304,8 @@ class UnittestParser {
     }
     std::string reason;
     if (auto v = parse_verdict(line, &reason)) {
-      record(pending_->desc, *v, std::move(reason));
-      pending_.reset();
+      record(pending_.desc(), *v, std::move(reason));
+      pending_.active = false;
       return;
     }
     note_output(line);
@@ -306,7 +368,7 @@ class UnittestParser {
           phase_ = Phase::kSummary;
           return;
         }
-        if (starts_with(line, "Ran ") && pending_ == std::nullopt) {
+        if (starts_with(line, "Ran ") && !pending_.active) {
           summary_line(line);
           return;
         }
@@ -367,22 +429,18 @@ class UnittestParser {
 
   void finish() {
     if (phase_ == Phase::kBlockBody || phase_ == Phase::kBlockDoc) end_block();
-    if (pending_ && !pending_->has_subtests && !pending_->awaiting_docstring &&
-        trailing_verdict(pending_->last_line) && pending_->tail.empty()) {
-      close_pending();
-    }
-    if (pending_) {
+    if (pending_.active) {
       TestCase c;
-      c.classname = pending_->desc.classname;
-      c.name = pending_->desc.case_name();
+      c.classname = pending_.classname;
+      c.name = pending_.name;
       c.status = CaseStatus::kError;
-      for (const auto& l : pending_->tail) append_capped(c.traceback, l, kMaxTracebackBytes);
+      c.traceback = tail_text();
       ParsedTraceback tb = parse_traceback(c.traceback);
       c.exception = tb.exception;
       c.message = tb.message;
       if (auto loc = location_in_file(tb, test_file_)) c.source = *loc;
       out_.unfinished = std::move(c);
-      pending_.reset();
+      pending_.active = false;
     }
     if (out_.reported.present) {
       // passed = ran - everything else, as unittest counts (fixture errors are not "ran").
@@ -394,9 +452,9 @@ class UnittestParser {
 
   std::string_view test_file_;
   ParsedFile out_;
-  std::unordered_map<std::string, std::size_t> index_;
   Phase phase_ = Phase::kProgress;
-  std::optional<Pending> pending_;
+  Pending pending_;
+  std::size_t cursor_ = 0;  // where case_for's next scan starts
   std::optional<std::size_t> block_;
   std::string block_text_;
 };
