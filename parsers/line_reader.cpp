@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <cerrno>
 #include <cstring>
 
@@ -115,10 +114,16 @@ void clean_into(std::string_view text, std::string& out, bool keep_newlines) {
 std::string_view clean_line(std::string_view text, std::string& scratch) {
   if (!needs_cleaning(text)) return text;
   while (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-  if (auto cr = text.rfind('\r'); cr != std::string_view::npos) text.remove_prefix(cr + 1);
   std::string cleaned;
   cleaned.reserve(text.size());
-  clean_into(text, cleaned, /*keep_newlines=*/false);
+  if (auto first = text.find('\r'); first != std::string_view::npos) {
+    // A progress bar: keep what was printed before it (a test's name) and its final state (a
+    // verdict may follow it on the same line); the intermediate frames go.
+    clean_into(text.substr(0, first), cleaned, /*keep_newlines=*/false);
+    clean_into(text.substr(text.rfind('\r') + 1), cleaned, /*keep_newlines=*/false);
+  } else {
+    clean_into(text, cleaned, /*keep_newlines=*/false);
+  }
   scratch = std::move(cleaned);
   return scratch;
 }

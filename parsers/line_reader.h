@@ -11,8 +11,9 @@ namespace devshim {
 
 /// Reads a file line by line with a fixed-size buffer. Each line is returned cleaned:
 /// - the line ending ("\n", "\r\n") is removed;
-/// - a "\r" inside a line keeps only the text after the last one, as a terminal would show a
-///   progress bar (a trailing "\r" is ignored);
+/// - a line redrawn with "\r" (a progress bar) keeps the text before the first "\r" and after
+///   the last one, joined: what was printed before the bar (a test's name) and the bar's final
+///   state (after which a verdict may follow); trailing "\r"s are ignored;
 /// - ANSI escape sequences (CSI "\x1b[...m", OSC "\x1b]...\x07") and NUL bytes are removed;
 /// - bytes that are not valid UTF-8 become U+FFFD;
 /// - a line longer than max_line_bytes is cut there (truncated() says so) and the rest of it is
@@ -45,19 +46,19 @@ class LineReader {
   bool fill();
 
   int fd_ = -1;
-  std::string memory_;     // from_string input
+  std::string memory_;  // from_string input
   bool from_memory_ = false;
   std::unique_ptr<char[]> buf_;
   std::size_t cap_ = 0, begin_ = 0, end_ = 0;
   bool eof_ = false;
   std::size_t max_line_ = kDefaultMaxLine;
-  std::string line_;       // assembled / cleaned line
+  std::string line_;  // assembled / cleaned line
   bool truncated_ = false;
   std::uint64_t line_number_ = 0;
   std::uint64_t bytes_read_ = 0;
 };
 
-/// The cleaning LineReader applies to one line (without its ending): "\r" overwrites, escapes and
+/// The cleaning LineReader applies to one line (without its ending): "\r" redraws, escapes and
 /// NULs removed, invalid UTF-8 → U+FFFD. Returns text unchanged (no copy) when it is clean.
 std::string_view clean_line(std::string_view text, std::string& scratch);
 

@@ -30,8 +30,6 @@ std::optional<CaseStatus> parse_case_status(std::string_view s) {
   return std::nullopt;
 }
 
-bool is_failure(CaseStatus s) {
-  return s == CaseStatus::kFailed || s == CaseStatus::kError;
-}
+bool is_failure(CaseStatus s) { return s == CaseStatus::kFailed || s == CaseStatus::kError; }
 
 }  // namespace devshim

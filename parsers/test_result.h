@@ -24,14 +24,18 @@ struct SourceLocation {
 };
 
 struct TestCase {
-  std::string classname;  ///< dotted: "tests.test_x.MyTest" (unittest) / "tests.test_x.MyTest" (pytest)
-  std::string name;       ///< "test_foo", "test_foo (i=1)" for subtests, "setUpClass" for fixtures
+  std::string
+      classname;     ///< dotted: "tests.test_x.MyTest" (unittest) / "tests.test_x.MyTest" (pytest)
+  std::string name;  ///< "test_foo", "test_foo (i=1)" for subtests, "setUpClass" for fixtures
   CaseStatus status = CaseStatus::kPassed;
   double duration_s = 0;  ///< 0 when the format gives none
   std::string exception;  ///< "AssertionError", "torch.OutOfMemoryError"; empty if none
   std::string message;    ///< first line of the exception message, or the skip reason
   std::string traceback;  ///< the whole traceback text as printed; may be empty
   SourceLocation source;  ///< where the test is defined / failed in the test file
+  /// Set on the test that was running when its process died: "crashed", "timeout" or
+  /// "interrupted" (its status is then error). Empty otherwise.
+  std::string culprit;
 };
 
 /// Counts a framework printed about itself ("Ran N tests", "FAILED (failures=F, ...)",
@@ -39,7 +43,7 @@ struct TestCase {
 struct ReportedCounts {
   std::optional<int> ran;  ///< unittest's "Ran N tests"
   int passed = 0, failed = 0, errors = 0, skipped = 0, xfailed = 0, xpassed = 0;
-  bool present = false;    ///< a closing summary line was seen
+  bool present = false;  ///< a closing summary line was seen
 };
 
 /// Everything parsed from one test file's output.

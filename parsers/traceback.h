@@ -11,7 +11,7 @@
 namespace devshim {
 
 struct TracebackFrame {
-  std::string file;      ///< as printed: usually absolute
+  std::string file;  ///< as printed: usually absolute
   int line = 0;
   std::string function;  ///< "<module>" for module level
 };
@@ -30,7 +30,8 @@ ParsedTraceback parse_traceback(std::string_view text);
 
 /// The deepest frame whose file is test_file (a path relative to the project root such as
 /// "tests/test_x.py", matched as a path suffix), made relative to the project root.
-std::optional<SourceLocation> location_in_file(const ParsedTraceback& tb, std::string_view test_file);
+std::optional<SourceLocation> location_in_file(const ParsedTraceback& tb,
+                                               std::string_view test_file);
 
 /// 1-based line of `def <function>` (or `async def`) in the file at path, searching the class
 /// `<klass>` first when given; nullopt when the file or the definition is not found.

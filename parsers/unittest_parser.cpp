@@ -58,15 +58,19 @@ Description parse_description(std::string_view s) {
   if (j == start || j >= s.size() || s[j] != ')') return d;
   std::string_view dotted = s.substr(start, j - start);
   std::string_view rest = s.substr(j + 1);
-  // Subtest parameters: " (i=1)" or " (<subtest>)", up to the " ... " or the end.
-  if (starts_with(rest, " (")) {
-    std::size_t dots = rest.find(") ... ");
-    std::size_t end = dots != std::string_view::npos ? dots
-                      : ends_with(rest, ")")      ? rest.size() - 1
-                                                  : std::string_view::npos;
-    if (end == std::string_view::npos) return d;
-    d.params = rest.substr(1, end);
-    rest = rest.substr(end + 1);
+  // A subtest's description: " (i=1)", " [message]" or " [message] (i=1)", up to the " ..."
+  // or the end of the line.
+  if (starts_with(rest, " (") || starts_with(rest, " [")) {
+    const char close = rest[1] == '(' ? ')' : ']';
+    std::size_t dots = rest.find(" ...");
+    std::string_view params =
+        rest.substr(1, dots == std::string_view::npos ? std::string_view::npos : dots - 1);
+    if (params.empty() || (params.back() != ')' && params.back() != ']') ||
+        (close == ')' && params.back() != ')')) {
+      return d;
+    }
+    d.params = params;
+    rest = dots == std::string_view::npos ? std::string_view() : rest.substr(dots);
   }
   if (!rest.empty() && !starts_with(rest, " ...")) return d;
   d.name = name;
@@ -102,11 +106,10 @@ std::optional<CaseStatus> parse_verdict(std::string_view v, std::string* reason)
 
 // A verdict glued to the end of output printed without a newline ("partial outputok").
 std::optional<CaseStatus> trailing_verdict(std::string_view line) {
-  for (auto [word, status] : {std::pair{"ok", CaseStatus::kPassed},
-                              std::pair{"FAIL", CaseStatus::kFailed},
-                              std::pair{"ERROR", CaseStatus::kError},
-                              std::pair{"expected failure", CaseStatus::kXfailed},
-                              std::pair{"unexpected success", CaseStatus::kXpassed}}) {
+  for (auto [word, status] :
+       {std::pair{"ok", CaseStatus::kPassed}, std::pair{"FAIL", CaseStatus::kFailed},
+        std::pair{"ERROR", CaseStatus::kError}, std::pair{"expected failure", CaseStatus::kXfailed},
+        std::pair{"unexpected success", CaseStatus::kXpassed}}) {
     if (ends_with(line, word)) return status;
   }
   return std::nullopt;
@@ -226,6 +229,23 @@ class UnittestParser {
   void record(const Description& d, CaseStatus status, std::string reason) {
     std::size_t i = add_case(d, status);
     if (!reason.empty()) out_.cases[i].message = std::move(reason);
+    last_verdict_ = i;
+  }
+
+  // A test may print a line that reads like a verdict ("FAIL") before its real one. The real
+  // verdict is the last one before the next test starts: a later non-failure verdict replaces
+  // an earlier FAIL/ERROR (a later FAIL/ERROR is not taken: it may be a class fixture's bare
+  // "ERROR", and the FAIL/ERROR blocks at the end settle those cases anyway).
+  bool revise_last_verdict(std::string_view line) {
+    if (!last_verdict_) return false;
+    std::string reason;
+    auto v = parse_verdict(line, &reason);
+    if (!v || *v == CaseStatus::kFailed || *v == CaseStatus::kError) return false;
+    TestCase& c = out_.cases[*last_verdict_];
+    if (c.status != CaseStatus::kFailed && c.status != CaseStatus::kError) return false;
+    c.status = *v;
+    c.message = std::move(reason);
+    return true;
   }
 
   // Closes the pending test when something else starts.
@@ -244,6 +264,13 @@ class UnittestParser {
     if (auto v = parse_verdict(after_dots, &reason)) {
       record(pending_.desc(), *v, std::move(reason));
       pending_.active = false;
+      return;
+    }
+    // Python <= 3.10 prints no verdict for a test whose subtests failed, so the next test's
+    // description follows on the same line; the FAIL/ERROR blocks name the subtests.
+    if (parse_description(after_dots).valid) {
+      pending_.has_subtests = true;
+      progress_line(after_dots);
       return;
     }
     if (!after_dots.empty()) note_output(after_dots);
@@ -285,6 +312,7 @@ class UnittestParser {
         return;
       }
       close_pending();
+      last_verdict_.reset();
       pending_.start(d);
       if (d.rest.empty()) {
         pending_.awaiting_docstring = true;
@@ -293,7 +321,10 @@ class UnittestParser {
       take_verdict_text(d.rest.substr(4));
       return;
     }
-    if (!pending_.active) return;  // a bare "ERROR" of a class fixture, or stray output
+    if (!pending_.active) {  // a bare "ERROR" of a class fixture, a revised verdict, or output
+      revise_last_verdict(line);
+      return;
+    }
     if (pending_.awaiting_docstring) {
       pending_.awaiting_docstring = false;
       auto dots = line.rfind(" ...");
@@ -332,9 +363,9 @@ class UnittestParser {
         d.classname == "unittest.loader.ModuleImportFailure") {
       out_.import_error = true;
     }
+    // The block's kind is authoritative: it is how unittest itself classified the test.
     std::size_t i = case_for(d, status);
-    // A fixture error (setUpClass ...) has no progress verdict: its block says what it is.
-    if (out_.cases[i].status == CaseStatus::kPassed) out_.cases[i].status = status;
+    out_.cases[i].status = status;
     block_ = i;
     block_text_.clear();
   }
@@ -345,7 +376,8 @@ class UnittestParser {
     while (!block_text_.empty() && (block_text_.back() == '\n')) block_text_.pop_back();
     ParsedTraceback tb = parse_traceback(block_text_);
     c.exception = tb.exception;
-    if (!tb.message.empty() || c.message.empty()) c.message = tb.message.substr(0, kMaxMessageBytes);
+    if (!tb.message.empty() || c.message.empty())
+      c.message = tb.message.substr(0, kMaxMessageBytes);
     if (auto loc = location_in_file(tb, test_file_)) c.source = *loc;
     if (out_.import_error && c.classname.rfind("unittest.loader.", 0) == 0) {
       out_.import_error_text = block_text_;
@@ -454,7 +486,8 @@ class UnittestParser {
   ParsedFile out_;
   Phase phase_ = Phase::kProgress;
   Pending pending_;
-  std::size_t cursor_ = 0;  // where case_for's next scan starts
+  std::optional<std::size_t> last_verdict_;  // case of the last progress verdict
+  std::size_t cursor_ = 0;                   // where case_for's next scan starts
   std::optional<std::size_t> block_;
   std::string block_text_;
 };

@@ -22,9 +22,11 @@ TEST(LineReader, SplitsOnNewlinesAndKeepsALastLineWithoutOne) {
   EXPECT_TRUE(lines_of(LineReader::from_string("")).empty());
 }
 
-TEST(LineReader, ProgressBarsKeepWhatATerminalShows) {
-  EXPECT_EQ(lines_of(LineReader::from_string("10%\r50%\r100% done\r\nnext\n")),
-            (std::vector<std::string>{"100% done", "next"}));
+TEST(LineReader, ProgressBarsKeepWhatCameBeforeAndTheirFinalState) {
+  EXPECT_EQ(
+      lines_of(LineReader::from_string(
+          "test_a (m.C.test_a) ... \r10%\r50%\r100% done\r\nnext\n\rStep 40/100FAIL\n")),
+      (std::vector<std::string>{"test_a (m.C.test_a) ... 100% done", "next", "Step 40/100FAIL"}));
 }
 
 TEST(LineReader, RemovesAnsiEscapesAndNuls) {
