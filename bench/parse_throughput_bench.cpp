@@ -35,7 +35,8 @@ namespace {
 std::string module_log(int module) {
   std::string out;
   std::string failures;
-  const std::string cls = fmt::format("tests.models.m{}.test_modeling_m{}.ModelTest", module, module);
+  const std::string cls =
+      fmt::format("tests.models.m{}.test_modeling_m{}.ModelTest", module, module);
   for (int t = 0; t < 200; ++t) {
     const std::string name = fmt::format("test_case_{}", t);
     out += fmt::format("{} ({}.{}) ... ", name, cls, name);
@@ -53,15 +54,17 @@ std::string module_log(int module) {
     } else if (t % 10 == 5) {
       out += "skipped 'test requires CUDA'\n";
     } else if (t % 10 == 7) {
-      out += "Some weights of the model checkpoint were not used when initializing the model\n"
-             "- This IS expected if you are initializing from a checkpoint of another task.\nok\n";
+      out +=
+          "Some weights of the model checkpoint were not used when initializing the model\n"
+          "- This IS expected if you are initializing from a checkpoint of another task.\nok\n";
     } else {
       out += "ok\n";
     }
   }
   out += failures;
-  out += "----------------------------------------------------------------------\n"
-         "Ran 200 tests in 12.345s\n\nFAILED (failures=20, skipped=20)\n";
+  out +=
+      "----------------------------------------------------------------------\n"
+      "Ran 200 tests in 12.345s\n\nFAILED (failures=20, skipped=20)\n";
   return out;
 }
 
@@ -86,7 +89,7 @@ fs::path write_flooded(const fs::path& dir, std::size_t bytes, const std::string
   fs::path p = dir / name;
   std::ofstream out(p, std::ios::binary);
   std::string log = module_log(0);
-  const std::size_t split = log.find("ok\n", log.find("test_case_7 ")) ;
+  const std::size_t split = log.find("ok\n", log.find("test_case_7 "));
   out << log.substr(0, split);
   std::string block;
   for (int i = 0; i < 1024; ++i) {
@@ -172,9 +175,10 @@ int main(int argc, char** argv) {
   fmt::print("read:  {:8.0f} MB/s (baseline: read(2) of the same files)\n", read_rate);
   fmt::print("lines: {:8.0f} MB/s (LineReader alone), ratio to read {:.2f}\n", lines_rate,
              lines_rate / read_rate);
-  fmt::print("parse: {:8.0f} MB/s (parse_unittest_log, {} cases), ratio to read {:.2f}; target "
-             ">= 200 MB/s\n",
-             parse_rate, cases, parse_rate / read_rate);
+  fmt::print(
+      "parse: {:8.0f} MB/s (parse_unittest_log, {} cases), ratio to read {:.2f}; target "
+      ">= 200 MB/s\n",
+      parse_rate, cases, parse_rate / read_rate);
   std::fflush(stdout);
 
   // Peak memory for a big log: in a child, so the corpus above does not count.
@@ -185,10 +189,11 @@ int main(int argc, char** argv) {
     devshim::LineReader lines(big);
     devshim::ParsedFile parsed = devshim::parse_unittest_log(lines, "tests/x.py");
     const long after = max_rss_kb();
-    fmt::print("peak memory parsing {:.2f} GB: {:.1f} MB (RSS before {:.1f} MB, {} cases kept); "
-               "target < 64 MB\n",
-               static_cast<double>(fs::file_size(big)) / 1e9, after / 1024.0, before / 1024.0,
-               parsed.cases.size());
+    fmt::print(
+        "peak memory parsing {:.2f} GB: {:.1f} MB (RSS before {:.1f} MB, {} cases kept); "
+        "target < 64 MB\n",
+        static_cast<double>(fs::file_size(big)) / 1e9, after / 1024.0, before / 1024.0,
+        parsed.cases.size());
     std::fflush(stdout);
     ::_exit(0);
   }

@@ -35,6 +35,7 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
     env.erase(kActivateVar);
   }
   env["PYTHONUNBUFFERED"] = "1";
+  env["PYTHONFAULTHANDLER"] = "1";
   env.erase("PYTHONSTARTUP");
   for (const auto& p : suite.pythonpath) path.push_back(p.string());
   if (auto it = suite.env.find("PYTHONPATH"); it != suite.env.end() && !it->second.empty()) {

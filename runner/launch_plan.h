@@ -40,9 +40,9 @@ Environment inherited_environment();
 
 /// The environment of a test process: inherited, then suite.env, then (shim mode)
 /// ACTIVATE_TORCH_DEVICE=1 and PYTORCH_ENABLE_MPS_FALLBACK=1, PYTHONUNBUFFERED=1 (so a crash loses
-/// no output) and PYTHONPATH = [shim dir,] suite.pythonpath..., suite.env's PYTHONPATH,
-/// inherited PYTHONPATH.
-/// In baseline mode ACTIVATE_TORCH_DEVICE is removed and the shim dir is not on PYTHONPATH.
+/// no output), PYTHONFAULTHANDLER=1 (a crash prints where it happened) and PYTHONPATH = [shim dir,]
+/// suite.pythonpath..., suite.env's PYTHONPATH, inherited PYTHONPATH. In baseline mode
+/// ACTIVATE_TORCH_DEVICE is removed and the shim dir is not on PYTHONPATH.
 Environment child_environment(const Suite& suite, const LaunchOptions& options,
                               const Environment& inherited);
 

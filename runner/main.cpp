@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "runner/error.h"
+#include "runner/import_command.h"
 #include "runner/run_command.h"
 #include "runner/runs_command.h"
+#include "runner/show_command.h"
 
 #ifndef DEVSHIM_VERSION
 #define DEVSHIM_VERSION "0.0.0"
@@ -28,7 +30,9 @@ int run_main(int argc, char** argv) {
       "devshim runner: runs a suite's test files, each in its own process, with the device "
       "redirection shim active, and records every result.\n\n"
       "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
-      "  runner runs [--db PATH]                    list recorded runs",
+      "  runner runs [--db PATH] [-n N]             list recorded runs\n"
+      "  runner show [RUN] [--status S] [--all]     a run's files and tests\n"
+      "  runner import LOGDIR [--suite NAME]        import TorchDevice test-runner logs",
       "runner"};
   app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
   RunOptions o;
@@ -88,11 +92,48 @@ int runs_main(int argc, char** argv) {
                             limit);
 }
 
+int show_main(int argc, char** argv) {
+  CLI::App app{"Print a recorded run's files and tests (those that did not pass, by default).",
+               "runner show"};
+  std::string db, run = "latest", status;
+  bool all = false;
+  app.add_option("run", run, "run id, or \"latest\"")->capture_default_str();
+  app.add_option("--db", db, "results database");
+  app.add_option("--status", status, "only files and tests with this status (e.g. failed)");
+  app.add_flag("--all", all, "list passing tests too");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  return devshim::show_run(db.empty() ? devshim::default_db_path() : std::filesystem::path(db), run,
+                           status, all);
+}
+
+int import_main(int argc, char** argv) {
+  CLI::App app{"Import the logs of TorchDevice's run_transformer_tests.py as one run.",
+               "runner import"};
+  std::string db, dir, suite;
+  app.add_option("logdir", dir, "folder with <series>_<timestamp>.log and <path>.py.log files")
+      ->required();
+  app.add_option("--db", db, "results database");
+  app.add_option("--suite", suite, "suite name for the run (default: the log's series name)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  return devshim::import_logs(
+      dir, db.empty() ? devshim::default_db_path() : std::filesystem::path(db), suite);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     if (argc > 1 && std::string(argv[1]) == "runs") return runs_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "show") return show_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "import") return import_main(argc - 1, argv + 1);
     return run_main(argc, argv);
   } catch (const devshim::Error& e) {
     std::fflush(stdout);

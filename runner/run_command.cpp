@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "runner/collect.h"
 #include "runner/discovery.h"
 #include "runner/error.h"
 #include "runner/launch_plan.h"
@@ -107,8 +108,10 @@ class RunObserver : public PoolObserver {
   }
 
   void on_finish(std::size_t i, const ProcessResult& r) override {
-    FileStatus status = status_from_process(r, suite_.framework);
+    CollectedFile collected = collect_results(suite_, files_[i], specs_[i], r);
+    const FileStatus status = collected.status;
     ++counts_[status];
+    for (const TestCase& c : collected.cases) ++case_counts_[c.status];
     FileRecord rec;
     rec.path = files_[i].rel_path;
     rec.status = status;
@@ -120,7 +123,9 @@ class RunObserver : public PoolObserver {
     rec.started_at = iso8601_utc(r.started_at);
     rec.finished_at = iso8601_utc(r.finished_at);
     rec.note = describe(r, max_file_bytes_, specs_[i].log_path);
-    store_.record_file(run_id_, rec);
+    rec.parsed_from = collected.parsed_from;
+    rec.reported = collected.reported;
+    store_.record_file(run_id_, rec, collected.cases);
 
     std::string rc = r.exit_code ? std::to_string(*r.exit_code)
                      : r.signal  ? "-" + std::to_string(*r.signal)
@@ -138,6 +143,7 @@ class RunObserver : public PoolObserver {
   }
 
   const std::map<FileStatus, std::size_t>& counts() const { return counts_; }
+  const std::map<CaseStatus, std::size_t>& case_counts() const { return case_counts_; }
 
  private:
   const std::vector<TestFile>& files_;
@@ -150,6 +156,7 @@ class RunObserver : public PoolObserver {
   Progress& progress_;
   std::uint64_t max_file_bytes_;
   std::map<FileStatus, std::size_t> counts_;
+  std::map<CaseStatus, std::size_t> case_counts_;
 };
 
 }  // namespace
@@ -272,10 +279,18 @@ int run_suite(const RunOptions& o) {
   }
   const std::string run_status = !completed ? "interrupted" : failures > 0 ? "failed" : "passed";
   store.finish_run(run_id, run_status, iso8601_utc_now());
-  run_log.line(fmt::format("Run {} {}: {}", run_id, run_status, summary));
+  std::string tests;
+  std::size_t total_tests = 0;
+  for (const auto& [status, n] : observer.case_counts()) {
+    total_tests += n;
+    tests += fmt::format(", {} {}", n, to_string(status));
+  }
+  tests = fmt::format("{} test{}{}", total_tests, total_tests == 1 ? "" : "s", tests);
+  run_log.line(fmt::format("Run {} {}: files: {}; tests: {}", run_id, run_status, summary, tests));
 
-  std::printf("runner: run %lld %s: %s\n", static_cast<long long>(run_id), run_status.c_str(),
-              summary.c_str());
+  std::printf("runner: run %lld %s: %zu file%s: %s\n", static_cast<long long>(run_id),
+              run_status.c_str(), files.size(), files.size() == 1 ? "" : "s", summary.c_str());
+  std::printf("runner: %s\n", tests.c_str());
   std::printf("runner: logs    %s\n", (out_dir / "logs").c_str());
   std::printf("runner: run log %s\n", (out_dir / "run.log").c_str());
   std::printf("runner: results %s (run %lld)\n", store.path().c_str(),

@@ -9,6 +9,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "parsers/line_reader.h"
+#include "parsers/signature.h"
 #include "runner/error.h"
 
 namespace devshim {
@@ -19,7 +21,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 1> kMigrations = {
+constexpr std::array<const char*, 2> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -59,6 +61,40 @@ CREATE TABLE files (
 );
 CREATE INDEX files_by_path ON files(path, run_id);
 CREATE INDEX runs_by_suite ON runs(suite, started_at);
+)sql",
+    // 2: per-test results and failure signatures (parsers/).
+    R"sql(
+ALTER TABLE files ADD COLUMN parsed_from TEXT;     -- 'junit', 'log' or NULL (nothing parsed)
+ALTER TABLE files ADD COLUMN reported TEXT;        -- JSON: the framework's own closing counts
+CREATE TABLE signatures (
+  signature      TEXT PRIMARY KEY,                 -- 16 hex digits (parsers/signature.h)
+  exception      TEXT NOT NULL,
+  message        TEXT NOT NULL,                    -- normalised message
+  example        TEXT NOT NULL,                    -- one real message
+  first_seen_run INTEGER NOT NULL,
+  last_seen_run  INTEGER NOT NULL
+);
+CREATE TABLE cases (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id     INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  classname   TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  status      TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error', 'skipped', 'xfailed',
+                                              'xpassed')),
+  duration_s  REAL,
+  exception   TEXT,
+  message     TEXT,
+  traceback   TEXT,
+  signature   TEXT REFERENCES signatures(signature),
+  source_path TEXT,
+  source_line INTEGER,
+  culprit     TEXT CHECK (culprit IN ('crashed', 'timeout', 'interrupted'))
+);
+CREATE INDEX cases_by_run ON cases(run_id, status);
+CREATE INDEX cases_by_file ON cases(file_id);
+CREATE INDEX cases_by_test ON cases(classname, name);
+CREATE INDEX cases_by_signature ON cases(signature);
 )sql",
 };
 
@@ -196,17 +232,19 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
   return id;
 }
 
-void Store::record_file(std::int64_t run_id, const FileRecord& file) {
+void Store::record_file(std::int64_t run_id, const FileRecord& file,
+                        const std::vector<TestCase>& cases) {
   sql::Transaction tx(db_);
   sql::Statement u(db_,
                    "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
-                   "duration_s, log_path, started_at, finished_at, note) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+                   "duration_s, log_path, started_at, finished_at, note, parsed_from, reported) "
+                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
                    "ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, "
                    "exit_code = excluded.exit_code, signal = excluded.signal, "
                    "timed_out = excluded.timed_out, duration_s = excluded.duration_s, "
                    "log_path = excluded.log_path, started_at = excluded.started_at, "
-                   "finished_at = excluded.finished_at, note = excluded.note");
+                   "finished_at = excluded.finished_at, note = excluded.note, "
+                   "parsed_from = excluded.parsed_from, reported = excluded.reported");
   u.bind(1, run_id).bind(2, file.path);
   if (file.status) {
     u.bind(3, to_string(*file.status));
@@ -223,10 +261,114 @@ void Store::record_file(std::int64_t run_id, const FileRecord& file) {
   if (file.note.empty()) {
     u.bind_null(11);
   } else {
-    u.bind(11, file.note);
+    u.bind(11, sanitize_text(file.note));
+  }
+  if (file.parsed_from.empty()) {
+    u.bind_null(12);
+  } else {
+    u.bind(12, file.parsed_from);
+  }
+  if (file.reported.present) {
+    json r{{"passed", file.reported.passed},   {"failed", file.reported.failed},
+           {"errors", file.reported.errors},   {"skipped", file.reported.skipped},
+           {"xfailed", file.reported.xfailed}, {"xpassed", file.reported.xpassed}};
+    if (file.reported.ran) r["ran"] = *file.reported.ran;
+    u.bind(13, r.dump());
+  } else {
+    u.bind_null(13);
   }
   u.run();
+
+  sql::Statement id(db_, "SELECT id FROM files WHERE run_id = ? AND path = ?");
+  id.bind(1, run_id).bind(2, file.path);
+  if (!id.step()) db_.fail("file row vanished");
+  const std::int64_t file_id = id.int64(0);
+  id.reset();
+  sql::Statement del(db_, "DELETE FROM cases WHERE file_id = ?");
+  del.bind(1, file_id).run();
+  insert_cases(run_id, file_id, cases);
   tx.commit();
+}
+
+void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
+                         const std::vector<TestCase>& cases) {
+  sql::Statement sig(db_,
+                     "INSERT INTO signatures (signature, exception, message, example, "
+                     "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
+                     "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
+                     "max(last_seen_run, excluded.last_seen_run)");
+  sql::Statement ins(db_,
+                     "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
+                     "exception, message, traceback, signature, source_path, source_line, "
+                     "culprit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto opt_text = [](sql::Statement& s, int i, const std::string& v) {
+    if (v.empty()) {
+      s.bind_null(i);
+    } else {
+      s.bind(i, sanitize_text(v));
+    }
+  };
+  for (const TestCase& c : cases) {
+    std::string signature;
+    if (is_failure(c.status) || !c.culprit.empty()) {
+      const std::string exception = sanitize_text(c.exception);
+      const std::string message = sanitize_text(c.message);
+      signature = failure_signature(exception, message);
+      sig.bind(1, signature)
+          .bind(2, exception)
+          .bind(3, normalize_message(message))
+          .bind(4, message)
+          .bind(5, run_id)
+          .bind(6, run_id)
+          .run();
+    }
+    ins.bind(1, run_id)
+        .bind(2, file_id)
+        .bind(3, sanitize_text(c.classname))
+        .bind(4, sanitize_text(c.name))
+        .bind(5, to_string(c.status))
+        .bind(6, c.duration_s);
+    opt_text(ins, 7, c.exception);
+    opt_text(ins, 8, c.message);
+    opt_text(ins, 9, c.traceback);
+    opt_text(ins, 10, signature);
+    opt_text(ins, 11, c.source.path);
+    if (c.source.line > 0) {
+      ins.bind(12, c.source.line);
+    } else {
+      ins.bind_null(12);
+    }
+    opt_text(ins, 13, c.culprit);
+    ins.run();
+  }
+}
+
+std::vector<StoredCase> Store::cases(std::int64_t run_id) {
+  sql::Statement s(db_,
+                   "SELECT f.path, c.classname, c.name, c.status, c.duration_s, c.exception, "
+                   "c.message, c.traceback, c.signature, c.source_path, c.source_line, c.culprit "
+                   "FROM cases c JOIN files f ON f.id = c.file_id WHERE c.run_id = ? "
+                   "ORDER BY f.path, c.id");
+  s.bind(1, run_id);
+  std::vector<StoredCase> out;
+  while (s.step()) {
+    StoredCase sc;
+    sc.file = s.text(0);
+    TestCase& c = sc.test;
+    c.classname = s.text(1);
+    c.name = s.text(2);
+    c.status = parse_case_status(s.text(3)).value_or(CaseStatus::kError);
+    c.duration_s = s.opt_real(4).value_or(0);
+    c.exception = s.text(5);
+    c.message = s.text(6);
+    c.traceback = s.text(7);
+    sc.signature = s.text(8);
+    c.source.path = s.text(9);
+    c.source.line = static_cast<int>(s.opt_int64(10).value_or(0));
+    c.culprit = s.text(11);
+    out.push_back(std::move(sc));
+  }
+  return out;
 }
 
 void Store::finish_run(std::int64_t run_id, const std::string& status,
@@ -253,7 +395,8 @@ std::optional<RunRecord> Store::run(std::int64_t run_id) {
 std::vector<FileRecord> Store::files(std::int64_t run_id) {
   sql::Statement s(db_,
                    "SELECT path, status, exit_code, signal, timed_out, duration_s, log_path, "
-                   "started_at, finished_at, note FROM files WHERE run_id = ? ORDER BY path");
+                   "started_at, finished_at, note, parsed_from, reported FROM files "
+                   "WHERE run_id = ? ORDER BY path");
   s.bind(1, run_id);
   std::vector<FileRecord> out;
   while (s.step()) {
@@ -268,6 +411,20 @@ std::vector<FileRecord> Store::files(std::int64_t run_id) {
     f.started_at = s.text(7);
     f.finished_at = s.text(8);
     f.note = s.text(9);
+    f.parsed_from = s.text(10);
+    if (auto reported = s.opt_text(11)) {
+      json r = json::parse(*reported, nullptr, /*allow_exceptions=*/false);
+      if (r.is_object()) {
+        f.reported.present = true;
+        if (r.contains("ran")) f.reported.ran = r.value("ran", 0);
+        f.reported.passed = r.value("passed", 0);
+        f.reported.failed = r.value("failed", 0);
+        f.reported.errors = r.value("errors", 0);
+        f.reported.skipped = r.value("skipped", 0);
+        f.reported.xfailed = r.value("xfailed", 0);
+        f.reported.xpassed = r.value("xpassed", 0);
+      }
+    }
     out.push_back(std::move(f));
   }
   return out;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "parsers/test_result.h"
 #include "runner/sqlite.h"
 #include "runner/status.h"
 
@@ -45,7 +46,16 @@ struct FileRecord {
   std::string log_path;  ///< relative to the run's out_dir
   std::string started_at;
   std::string finished_at;
-  std::string note;  ///< why, when the status needs explaining (launch error, limit hit)
+  std::string note;         ///< why, when the status needs explaining (launch error, limit hit)
+  std::string parsed_from;  ///< "junit", "log", or empty when nothing could be parsed
+  ReportedCounts reported;  ///< what the framework itself said it ran
+};
+
+/// A test case read back from the store, with the file it belongs to.
+struct StoredCase {
+  std::string file;  ///< FileRecord::path
+  TestCase test;
+  std::string signature;  ///< empty for cases that did not fail
 };
 
 class Store {
@@ -60,15 +70,21 @@ class Store {
 
   /// Inserts the run (status "running") and a row per planned file, in one transaction.
   std::int64_t begin_run(RunRecord run, const std::vector<std::string>& planned_files);
-  /// Writes one finished file's result in one transaction.
-  void record_file(std::int64_t run_id, const FileRecord& file);
+  /// Writes one finished file's result and its cases (replacing any recorded before) in one
+  /// transaction; failing cases get a signature (parsers/signature.h); text is sanitised to
+  /// valid UTF-8 on the way in.
+  void record_file(std::int64_t run_id, const FileRecord& file,
+                   const std::vector<TestCase>& cases = {});
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
 
   std::vector<RunRecord> runs(int limit = 50);
   std::optional<RunRecord> run(std::int64_t run_id);
   std::vector<FileRecord> files(std::int64_t run_id);
+  /// Every case of a run, ordered by file path then as recorded.
+  std::vector<StoredCase> cases(std::int64_t run_id);
 
  private:
+  void insert_cases(std::int64_t run_id, std::int64_t file_id, const std::vector<TestCase>& cases);
   void migrate();
   void mark_stale_runs_interrupted();
 

@@ -69,7 +69,7 @@ TEST_F(RunnerE2E, EveryFileGetsTheStatusOfHowItEnded) {
   };
   EXPECT_EQ(status("test_pass.py"), "passed");
   EXPECT_EQ(status("test_fail.py"), "failed");
-  EXPECT_EQ(status("test_import_error.py"), "failed");  // "error" once the log is parsed
+  EXPECT_EQ(status("test_import_error.py"), "error");
   EXPECT_EQ(status("test_hang.py"), "timeout");
   EXPECT_EQ(status("test_segv.py"), "crashed");
   EXPECT_EQ(files.at("test_segv.py").signal, SIGSEGV);
@@ -105,6 +105,20 @@ TEST_F(RunnerE2E, EveryFileGetsTheStatusOfHowItEnded) {
 
   Store store(db());
   auto run = store.runs(1).at(0);
+  // Per-test results: every test of every file, the culprits of the killed ones included.
+  std::map<std::string, const StoredCase*> cases;
+  auto stored = store.cases(run.id);
+  for (const auto& c : stored) cases[c.file + "::" + c.test.name] = &c;
+  EXPECT_EQ(cases.at("test_pass.py::test_one")->test.status, CaseStatus::kPassed);
+  const StoredCase* wrong = cases.at("test_fail.py::test_wrong");
+  EXPECT_EQ(wrong->test.status, CaseStatus::kFailed);
+  EXPECT_EQ(wrong->test.exception, "AssertionError");
+  EXPECT_EQ(wrong->test.source.path, "tests/test_fail.py");
+  EXPECT_EQ(wrong->test.source.line, 9);
+  EXPECT_EQ(wrong->signature.size(), 16U);
+  EXPECT_EQ(cases.at("test_hang.py::test_forever")->test.culprit, "timeout");
+  EXPECT_EQ(cases.at("test_segv.py::test_segfault")->test.culprit, "crashed");
+  EXPECT_EQ(cases.at("test_segv.py::test_segfault")->test.source.line, 8);
   EXPECT_EQ(run.status, "failed");
   EXPECT_EQ(run.mode, "shim");
   EXPECT_EQ(run.suite, "e2e-mixed");
@@ -215,6 +229,12 @@ TEST_F(RunnerE2E, SigintKillsTheRunningFilesKeepsFinishedResultsAndExits130) {
   EXPECT_FALSE(files.at("test_d_slow.py").status) << "never started: not run";
   EXPECT_EQ(Store(db()).runs(1).at(0).status, "interrupted");
   expect_no_survivors();
+  // The tests that were running are recorded as the culprits.
+  std::size_t culprits = 0;
+  for (const auto& c : Store(db()).cases(Store(db()).runs(1).at(0).id)) {
+    if (c.test.culprit == "interrupted") ++culprits;
+  }
+  EXPECT_EQ(culprits, 2U);
 }
 
 TEST_F(RunnerE2E, SigtermIsAnInterruptToo) {

@@ -33,6 +33,7 @@ TEST(ChildEnvironment, ShimModeActivatesAndPutsTheShimFirstOnPythonpath) {
   EXPECT_EQ(env.at("PYTORCH_ENABLE_MPS_FALLBACK"), "1");
   EXPECT_EQ(env.at("PYTHONPATH"), "/devshim/shim/python:/proj/src:/mine");
   EXPECT_EQ(env.at("PYTHONUNBUFFERED"), "1");
+  EXPECT_EQ(env.at("PYTHONFAULTHANDLER"), "1");
   EXPECT_EQ(env.at("PATH"), "/usr/bin");
   EXPECT_EQ(env.at("HF_HUB_OFFLINE"), "1");
   EXPECT_EQ(env.at("HOME"), "/suite-home") << "suite env overrides the inherited one";

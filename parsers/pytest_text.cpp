@@ -1,0 +1,1078 @@
+#include "parsers/pytest_text.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "parsers/traceback.h"
+
+namespace devshim {
+
+namespace {
+
+constexpr std::size_t kHeadBytes = std::size_t{32} * 1024;  // a stored traceback keeps its head...
+constexpr std::size_t kTailBytes = std::size_t{32} * 1024;  // ...and its tail
+constexpr std::size_t kMaxMessageBytes = std::size_t{2} * 1024;
+constexpr std::size_t kMaxEBlockLines = 64;
+constexpr std::size_t kMaxFramePaths = 256;
+constexpr std::size_t kUnfinishedTailLines = 60;
+constexpr std::size_t kMaxSkipEntries = 100000;
+
+std::string_view ltrim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+std::string_view rtrim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+std::string_view trim(std::string_view s) { return ltrim(rtrim(s)); }
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
+}
+
+// s cut to at most n bytes, never inside a UTF-8 sequence.
+std::string_view cut_utf8(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
+  return s.substr(0, n);
+}
+
+std::string capped_message(std::string_view s) {
+  return std::string(cut_utf8(trim(s), kMaxMessageBytes));
+}
+
+// Calls f(line) for each line of text ("\n" or "\r\n" endings).
+template <typename F>
+void for_each_line(std::string_view text, F&& f) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    f(line);
+    pos = end + 1;
+  }
+}
+
+// "pkg.mod.Error: message" / "Error" → name and the rest; false unless the text starts with a
+// dotted identifier followed by ":" or the end of the text.
+bool split_exception(std::string_view text, std::string_view& name, std::string_view& rest) {
+  std::size_t i = 0;
+  while (i < text.size() && (is_identifier_char(text[i]) || text[i] == '.')) ++i;
+  if (i == 0 || text[0] == '.' || is_digit(text[0]) || text[i - 1] == '.') return false;
+  if (i < text.size() && text[i] != ':') return false;
+  name = text.substr(0, i);
+  rest = i < text.size() ? trim(text.substr(i + 1)) : std::string_view{};
+  return true;
+}
+
+// An exception class name: its last component starts with a capital (ValueError, Failed,
+// tests.test_x.MyError), unlike "assert", "in" or "self".
+bool plausible_exception(std::string_view name) {
+  std::size_t dot = name.rfind('.');
+  std::string_view last = dot == std::string_view::npos ? name : name.substr(dot + 1);
+  return !last.empty() && last[0] >= 'A' && last[0] <= 'Z';
+}
+
+// "tests.test_x.MyError" names the class pytest's location line calls "MyError".
+bool same_exception(std::string_view full, std::string_view short_name) {
+  if (full == short_name) return true;
+  return full.size() > short_name.size() && full.ends_with(short_name) &&
+         full[full.size() - short_name.size() - 1] == '.';
+}
+
+// A printed path names test_file ("tests/test_x.py"): equal, or one is a suffix of the other
+// at a "/" boundary (absolute paths, paths relative to another directory).
+bool path_matches(std::string_view printed, std::string_view test_file) {
+  if (printed.starts_with("./")) printed.remove_prefix(2);
+  if (test_file.starts_with("./")) test_file.remove_prefix(2);
+  if (printed.empty() || test_file.empty()) return false;
+  if (printed == test_file) return true;
+  auto suffix = [](std::string_view longer, std::string_view shorter) {
+    return longer.size() > shorter.size() && longer.ends_with(shorter) &&
+           longer[longer.size() - shorter.size() - 1] == '/';
+  };
+  return suffix(printed, test_file) || suffix(test_file, printed);
+}
+
+struct FrameLine {
+  std::string_view path;
+  int line = 0;
+  std::string_view rest;
+};
+
+// pytest's location lines at column 0: "tests/x.py:12: AssertionError" (the crash line of
+// --tb=long), "tests/x.py:19: " (an outer frame), "/abs/y.py:5: in f" (--tb=short),
+// "/abs/tests/x.py:37" (the end of a fixture lookup error).
+std::optional<FrameLine> parse_location_line(std::string_view line) {
+  if (line.empty() || line[0] == ' ' || line[0] == '\t') return std::nullopt;
+  std::size_t p = line.find(".py:");
+  if (p == std::string_view::npos) return std::nullopt;
+  FrameLine f;
+  f.path = line.substr(0, p + 3);
+  if (f.path.find(' ') != std::string_view::npos) return std::nullopt;
+  const char* first = line.data() + p + 4;
+  const char* last = line.data() + line.size();
+  auto [ptr, ec] = std::from_chars(first, last, f.line);
+  if (ec != std::errc() || ptr == first) return std::nullopt;
+  if (ptr == last) return f;  // "/abs/tests/x.py:37" closing a fixture lookup error
+  if (*ptr != ':') return std::nullopt;
+  f.rest = trim(line.substr(static_cast<std::size_t>(ptr - line.data()) + 1));
+  return f;
+}
+
+// Native and faulthandler frames: `  File "/x/tests/y.py", line 12, in f` / `... line 12 in f`.
+std::optional<FrameLine> parse_native_frame(std::string_view line) {
+  std::string_view s = ltrim(line);
+  if (!s.starts_with("File \"")) return std::nullopt;
+  s.remove_prefix(6);
+  std::size_t q = s.find("\", line ");
+  if (q == std::string_view::npos) return std::nullopt;
+  FrameLine f;
+  f.path = s.substr(0, q);
+  s.remove_prefix(q + 8);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), f.line);
+  if (ec != std::errc()) return std::nullopt;
+  return f;
+}
+
+// Reads a pytest failure report line by line, keeping only what summarize needs.
+class FailureScanner {
+ public:
+  void feed(std::string_view line) {
+    if (first_line_.empty()) {
+      std::string_view t = trim(line);
+      if (!t.empty()) first_line_ = capped_message(t);
+      // pytest's FixtureLookupErrorRepr starts "file /x/tests/t.py, line 37".
+      fixture_lookup_ = t.starts_with("file ") && t.find(", line ") != std::string_view::npos;
+    }
+    if (!line.empty() && line[0] == 'E' && (line.size() == 1 || line[1] == ' ')) {
+      if (!in_e_) e_block_.clear();
+      in_e_ = true;
+      if (e_block_.size() < kMaxEBlockLines) e_block_.push_back(capped_message(line.substr(1)));
+      return;
+    }
+    in_e_ = false;
+    if (auto f = parse_location_line(line)) {
+      add_frame(f->path, f->line);
+      std::string_view name, rest;
+      if (split_exception(f->rest, name, rest) && plausible_exception(name)) {
+        loc_exception_ = std::string(name);
+      }
+      return;
+    }
+    if (auto f = parse_native_frame(line)) add_frame(f->path, f->line);
+  }
+
+  // text: the report as stored, for the native-traceback fallback.
+  PytestFailure finish(std::string_view text, std::string_view test_file) const {
+    PytestFailure r;
+    if (!e_block_.empty()) {
+      bool found = false;
+      for (const auto& l : e_block_) {
+        std::string_view name, rest;
+        if (!split_exception(l, name, rest)) continue;
+        if (loc_exception_.empty() ? plausible_exception(name)
+                                   : same_exception(name, loc_exception_)) {
+          r.exception = std::string(name);
+          r.message = std::string(rest);
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        r.exception = loc_exception_;
+        r.message = e_block_.front();
+      }
+    } else if (!loc_exception_.empty()) {
+      r.exception = loc_exception_;
+    } else {
+      ParsedTraceback tb = parse_traceback(text);
+      r.exception = tb.exception;
+      r.message = capped_message(tb.message);
+    }
+    if (r.exception.empty() && r.message.starts_with("assert ")) r.exception = "AssertionError";
+    if (r.exception.empty() && fixture_lookup_) r.exception = "_pytest.fixtures.FixtureLookupError";
+    if (r.exception.empty() && r.message.empty()) r.message = first_line_;
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+      if (path_matches(it->first, test_file)) {
+        r.location = SourceLocation{std::string(test_file), it->second};
+        break;
+      }
+    }
+    return r;
+  }
+
+ private:
+  // Frames in the order of their last appearance: the deepest of the last traceback is last.
+  void add_frame(std::string_view path, int line) {
+    for (auto it = frames_.begin(); it != frames_.end(); ++it) {
+      if (it->first == path) {
+        frames_.erase(it);
+        break;
+      }
+    }
+    if (frames_.size() >= kMaxFramePaths) frames_.erase(frames_.begin());
+    frames_.emplace_back(std::string(path), line);
+  }
+
+  std::string first_line_;
+  bool fixture_lookup_ = false;
+  bool in_e_ = false;
+  std::vector<std::string> e_block_;  // the last run of "E   " lines
+  std::string loc_exception_;         // from the last "path:LINE: ExcType" line
+  std::vector<std::pair<std::string, int>> frames_;
+};
+
+// A traceback kept within kHeadBytes + kTailBytes, as lines arrive.
+class CappedText {
+ public:
+  void add(std::string_view line) {
+    if (!started_) {
+      if (trim(line).empty()) return;
+      started_ = true;
+    }
+    if (tail_.empty() && head_.size() + line.size() + 1 <= kHeadBytes) {
+      head_.append(line);
+      head_.push_back('\n');
+      return;
+    }
+    std::string_view kept = cut_utf8(line, kTailBytes);
+    tail_bytes_ += kept.size() + 1;
+    tail_.emplace_back(kept);
+    while (tail_bytes_ > kTailBytes && tail_.size() > 1) {
+      tail_bytes_ -= tail_.front().size() + 1;
+      tail_.pop_front();
+      ++cut_lines_;
+    }
+  }
+
+  std::string str() const {
+    std::string out = head_;
+    if (cut_lines_ > 0) out += "[... " + std::to_string(cut_lines_) + " lines cut ...]\n";
+    for (const auto& l : tail_) {
+      out += l;
+      out.push_back('\n');
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ' || out.back() == '\t')) {
+      out.pop_back();
+    }
+    return out;
+  }
+
+ private:
+  bool started_ = false;
+  std::string head_;
+  std::deque<std::string> tail_;
+  std::size_t tail_bytes_ = 0;
+  std::size_t cut_lines_ = 0;
+};
+
+// Outcome order when one test is reported more than once (call, then teardown; subtests).
+int rank(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::kPassed:
+      return 0;
+    case CaseStatus::kSkipped:
+      return 1;
+    case CaseStatus::kXfailed:
+      return 2;
+    case CaseStatus::kXpassed:
+      return 3;
+    case CaseStatus::kError:
+      return 4;
+    case CaseStatus::kFailed:
+      return 5;
+  }
+  return 0;
+}
+
+void merge_status(std::optional<CaseStatus>& into, CaseStatus s) {
+  if (!into || rank(s) > rank(*into)) into = s;
+}
+
+struct VerdictWord {
+  std::string_view word;
+  CaseStatus status;
+};
+constexpr std::array<VerdictWord, 6> kVerdicts{{
+    {"PASSED", CaseStatus::kPassed},
+    {"FAILED", CaseStatus::kFailed},
+    {"ERROR", CaseStatus::kError},
+    {"SKIPPED", CaseStatus::kSkipped},
+    {"XFAIL", CaseStatus::kXfailed},
+    {"XPASS", CaseStatus::kXpassed},
+}};
+
+std::optional<CaseStatus> verdict_status(std::string_view word) {
+  for (const auto& v : kVerdicts) {
+    if (v.word == word) return v.status;
+  }
+  return std::nullopt;
+}
+
+struct Verdict {
+  CaseStatus status = CaseStatus::kPassed;
+  std::string_view reason;
+  std::string_view before;  // the text before the verdict (node id, output)
+  bool progress = false;    // a "[ 50%]" / "[ 3/30]" column followed
+};
+
+// "[ 50%]", "[100%]", "[ 3/30]" contents.
+bool is_progress_column(std::string_view s) {
+  s = trim(s);
+  std::size_t i = 0;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  if (i == 0) return false;
+  std::string_view rest = s.substr(i);
+  if (rest == "%") return true;
+  if (rest.size() < 2 || rest[0] != '/') return false;
+  for (char c : rest.substr(1)) {
+    if (!is_digit(c)) return false;
+  }
+  return true;
+}
+
+// The verdict pytest -v prints at the end of a test's line: "PASSED", "SKIPPED (reason)", with an
+// optional progress column; glued to output printed by the test when capture is off.
+std::optional<Verdict> trailing_verdict(std::string_view line) {
+  Verdict v;
+  std::string_view t = rtrim(line);
+  if (t.ends_with(']')) {
+    std::size_t lb = t.rfind('[');
+    if (lb != std::string_view::npos && is_progress_column(t.substr(lb + 1, t.size() - lb - 2))) {
+      v.progress = true;
+      t = rtrim(t.substr(0, lb));
+    }
+  }
+  if (t.ends_with(')')) {
+    // "SKIPPED (reason)", "XFAIL (reason)", "XPASS (reason)": the first such word (a reason may
+    // hold anything), not pytest 9's "SUBSKIPPED".
+    std::size_t best = std::string_view::npos;
+    for (const auto& w : {VerdictWord{"SKIPPED (", CaseStatus::kSkipped},
+                          VerdictWord{"XFAIL (", CaseStatus::kXfailed},
+                          VerdictWord{"XPASS (", CaseStatus::kXpassed}}) {
+      for (std::size_t p = t.find(w.word); p != std::string_view::npos; p = t.find(w.word, p + 1)) {
+        if (p >= 3 && t.substr(p - 3, 3) == "SUB") continue;
+        if (p < best) {
+          best = p;
+          v.status = w.status;
+          v.reason = t.substr(p + w.word.size(), t.size() - 1 - (p + w.word.size()));
+          v.before = t.substr(0, p);
+        }
+        break;
+      }
+    }
+    if (best == std::string_view::npos) return std::nullopt;
+    return v;
+  }
+  for (const auto& w : kVerdicts) {
+    if (t.ends_with(w.word)) {
+      std::string_view before = t.substr(0, t.size() - w.word.size());
+      if (before.ends_with("SUB")) return std::nullopt;
+      v.status = w.status;
+      v.before = before;
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+// End of a node id that starts s, scanning from `from` (after the first "::"): the first space
+// outside brackets, or s.size(); npos when a bracket stays open to the end.
+std::size_t nodeid_end(std::string_view s, std::size_t from) {
+  int depth = 0;
+  for (std::size_t i = from; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '[') {
+      ++depth;
+    } else if (c == ']') {
+      if (depth > 0) --depth;
+    } else if (c == ' ' && depth == 0) {
+      return i;
+    }
+  }
+  return depth == 0 ? s.size() : std::string_view::npos;
+}
+
+// Where the "::" after the file path is, when line starts with a pytest node id of a .py file.
+std::optional<std::size_t> nodeid_start(std::string_view line) {
+  if (line.empty() || line[0] == ' ' || line[0] == '\t') return std::nullopt;
+  std::size_t p = line.find("::");
+  if (p == std::string_view::npos || p == 0) return std::nullopt;
+  std::string_view path = line.substr(0, p);
+  if (path.find(' ') != std::string_view::npos || !path.ends_with(".py")) return std::nullopt;
+  return p;
+}
+
+// "TestC::test_y[a::b]" part of a node id as pytest titles its report: "TestC.test_y[a::b]".
+std::string head_line(std::string_view nodeid) {
+  std::size_t br = nodeid.find('[');
+  std::string_view base = nodeid.substr(0, br);
+  std::string_view params = br == std::string_view::npos ? std::string_view{} : nodeid.substr(br);
+  std::size_t p = base.find("::");
+  if (p == std::string_view::npos) return std::string(nodeid);
+  std::string out;
+  std::string_view rest = base.substr(p + 2);
+  for (std::size_t q = rest.find("::"); q != std::string_view::npos; q = rest.find("::")) {
+    out.append(rest.substr(0, q));
+    out.push_back('.');
+    rest.remove_prefix(q + 2);
+  }
+  out.append(rest);
+  out.append(params);
+  return out;
+}
+
+// "tests/test_x.py" → "tests.test_x" (pytest's mangling of the file part of a node id).
+std::string dotted_module(std::string_view path) {
+  std::string out(path);
+  for (char& c : out) {
+    if (c == '/') c = '.';
+  }
+  if (out.ends_with(".py")) out.resize(out.size() - 3);
+  return out;
+}
+
+// "8 failed, 14 passed, 4 skipped, 2 xfailed, 1 xpassed, 3 errors in 0.11s" / "no tests ran in
+// 0.01s" (the closing line's title) → counts; false when the title is something else.
+bool parse_counts(std::string_view title, ReportedCounts& out) {
+  std::size_t in = title.rfind(" in ");
+  if (in == std::string_view::npos) return false;
+  std::string_view timing = title.substr(in + 4);
+  if (timing.empty() || !is_digit(timing[0])) return false;
+  std::string_view items = title.substr(0, in);
+  ReportedCounts c;
+  c.ran = out.ran;
+  c.present = true;
+  if (items != "no tests ran") {
+    while (!items.empty()) {
+      std::size_t comma = items.find(", ");
+      std::string_view item = items.substr(0, comma);
+      items = comma == std::string_view::npos ? std::string_view{} : items.substr(comma + 2);
+      int n = 0;
+      auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+      if (ec != std::errc() || ptr == item.data() + item.size() || *ptr != ' ') return false;
+      std::string_view word = item.substr(static_cast<std::size_t>(ptr - item.data()) + 1);
+      if (word == "passed") {
+        c.passed = n;
+      } else if (word == "failed") {
+        c.failed = n;
+      } else if (word == "error" || word == "errors") {
+        c.errors = n;
+      } else if (word == "skipped") {
+        c.skipped = n;
+      } else if (word == "xfailed") {
+        c.xfailed = n;
+      } else if (word == "xpassed") {
+        c.xpassed = n;
+      }
+      // warnings, deselected, rerun, "subtests passed": not test outcomes.
+    }
+  }
+  out = c;
+  return true;
+}
+
+// "=====  title  =====" → title.
+std::optional<std::string_view> equals_title(std::string_view line) {
+  if (line.size() < 3 || line.front() != '=' || line.back() != '=') return std::nullopt;
+  std::size_t b = line.find_first_not_of('=');
+  if (b == std::string_view::npos) return std::nullopt;
+  std::size_t e = line.find_last_not_of('=');
+  std::string_view t = trim(line.substr(b, e - b + 1));
+  if (t.empty()) return std::nullopt;
+  return t;
+}
+
+// "_____ title _____" → title; not the "_ _ _ _" separator between frames.
+std::optional<std::string_view> block_title(std::string_view line) {
+  if (line.size() < 5 || line.front() != '_' || line.back() != '_') return std::nullopt;
+  std::size_t b = line.find_first_not_of('_');
+  std::size_t e = line.find_last_not_of('_');
+  if (b == std::string_view::npos || line[b] != ' ' || line[e] != ' ' || e <= b + 1) {
+    return std::nullopt;
+  }
+  std::string_view title = line.substr(b + 1, e - b - 1);
+  if (title.find_first_not_of("_ ") == std::string_view::npos) return std::nullopt;
+  return title;
+}
+
+class PytestTextParser {
+ public:
+  void line(std::string_view l) {
+    if (auto title = equals_title(l); title && section_title(*title)) return;
+    if (l.starts_with("!!!")) {
+      bang_line(l);
+      return;
+    }
+    switch (section_) {
+      case Section::kHeader:
+        header_line(l);
+        return;
+      case Section::kProgress:
+        progress_line(l);
+        return;
+      case Section::kErrors:
+      case Section::kFailures:
+      case Section::kPasses:
+        block_line(l);
+        return;
+      case Section::kSummary:
+        summary_line(l);
+        return;
+      case Section::kOther:
+        return;
+    }
+  }
+
+  ParsedFile finish() {
+    end_block();
+    attach_blocks();
+    emit_cases();
+    complete_skip_reasons();
+    add_module_skips();
+    emit_unfinished();
+    return std::move(out_);
+  }
+
+ private:
+  enum class Section { kHeader, kProgress, kErrors, kFailures, kPasses, kSummary, kOther };
+
+  struct Node {
+    std::string nodeid;
+    std::optional<CaseStatus> progress;  // progress lines and report blocks, merged
+    std::optional<CaseStatus> summary;   // short test summary lines, merged
+    std::string reason;                  // "SKIPPED (reason)" on the progress line
+    std::string summary_message;         // " - message" of the summary line that decided
+    int failure_block = -1;
+    int error_block = -1;
+  };
+
+  struct Block {
+    std::string title;
+    CaseStatus status = CaseStatus::kFailed;
+    bool collection = false;
+    bool capturing = true;  // until a "--- Captured stdout call ---" subsection
+    CappedText text;
+    FailureScanner scan;
+  };
+
+  struct Pending {
+    std::string nodeid;
+    std::deque<std::string> tail;  // its output, the last kUnfinishedTailLines lines
+  };
+
+  struct SkipEntry {
+    std::string path;
+    int line = 0;
+    std::string reason;
+    int remaining = 1;  // the "[n]": how many skipped tests it stands for
+  };
+
+  Node& node(std::string_view nodeid) {
+    std::string key(nodeid);
+    auto [it, inserted] = by_id_.emplace(key, nodes_.size());
+    if (inserted) {
+      nodes_.emplace_back();
+      nodes_.back().nodeid = std::move(key);
+    }
+    return nodes_[it->second];
+  }
+
+  // A "= title =" line: true when it changes the section (or is the closing counts line).
+  bool section_title(std::string_view title) {
+    // The closing counts line, pytest's other sections (warnings summary, slowest durations,
+    // rerun summary) and, once past the reports, any plugin's section: nothing to read there.
+    Section next = Section::kOther;
+    if (title == "test session starts") {
+      next = Section::kHeader;
+    } else if (title == "ERRORS") {
+      next = Section::kErrors;
+    } else if (title == "FAILURES") {
+      next = Section::kFailures;
+    } else if (title == "PASSES" || title == "XPASSES" || title == "XFAILURES") {
+      next = Section::kPasses;
+    } else if (title == "short test summary info") {
+      next = Section::kSummary;
+    } else if (!parse_counts(title, out_.reported) && title != "warnings summary" &&
+               !title.starts_with("slowest ") && title != "rerun test summary info" &&
+               section_ != Section::kSummary && section_ != Section::kOther) {
+      return false;  // "=== x ===" printed by a test: content
+    }
+    end_block();
+    section_ = next;
+    return true;
+  }
+
+  void bang_line(std::string_view l) {
+    std::size_t b = l.find_first_not_of('!');
+    std::size_t e = l.find_last_not_of('!');
+    if (b == std::string_view::npos) return;
+    std::string_view t = trim(l.substr(b, e - b + 1));
+    if (t.starts_with("Interrupted:") && t.find("during collection") != std::string_view::npos) {
+      out_.import_error = true;
+    }
+  }
+
+  void header_line(std::string_view l) {
+    if (std::size_t c = l.find("collected "); c != std::string_view::npos) {
+      collected_line(l.substr(c + 10));
+      section_ = Section::kProgress;
+      return;
+    }
+    if (nodeid_start(l)) {
+      section_ = Section::kProgress;
+      progress_line(l);
+    }
+  }
+
+  // "30 items / 1 error / 2 skipped / 3 deselected / 27 selected"
+  void collected_line(std::string_view s) {
+    while (!s.empty()) {
+      std::size_t sep = s.find(" / ");
+      std::string_view item = trim(s.substr(0, sep));
+      s = sep == std::string_view::npos ? std::string_view{} : s.substr(sep + 3);
+      int n = 0;
+      auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+      if (ec != std::errc()) continue;
+      std::string_view word = trim(item.substr(static_cast<std::size_t>(ptr - item.data())));
+      if ((word == "error" || word == "errors") && n > 0) out_.import_error = true;
+      if (word == "skipped") collect_skipped_ += n;
+      if ((word == "items" || word == "item") && n > 0 && nodes_.empty()) {
+        const auto expect = static_cast<std::size_t>(std::min(n, 1 << 20));
+        nodes_.reserve(expect);
+        by_id_.reserve(expect);
+      }
+    }
+  }
+
+  void progress_line(std::string_view l) {
+    if (auto p = nodeid_start(l)) {
+      node_line(l, *p);
+      return;
+    }
+    if (!pending_) return;
+    if (auto v = trailing_verdict(l); v && (v->progress || !saw_progress_column_)) {
+      std::string nodeid = std::move(pending_->nodeid);
+      pending_.reset();
+      complete(nodeid, *v);
+      return;
+    }
+    add_pending_output(l);
+  }
+
+  void node_line(std::string_view l, std::size_t sep) {
+    // pytest 9 subtests: "tests/x.py::test_y SUBFAILED[msg] (i=1)  [100%]".
+    std::size_t end = nodeid_end(l, sep + 2);
+    if (end != std::string_view::npos && end < l.size()) {
+      std::string_view rest = ltrim(l.substr(end + 1));
+      if (rest.starts_with("SUB") && rest.size() > 3 && rest[3] >= 'A' && rest[3] <= 'Z') {
+        if (rest.starts_with("SUBFAILED"))
+          merge_status(node(l.substr(0, end)).progress, CaseStatus::kFailed);
+        return;
+      }
+    }
+    // Once pytest printed a progress column, a verdict without one is the test's own output.
+    if (auto v = trailing_verdict(l); v && (v->progress || !saw_progress_column_)) {
+      std::string_view cand = rtrim(v->before);
+      std::size_t e = nodeid_end(cand, sep + 2);
+      std::string_view nodeid = e == std::string_view::npos ? cand : cand.substr(0, e);
+      pending_.reset();  // it finished (a line "id " before, as unittest subtests print)
+      complete(nodeid, *v);
+      return;
+    }
+    // The test started and has not finished yet (its verdict comes later, or never).
+    std::string_view nodeid = end == std::string_view::npos ? rtrim(l) : l.substr(0, end);
+    if (!pending_ || pending_->nodeid != nodeid) {
+      pending_.emplace();
+      pending_->nodeid = std::string(nodeid);
+    }
+    if (end != std::string_view::npos && end < l.size()) {
+      std::string_view out = trim(l.substr(end + 1));
+      if (!out.empty()) add_pending_output(out);
+    }
+  }
+
+  void add_pending_output(std::string_view l) {
+    pending_->tail.emplace_back(cut_utf8(l, kMaxMessageBytes));
+    if (pending_->tail.size() > kUnfinishedTailLines) pending_->tail.pop_front();
+  }
+
+  void complete(std::string_view nodeid, const Verdict& v) {
+    if (v.progress) saw_progress_column_ = true;
+    Node& n = node(nodeid);
+    merge_status(n.progress, v.status);
+    if (!v.reason.empty()) n.reason = capped_message(v.reason);
+  }
+
+  void block_line(std::string_view l) {
+    if (auto title = block_title(l)) {
+      end_block();
+      if (section_ == Section::kPasses) return;
+      Block b;
+      std::string_view t = *title;
+      if (section_ == Section::kErrors) {
+        b.status = CaseStatus::kError;
+        if (t.starts_with("ERROR at setup of ")) {
+          t.remove_prefix(18);
+        } else if (t.starts_with("ERROR at teardown of ")) {
+          t.remove_prefix(21);
+        } else if (t.starts_with("ERROR collecting ")) {
+          t.remove_prefix(17);
+          b.collection = true;
+        }
+      }
+      b.title = std::string(t);
+      block_.emplace(std::move(b));
+      return;
+    }
+    if (!block_ || !block_->capturing) return;
+    if (l.starts_with("---") && l.find(" Captured ") != std::string_view::npos) {
+      block_->capturing = false;
+      return;
+    }
+    block_->text.add(l);
+    block_->scan.feed(l);
+  }
+
+  void end_block() {
+    if (!block_) return;
+    if (block_->collection) {
+      out_.import_error = true;
+      std::string text = block_->text.str();
+      if (!out_.import_error_text.empty()) out_.import_error_text += "\n\n";
+      out_.import_error_text += text;
+    } else {
+      blocks_.push_back(std::move(*block_));
+    }
+    block_.reset();
+  }
+
+  void summary_line(std::string_view l) {
+    if (l.starts_with("SKIPPED ")) {
+      skip_entry(l.substr(8));
+      return;
+    }
+    std::size_t sp = l.find(' ');
+    if (sp == std::string_view::npos) return;
+    std::string_view word = l.substr(0, sp);
+    if (word.starts_with("SUB")) {
+      // "SUBFAILED(i=1) tests/x.py::T::test_y - msg", "SUBFAILED[m] (i=1) tests/x.py::t - msg"
+      if (!word.starts_with("SUBFAILED")) return;
+      std::size_t py = l.find(".py::");
+      if (py == std::string_view::npos) return;
+      std::size_t start = l.rfind(' ', py);
+      if (start == std::string_view::npos) return;
+      summary_result(l.substr(start + 1), CaseStatus::kFailed);
+      return;
+    }
+    auto status = verdict_status(word);
+    if (!status || *status == CaseStatus::kSkipped) return;
+    summary_result(l.substr(sp + 1), *status);
+  }
+
+  // "tests/x.py::test_b[a - b] - AssertionError: msg" → node id and message, preferring a split
+  // that gives a known node id.
+  void summary_result(std::string_view rest, CaseStatus status) {
+    std::string_view nodeid, message;
+    bool known = false;
+    for (std::size_t p = rest.find(" - "); p != std::string_view::npos;
+         p = rest.find(" - ", p + 1)) {
+      if (by_id_.count(std::string(rest.substr(0, p)))) {
+        nodeid = rest.substr(0, p);
+        message = rest.substr(p + 3);
+        known = true;
+        break;
+      }
+    }
+    if (!known) {
+      std::size_t sep = rest.find("::");
+      std::size_t e = nodeid_end(rest, sep == std::string_view::npos ? 0 : sep + 2);
+      if (e == std::string_view::npos) e = std::min(rest.find(" - "), rest.size());
+      nodeid = rtrim(rest.substr(0, e));
+      std::string_view after = rest.substr(e);
+      if (after.starts_with(" - ")) message = after.substr(3);
+    }
+    if (nodeid.empty()) return;
+    if (nodeid.find("::") == std::string_view::npos && status == CaseStatus::kError) {
+      out_.import_error = true;  // "ERROR tests/x.py": a collection error
+      if (out_.import_error_text.empty()) out_.import_error_text = capped_message(message);
+      return;
+    }
+    Node& n = node(nodeid);
+    std::optional<CaseStatus> before = n.summary;
+    merge_status(n.summary, status);
+    if (n.summary != before || (*n.summary == status && n.summary_message.empty())) {
+      n.summary_message = capped_message(message);
+    }
+  }
+
+  // "[1] tests/x.py:23: reason"
+  void skip_entry(std::string_view s) {
+    if (skips_.size() >= kMaxSkipEntries) return;
+    s = ltrim(s);
+    SkipEntry e;
+    if (s.starts_with('[')) {
+      std::size_t rb = s.find("] ");
+      if (rb != std::string_view::npos) {
+        std::from_chars(s.data() + 1, s.data() + rb, e.remaining);
+        s = ltrim(s.substr(rb + 2));
+      }
+    }
+    e.reason = capped_message(s);
+    for (std::size_t i = s.find(':'); i != std::string_view::npos; i = s.find(':', i + 1)) {
+      std::size_t j = i + 1;
+      while (j < s.size() && is_digit(s[j])) ++j;
+      if (j > i + 1 && j < s.size() && s[j] == ':') {
+        e.path = std::string(s.substr(0, i));
+        std::from_chars(s.data() + i + 1, s.data() + j, e.line);
+        std::string_view reason = trim(s.substr(j + 1));
+        if (reason.starts_with("Skipped: ")) reason.remove_prefix(9);
+        e.reason = capped_message(reason);
+        break;
+      }
+    }
+    skips_.push_back(std::move(e));
+  }
+
+  // Report blocks are titled by the test's head line ("TestC.test_y[1]", subtests adding
+  // " (i=1)" or " [msg] (i=1)"): give each to its node. A head line turns back into a node id
+  // (file + "::" + head with "." → "::" before any "["), which is looked up directly; a map of
+  // every node's head line is built only when that fails (doctest names hold dots).
+  void attach_blocks() {
+    if (blocks_.empty()) return;
+    std::vector<std::string> files;  // of the tests seen: one for a per-file run
+    for (const Node& n : nodes_) {
+      std::string_view file = std::string_view(n.nodeid).substr(0, n.nodeid.find("::"));
+      if (std::find(files.begin(), files.end(), file) == files.end()) {
+        if (files.size() >= 64) {
+          files.clear();  // too many files to try each: use the map
+          break;
+        }
+        files.emplace_back(file);
+      }
+    }
+    std::unordered_map<std::string, std::size_t> by_head;
+    bool by_head_built = false;
+    auto find_node = [&](std::string_view head) -> std::optional<std::size_t> {
+      std::size_t br = head.find('[');
+      std::string_view base = head.substr(0, br);
+      std::string tail;
+      for (char c : base) {
+        if (c == '.') {
+          tail += "::";
+        } else {
+          tail.push_back(c);
+        }
+      }
+      if (br != std::string_view::npos) tail.append(head.substr(br));
+      for (const std::string& file : files) {
+        if (auto it = by_id_.find(file + "::" + tail); it != by_id_.end()) return it->second;
+      }
+      if (!by_head_built) {
+        for (std::size_t i = 0; i < nodes_.size(); ++i) {
+          by_head.emplace(head_line(nodes_[i].nodeid), i);
+        }
+        by_head_built = true;
+      }
+      if (auto it = by_head.find(std::string(head)); it != by_head.end()) return it->second;
+      return std::nullopt;
+    };
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      std::string_view title = blocks_[b].title;
+      std::optional<std::size_t> i = find_node(title);
+      for (std::size_t sp = title.rfind(' '); !i && sp != std::string_view::npos;
+           sp = sp == 0 ? std::string_view::npos : title.rfind(' ', sp - 1)) {
+        i = find_node(title.substr(0, sp));
+      }
+      if (!i) continue;
+      Node& n = nodes_[*i];
+      int& slot = blocks_[b].status == CaseStatus::kFailed ? n.failure_block : n.error_block;
+      if (slot < 0) slot = static_cast<int>(b);
+      merge_status(n.progress, blocks_[b].status);
+    }
+  }
+
+  void emit_cases() {
+    for (const Node& n : nodes_) {
+      std::optional<CaseStatus> status = n.summary ? n.summary : n.progress;
+      if (!status) continue;
+      PytestName id = split_pytest_nodeid(n.nodeid);
+      TestCase c;
+      c.classname = std::move(id.classname);
+      c.name = std::move(id.name);
+      c.status = *status;
+      c.source = SourceLocation{id.file, 0};
+      if (*status == CaseStatus::kFailed || *status == CaseStatus::kError) {
+        int b = *status == CaseStatus::kFailed
+                    ? (n.failure_block >= 0 ? n.failure_block : n.error_block)
+                    : (n.error_block >= 0 ? n.error_block : n.failure_block);
+        if (b >= 0) {
+          const Block& blk = blocks_[static_cast<std::size_t>(b)];
+          c.traceback = blk.text.str();
+          PytestFailure f = blk.scan.finish(c.traceback, id.file);
+          c.exception = std::move(f.exception);
+          c.message = std::move(f.message);
+          if (f.location) c.source = std::move(*f.location);
+        }
+        if (c.exception.empty() && c.message.empty()) {
+          std::string_view name, rest;
+          std::string_view msg = n.summary_message;
+          if (split_exception(msg, name, rest) && plausible_exception(name) && !rest.empty()) {
+            c.exception = std::string(name);
+            c.message = std::string(rest);
+          } else {
+            c.message = n.summary_message;
+            if (c.message.starts_with("assert ")) c.exception = "AssertionError";
+          }
+        }
+      } else if (*status == CaseStatus::kXfailed || *status == CaseStatus::kXpassed) {
+        c.message = n.summary_message.empty() ? n.reason : n.summary_message;
+      } else if (*status == CaseStatus::kSkipped) {
+        c.message = n.reason;
+      }
+      out_.cases.push_back(std::move(c));
+    }
+  }
+
+  // pytest -v cuts a long skip reason to the terminal width ("(needs a GPU wi...)", "(...)", or
+  // drops it), while the summary has it whole but names no test: "SKIPPED [n] path:line: reason",
+  // one line per (location, reason) in the order the skips happened. Hand the entries out in
+  // order to the skipped tests whose progress reason they are consistent with.
+  void complete_skip_reasons() {
+    for (TestCase& c : out_.cases) {
+      if (c.status != CaseStatus::kSkipped) continue;
+      std::string_view shown = c.message;
+      bool cut = shown.empty() || shown.ends_with("...");
+      std::string_view prefix = cut && !shown.empty() ? shown.substr(0, shown.size() - 3) : shown;
+      for (SkipEntry& e : skips_) {
+        if (e.remaining <= 0) continue;
+        if (!e.path.empty() && !path_matches(e.path, c.source.path)) continue;
+        std::string_view reason = e.reason;
+        if (cut ? !reason.starts_with(prefix) : reason != shown) continue;
+        --e.remaining;
+        c.message = e.reason;
+        break;
+      }
+    }
+  }
+
+  // `pytest.skip(..., allow_module_level=True)`: no test ran; the JUnit XML has one skipped
+  // testcase with classname "" and the module as its name.
+  void add_module_skips() {
+    if (collect_skipped_ == 0) return;
+    std::unordered_set<std::string> files;  // that have tests
+    for (const Node& n : nodes_) files.insert(n.nodeid.substr(0, n.nodeid.find("::")));
+    std::unordered_set<std::string> seen;
+    for (const SkipEntry& e : skips_) {
+      if (e.path.empty() || seen.count(e.path)) continue;
+      bool has_tests = false;
+      for (const std::string& f : files) has_tests = has_tests || path_matches(f, e.path);
+      if (has_tests) continue;
+      seen.insert(e.path);
+      TestCase c;
+      c.name = dotted_module(e.path);
+      c.status = CaseStatus::kSkipped;
+      c.message = e.reason;
+      c.source = SourceLocation{e.path, e.line};
+      out_.cases.push_back(std::move(c));
+    }
+  }
+
+  void emit_unfinished() {
+    if (!pending_) return;
+    if (auto it = by_id_.find(pending_->nodeid); it != by_id_.end() && nodes_[it->second].summary) {
+      return;  // it did finish: the summary lists it
+    }
+    PytestName id = split_pytest_nodeid(pending_->nodeid);
+    TestCase c;
+    c.classname = std::move(id.classname);
+    c.name = std::move(id.name);
+    c.status = CaseStatus::kError;
+    c.source = SourceLocation{id.file, 0};
+    CappedText text;
+    for (const auto& l : pending_->tail) text.add(l);
+    c.traceback = text.str();
+    ParsedTraceback tb = parse_traceback(c.traceback);
+    c.exception = tb.exception;
+    c.message = capped_message(tb.message);
+    if (auto loc = location_in_file(tb, id.file)) c.source = *loc;
+    out_.unfinished = std::move(c);
+    pending_.reset();
+  }
+
+  ParsedFile out_;
+  Section section_ = Section::kHeader;
+  std::vector<Node> nodes_;
+  std::unordered_map<std::string, std::size_t> by_id_;
+  std::optional<Pending> pending_;
+  bool saw_progress_column_ = false;
+  std::optional<Block> block_;
+  std::vector<Block> blocks_;
+  std::vector<SkipEntry> skips_;
+  int collect_skipped_ = 0;
+};
+
+}  // namespace
+
+PytestName split_pytest_nodeid(std::string_view nodeid) {
+  std::size_t br = nodeid.find('[');
+  std::string_view base = nodeid.substr(0, br);
+  std::string_view params = br == std::string_view::npos ? std::string_view{} : nodeid.substr(br);
+  std::vector<std::string_view> parts;
+  for (std::size_t p = base.find("::"); p != std::string_view::npos; p = base.find("::")) {
+    parts.push_back(base.substr(0, p));
+    base.remove_prefix(p + 2);
+  }
+  parts.push_back(base);
+  PytestName n;
+  n.file = std::string(parts.front());
+  std::string first = dotted_module(parts.front());
+  if (parts.size() == 1) {
+    n.name = first + std::string(params);
+    return n;
+  }
+  n.classname = first;
+  for (std::size_t i = 1; i + 1 < parts.size(); ++i) {
+    n.classname.push_back('.');
+    n.classname.append(parts[i]);
+  }
+  n.name = std::string(parts.back()) + std::string(params);
+  return n;
+}
+
+PytestFailure summarize_pytest_failure(std::string_view text, std::string_view test_file) {
+  FailureScanner scan;
+  for_each_line(text, [&](std::string_view l) { scan.feed(l); });
+  return scan.finish(text, test_file);
+}
+
+std::string pytest_traceback_text(std::string_view text) {
+  CappedText capped;
+  for_each_line(text, [&](std::string_view l) { capped.add(l); });
+  return capped.str();
+}
+
+ParsedFile parse_pytest_text(LineReader& lines) {
+  PytestTextParser parser;
+  std::string_view line;
+  while (lines.next(line)) parser.line(line);
+  return parser.finish();
+}
+
+}  // namespace devshim

@@ -1,0 +1,69 @@
+// Parser of pytest's terminal output (`pytest -v -rA`), the fallback when the JUnit XML is missing
+// (the process crashed or timed out before pytest wrote it), and the pytest naming and traceback
+// helpers shared with the JUnit parser (parsers/pytest_junit.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "parsers/line_reader.h"
+#include "parsers/test_result.h"
+
+namespace devshim {
+
+/// A pytest node id named as pytest's JUnit XML names it (`_pytest.junitxml.mangle_test_address`):
+/// "tests/test_x.py::TestC::test_y[a::b-1]" → file "tests/test_x.py", classname
+/// "tests.test_x.TestC", name "test_y[a::b-1]". The parametrize id is split off at the first "["
+/// before "::" is looked for, so ids may hold "::", spaces and brackets. A node id without "::"
+/// (a module, as in a collection error) gives an empty classname and name "tests.test_x".
+struct PytestName {
+  std::string file;
+  std::string classname;
+  std::string name;
+};
+PytestName split_pytest_nodeid(std::string_view nodeid);
+
+/// What a pytest failure report (`--tb=long`, the default, or short/native/line) says.
+struct PytestFailure {
+  std::string exception;  ///< "AssertionError", "tests.test_x.MyError"; empty when none found
+  std::string message;    ///< first line of the exception message ("assert 1 == 2" for a bare
+                          ///< assert), else the first line of the text ("[XPASS(strict)] ...")
+  std::optional<SourceLocation> location;  ///< deepest frame in test_file, path = test_file
+};
+
+/// Reads a pytest longrepr: the last block of `E   ` lines gives the exception and message (the
+/// type is checked against the final `path:LINE: ExcType` line, which also names it when the E
+/// line is a bare `assert ...`); `path:LINE:` and `File "path", line N` frames give the deepest
+/// line in test_file (matched as a path suffix). Falls back to a native traceback. Never throws.
+PytestFailure summarize_pytest_failure(std::string_view text, std::string_view test_file);
+
+/// A traceback as stored: leading and trailing blank lines dropped, at most about 64 KiB (the
+/// head and the tail are kept, the middle replaced by one "[... N lines cut ...]" line).
+std::string pytest_traceback_text(std::string_view text);
+
+/// Reads the whole output of `pytest -v -rA` for one test file (any number of files works too):
+/// - progress lines `tests/x.py::Class::test_y[id] PASSED   [ 50%]` (FAILED, ERROR, SKIPPED
+///   (reason), XFAIL (reason), XPASS (reason)), with or without the percentage, also when the
+///   test's output (`-s`) sits between the node id and the verdict, on the same or later lines;
+///   a test listed twice (call failed or passed, then ERROR at teardown) keeps the worse outcome
+///   (failed > error > others); pytest 9 subtests (`SUBFAILED`) make their test failed;
+/// - the ERRORS and FAILURES sections: `____ ERROR at setup of test_y ____` / `____ Class.test_y
+///   ____` blocks give traceback, exception, message and the source line in the test file;
+///   `ERROR collecting tests/x.py` blocks, `ERROR tests/x.py` and `Interrupted: N errors during
+///   collection` set import_error (with the block as import_error_text);
+/// - the short test summary (`FAILED id - msg`, `XFAIL id - reason`, `SKIPPED [n] path:line:
+///   reason`), whose statuses win over the progress lines, and which completes reasons the
+///   progress lines cut to the terminal width; a module skipped as a whole
+///   (`collected 0 items / 1 skipped`) becomes one skipped case named like the JUnit XML does
+///   (classname "", name "tests.test_x");
+/// - the closing `== 1 failed, 2 passed, 1 skipped, 1 xfailed in 0.1s ==` line → reported (pytest
+///   counts reports, not tests: a test that failed and errored in teardown counts twice).
+/// Names follow split_pytest_nodeid, so a case here equals its JUnit XML counterpart in classname,
+/// name and status (except a non-strict XPASS, a plain pass in xunit1 XML). A test whose node id
+/// was printed without a verdict when the output stopped is `unfinished` (status error, its
+/// output, e.g. a faulthandler dump, as traceback). Bounded memory: the cases and their capped
+/// tracebacks, whatever the log size. Never throws on bad input.
+ParsedFile parse_pytest_text(LineReader& lines);
+
+}  // namespace devshim

@@ -1,0 +1,36 @@
+// From what a finished test process left behind to its file status and test cases.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "parsers/test_result.h"
+#include "runner/discovery.h"
+#include "runner/launch_plan.h"
+#include "runner/process_pool.h"
+#include "runner/status.h"
+#include "runner/suite.h"
+
+namespace devshim {
+
+struct CollectedFile {
+  FileStatus status = FileStatus::kError;
+  std::vector<TestCase> cases;  ///< the culprit of a killed process included
+  std::string parsed_from;      ///< "junit", "log", or empty
+  ReportedCounts reported;
+  bool import_error = false;
+};
+
+/// Parses the file's results (pytest: the JUnit XML, else the log text; unittest: the log) and
+/// decides its status from both the results and how the process ended:
+///   launch error → error; interrupted → interrupted; timed out → timeout; signal → crashed;
+///   import/collection error with no test run → error; exit 5, or exit 0 with no test → no_tests;
+///   a failing case → failed; pytest exit 2/4 → error; another non-zero exit → failed (error
+///   when nothing ran); exit 0 → passed.
+/// When the process was killed, the test running at that moment becomes a case with status
+/// error and culprit "crashed", "timeout" or "interrupted". Failing cases with no location in
+/// the test file get the line of their `def`. Never throws for unreadable or malformed output.
+CollectedFile collect_results(const Suite& suite, const TestFile& file, const ProcessSpec& spec,
+                              const ProcessResult& result);
+
+}  // namespace devshim
