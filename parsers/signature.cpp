@@ -71,8 +71,8 @@ std::size_t path_length(std::string_view s, std::size_t i) {
   std::size_t j = i;
   int slashes = 0;
   while (j < s.size() && !is_space(s[j]) && s[j] != '\'' && s[j] != '"' && s[j] != ',' &&
-         s[j] != ')' && s[j] != ']' && s[j] != '>' && !(s[j] == ':' && j + 1 < s.size() &&
-                                                        is_space(s[j + 1]))) {
+         s[j] != ')' && s[j] != ']' && s[j] != '>' &&
+         !(s[j] == ':' && j + 1 < s.size() && is_space(s[j + 1]))) {
     if (s[j] == '/') ++slashes;
     ++j;
   }
@@ -135,11 +135,11 @@ std::string normalize_message(std::string_view s) {
         continue;
       }
     }
-    if (!word_before && (is_digit(c) || ((c == '-' || c == '.') && i + 1 < s.size() &&
-                                         is_digit(s[i + 1])))) {
+    if (!word_before &&
+        (is_digit(c) || ((c == '-' || c == '.') && i + 1 < s.size() && is_digit(s[i + 1])))) {
       std::size_t j = i + ((c == '-' || c == '.') ? 1 : 0);
-      if (std::size_t n = number_length(s, j); n > 0 && (j + n >= s.size() || !is_word(s[j + n]) ||
-                                                         s[j + n] == 'e')) {
+      if (std::size_t n = number_length(s, j);
+          n > 0 && (j + n >= s.size() || !is_word(s[j + n]) || s[j + n] == 'e')) {
         out += "<n>";
         i = j + n;
         continue;
