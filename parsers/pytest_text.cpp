@@ -682,8 +682,9 @@ class PytestTextParser {
     if (end != std::string_view::npos && end < l.size()) {
       std::string_view rest = ltrim(l.substr(end + 1));
       if (rest.starts_with("SUB") && rest.size() > 3 && rest[3] >= 'A' && rest[3] <= 'Z') {
-        if (rest.starts_with("SUBFAILED"))
+        if (rest.starts_with("SUBFAILED")) {
           merge_status(node(l.substr(0, end)).progress, CaseStatus::kFailed);
+        }
         return;
       }
     }
@@ -867,13 +868,10 @@ class PytestTextParser {
         files.emplace_back(file);
       }
     }
-    std::unordered_map<std::string, std::size_t> by_head;
-    bool by_head_built = false;
-    auto find_node = [&](std::string_view head) -> std::optional<std::size_t> {
+    auto by_node_id = [&](std::string_view head) -> std::optional<std::size_t> {
       std::size_t br = head.find('[');
-      std::string_view base = head.substr(0, br);
       std::string tail;
-      for (char c : base) {
+      for (char c : head.substr(0, br)) {
         if (c == '.') {
           tail += "::";
         } else {
@@ -881,25 +879,36 @@ class PytestTextParser {
         }
       }
       if (br != std::string_view::npos) tail.append(head.substr(br));
+      std::string id;
       for (const std::string& file : files) {
-        if (auto it = by_id_.find(file + "::" + tail); it != by_id_.end()) return it->second;
+        id.assign(file).append("::").append(tail);
+        if (auto it = by_id_.find(id); it != by_id_.end()) return it->second;
       }
-      if (!by_head_built) {
+      return std::nullopt;
+    };
+    std::unordered_map<std::string, std::size_t> by_head;
+    auto by_head_line = [&](std::string_view head) -> std::optional<std::size_t> {
+      if (by_head.empty()) {
         for (std::size_t i = 0; i < nodes_.size(); ++i) {
           by_head.emplace(head_line(nodes_[i].nodeid), i);
         }
-        by_head_built = true;
       }
       if (auto it = by_head.find(std::string(head)); it != by_head.end()) return it->second;
       return std::nullopt;
     };
-    for (std::size_t b = 0; b < blocks_.size(); ++b) {
-      std::string_view title = blocks_[b].title;
-      std::optional<std::size_t> i = find_node(title);
+    // The title, then shorter and shorter prefixes ending before a space (subtest suffixes).
+    auto find_node = [](std::string_view title, auto&& lookup) -> std::optional<std::size_t> {
+      std::optional<std::size_t> i = lookup(title);
       for (std::size_t sp = title.rfind(' '); !i && sp != std::string_view::npos;
            sp = sp == 0 ? std::string_view::npos : title.rfind(' ', sp - 1)) {
-        i = find_node(title.substr(0, sp));
+        i = lookup(title.substr(0, sp));
       }
+      return i;
+    };
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      std::string_view title = blocks_[b].title;
+      std::optional<std::size_t> i = find_node(title, by_node_id);
+      if (!i) i = find_node(title, by_head_line);
       if (!i) continue;
       Node& n = nodes_[*i];
       int& slot = blocks_[b].status == CaseStatus::kFailed ? n.failure_block : n.error_block;
@@ -1023,7 +1032,7 @@ class PytestTextParser {
   std::optional<Pending> pending_;
   bool saw_progress_column_ = false;
   std::optional<Block> block_;
-  std::vector<Block> blocks_;
+  std::deque<Block> blocks_;  // a deque: Block (std::deque inside) would be copied on growth
   std::vector<SkipEntry> skips_;
   int collect_skipped_ = 0;
 };

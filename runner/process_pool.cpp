@@ -264,17 +264,21 @@ bool ProcessPool::run(const std::vector<ProcessSpec>& specs, PoolObserver& obser
 }
 
 std::optional<std::string> capture_output(const std::vector<std::string>& argv, const fs::path& cwd,
-                                          std::chrono::milliseconds timeout) {
+                                          std::chrono::milliseconds timeout,
+                                          const Environment* env) {
   if (argv.empty()) return std::nullopt;
   asio::io_context ctx;
   asio::readable_pipe out(ctx);
   std::unique_ptr<bp2::process> proc;
   try {
     std::vector<std::string> args(argv.begin() + 1, argv.end());
-    std::string exe = find_executable(argv[0], inherited_environment());
+    const Environment child_env = env == nullptr ? inherited_environment() : *env;
+    std::string exe = find_executable(argv[0], child_env);
     if (exe.empty()) return std::nullopt;
-    proc = std::make_unique<bp2::process>(ctx, exe, args, bp2::process_stdio{nullptr, out, nullptr},
-                                          bp2::process_start_dir{cwd.string()}, ChildSetup{});
+    auto env_strings = environment_strings(child_env);
+    proc = std::make_unique<bp2::process>(
+        ctx, exe, args, bp2::process_stdio{nullptr, out, nullptr},
+        bp2::process_start_dir{cwd.string()}, bp2::process_environment{env_strings}, ChildSetup{});
   } catch (const std::exception&) {
     return std::nullopt;
   }

@@ -67,9 +67,11 @@ class ProcessPool {
 /// Runs argv to completion with stdout captured (stderr discarded) and returns its output, or
 /// nullopt when it cannot start, exits non-zero, or runs past timeout. For short probes such as
 /// `git rev-parse HEAD`.
+/// env: the child's whole environment (nullptr: the runner's own).
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
                                           const std::filesystem::path& cwd,
-                                          std::chrono::milliseconds timeout);
+                                          std::chrono::milliseconds timeout,
+                                          const Environment* env = nullptr);
 
 /// "SIGSEGV" for 11, "signal 99" for unknown numbers.
 std::string signal_name(int signo);

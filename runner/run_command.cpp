@@ -5,6 +5,7 @@
 
 #include <array>
 #include <csignal>
+#include <future>
 #include <cstdlib>
 #include <ctime>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "runner/collect.h"
 #include "runner/discovery.h"
+#include "runner/environment_probe.h"
 #include "runner/error.h"
 #include "runner/launch_plan.h"
 #include "runner/process_pool.h"
@@ -240,6 +242,12 @@ int run_suite(const RunOptions& o) {
     run.project_commit = head->substr(0, head->find_first_of("\r\n"));
   }
   run.out_dir = out_dir.string();
+  run.source_url = suite.source_url;
+  // The interpreter's probe imports torch (seconds): it runs beside the tests.
+  std::future<std::string> environment =
+      std::async(std::launch::async, probe_environment,
+                 find_executable(launch.python.empty() ? suite.python : launch.python, env), env,
+                 suite.project_root);
   run.jobs = jobs;
   run.timeout_s = timeout_s;
   const std::int64_t run_id = store.begin_run(run, planned);
@@ -278,6 +286,7 @@ int run_suite(const RunOptions& o) {
     summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", files.size() - finished);
   }
   const std::string run_status = !completed ? "interrupted" : failures > 0 ? "failed" : "passed";
+  store.set_environment(run_id, environment.get());
   store.finish_run(run_id, run_status, iso8601_utc_now());
   std::string tests;
   std::size_t total_tests = 0;

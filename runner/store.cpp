@@ -21,7 +21,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 2> kMigrations = {
+constexpr std::array<const char*, 3> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -96,6 +96,11 @@ CREATE INDEX cases_by_file ON cases(file_id);
 CREATE INDEX cases_by_test ON cases(classname, name);
 CREATE INDEX cases_by_signature ON cases(signature);
 )sql",
+    // 3: what reports need to say about a run.
+    R"sql(
+ALTER TABLE runs ADD COLUMN source_url TEXT;       -- suite.json's template for upstream links
+ALTER TABLE runs ADD COLUMN environment TEXT;      -- JSON: the suite interpreter's probe, cores
+)sql",
 };
 
 std::string host_name() {
@@ -134,13 +139,15 @@ RunRecord read_run(const sql::Statement& s) {
   r.jobs = static_cast<int>(s.int64(15));
   r.timeout_s = s.real(16);
   r.runner_pid = s.int64(17);
+  r.source_url = s.text(18);
+  r.environment = s.text(19);
   return r;
 }
 
 constexpr const char* kRunColumns =
     "id, suite, suite_file, framework, targets, command_line, mode, status, started_at, "
     "finished_at, host, project_root, tests_dir, project_commit, out_dir, jobs, timeout_s, "
-    "runner_pid";
+    "runner_pid, source_url, environment";
 
 }  // namespace
 
@@ -205,8 +212,9 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
   sql::Statement ins(db_,
                      "INSERT INTO runs (suite, suite_file, framework, targets, command_line, mode, "
                      "status, started_at, finished_at, host, project_root, tests_dir, "
-                     "project_commit, out_dir, jobs, timeout_s, runner_pid) "
-                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?)");
+                     "project_commit, out_dir, jobs, timeout_s, runner_pid, source_url, "
+                     "environment) "
+                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, run.suite)
       .bind(2, run.suite_file)
       .bind(3, run.framework)
@@ -224,6 +232,7 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
     ins.bind(12, run.project_commit);
   }
   ins.bind(13, run.out_dir).bind(14, run.jobs).bind(15, run.timeout_s).bind(16, run.runner_pid);
+  ins.bind(17, run.source_url).bind(18, run.environment.empty() ? "{}" : run.environment);
   ins.run();
   const std::int64_t id = db_.last_insert_rowid();
   sql::Statement f(db_, "INSERT INTO files (run_id, path) VALUES (?, ?)");
@@ -375,6 +384,11 @@ void Store::finish_run(std::int64_t run_id, const std::string& status,
                        const std::string& finished_at) {
   sql::Statement u(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
   u.bind(1, status).bind(2, finished_at).bind(3, run_id).run();
+}
+
+void Store::set_environment(std::int64_t run_id, const std::string& environment_json) {
+  sql::Statement u(db_, "UPDATE runs SET environment = ? WHERE id = ?");
+  u.bind(1, environment_json).bind(2, run_id).run();
 }
 
 std::vector<RunRecord> Store::runs(int limit) {

@@ -33,6 +33,8 @@ struct RunRecord {
   int jobs = 1;
   double timeout_s = 0;
   std::int64_t runner_pid = 0;
+  std::string source_url;   ///< suite.json's source_url template ({commit}, {path}, {line})
+  std::string environment;  ///< JSON object: the suite interpreter's versions, cores, ...
 };
 
 /// One test file of a run. status is empty until the file has finished ("not run").
@@ -76,6 +78,8 @@ class Store {
   void record_file(std::int64_t run_id, const FileRecord& file,
                    const std::vector<TestCase>& cases = {});
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
+  /// Stores the run's environment (a JSON object, RunRecord::environment).
+  void set_environment(std::int64_t run_id, const std::string& environment_json);
 
   std::vector<RunRecord> runs(int limit = 50);
   std::optional<RunRecord> run(std::int64_t run_id);
