@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/write_reports.h"
 #include "runner/error.h"
 #include "runner/import_command.h"
 #include "runner/run_command.h"
@@ -32,7 +33,8 @@ int run_main(int argc, char** argv) {
       "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
       "  runner runs [--db PATH] [-n N]             list recorded runs\n"
       "  runner show [RUN] [--status S] [--all]     a run's files and tests\n"
-      "  runner import LOGDIR [--suite NAME]        import TorchDevice test-runner logs",
+      "  runner import LOGDIR [--suite NAME]        import TorchDevice test-runner logs\n"
+      "  runner report [RUN] [--format F] [-o DIR]  render a run's reports again",
       "runner"};
   app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
   RunOptions o;
@@ -74,6 +76,10 @@ int run_main(int argc, char** argv) {
   if (!shim_dir.empty()) o.shim_dir = shim_dir;
   if (app.count("--timeout") > 0) o.timeout_s = timeout;
   o.command_line.assign(argv, argv + argc);
+  o.on_recorded = [](devshim::Store& store, std::int64_t run_id,
+                     const std::filesystem::path& out_dir) {
+    return devshim::write_reports(store, run_id, out_dir, devshim::report_formats());
+  };
   return devshim::run_suite(o);
 }
 
@@ -127,6 +133,24 @@ int import_main(int argc, char** argv) {
       dir, db.empty() ? devshim::default_db_path() : std::filesystem::path(db), suite);
 }
 
+int report_main(int argc, char** argv) {
+  CLI::App app{"Render a recorded run's reports (report.md, report.json, junit.xml, report.html).",
+               "runner report"};
+  std::string db, run = "latest", formats = "md,json,junit,html", out;
+  app.add_option("run", run, "run id, or \"latest\"")->capture_default_str();
+  app.add_option("--db", db, "results database");
+  app.add_option("--format", formats, "comma-separated: md, json, junit, html")
+      ->capture_default_str();
+  app.add_option("-o,--out", out, "folder to write to (default: the run's output folder)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  return devshim::report_command(
+      db.empty() ? devshim::default_db_path() : std::filesystem::path(db), run, formats, out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,6 +158,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "runs") return runs_main(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "show") return show_main(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "import") return import_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "report") return report_main(argc - 1, argv + 1);
     return run_main(argc, argv);
   } catch (const devshim::Error& e) {
     std::fflush(stdout);

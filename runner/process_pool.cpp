@@ -276,9 +276,9 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
     std::string exe = find_executable(argv[0], child_env);
     if (exe.empty()) return std::nullopt;
     auto env_strings = environment_strings(child_env);
-    proc = std::make_unique<bp2::process>(
-        ctx, exe, args, bp2::process_stdio{nullptr, out, nullptr},
-        bp2::process_start_dir{cwd.string()}, bp2::process_environment{env_strings}, ChildSetup{});
+    proc = std::make_unique<bp2::process>(ctx, exe, args, bp2::process_stdio{nullptr, out, nullptr},
+                                          bp2::process_start_dir{cwd.string()},
+                                          bp2::process_environment{env_strings}, ChildSetup{});
   } catch (const std::exception&) {
     return std::nullopt;
   }

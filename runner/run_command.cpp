@@ -5,10 +5,12 @@
 
 #include <array>
 #include <csignal>
-#include <future>
 #include <cstdlib>
 #include <ctime>
+#include <future>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "runner/collect.h"
@@ -237,9 +239,12 @@ int run_suite(const RunOptions& o) {
   run.started_at = iso8601_utc_now();
   run.project_root = suite.project_root.string();
   run.tests_dir = suite.tests_dir;
-  if (auto head = capture_output({"git", "rev-parse", "HEAD"}, suite.project_root,
-                                 std::chrono::seconds(10))) {
-    run.project_commit = head->substr(0, head->find_first_of("\r\n"));
+  std::string git_toplevel;
+  if (auto head = capture_output({"git", "rev-parse", "HEAD", "--show-toplevel"},
+                                 suite.project_root, std::chrono::seconds(10))) {
+    std::istringstream lines(*head);
+    std::getline(lines, run.project_commit);
+    std::getline(lines, git_toplevel);
   }
   run.out_dir = out_dir.string();
   run.source_url = suite.source_url;
@@ -286,7 +291,12 @@ int run_suite(const RunOptions& o) {
     summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", files.size() - finished);
   }
   const std::string run_status = !completed ? "interrupted" : failures > 0 ? "failed" : "passed";
-  store.set_environment(run_id, environment.get());
+  {
+    // The probe's findings, plus where the git checkout starts (for upstream links' {path}).
+    nlohmann::json env_json = nlohmann::json::parse(environment.get());
+    if (!git_toplevel.empty()) env_json["git_toplevel"] = git_toplevel;
+    store.set_environment(run_id, env_json.dump());
+  }
   store.finish_run(run_id, run_status, iso8601_utc_now());
   std::string tests;
   std::size_t total_tests = 0;
@@ -300,6 +310,16 @@ int run_suite(const RunOptions& o) {
   std::printf("runner: run %lld %s: %zu file%s: %s\n", static_cast<long long>(run_id),
               run_status.c_str(), files.size(), files.size() == 1 ? "" : "s", summary.c_str());
   std::printf("runner: %s\n", tests.c_str());
+  std::vector<fs::path> reports;
+  if (o.on_recorded) {
+    try {
+      reports = o.on_recorded(store, run_id, out_dir);
+    } catch (const Error& e) {
+      // The results are safe in the database; `runner report` can redo the reports.
+      std::fprintf(stderr, "runner: error: reports not written: %s\n", e.what());
+    }
+  }
+  for (const auto& report : reports) std::printf("runner: report  %s\n", report.c_str());
   std::printf("runner: logs    %s\n", (out_dir / "logs").c_str());
   std::printf("runner: run log %s\n", (out_dir / "run.log").c_str());
   std::printf("runner: results %s (run %lld)\n", store.path().c_str(),

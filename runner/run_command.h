@@ -1,12 +1,16 @@
 // `runner SUITE_DIR [TARGET ...]`: plan, launch, record (docs/cli.md).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace devshim {
+
+class Store;
 
 struct RunOptions {
   std::filesystem::path suite;                   ///< SUITE_DIR or its suite.json
@@ -22,6 +26,11 @@ struct RunOptions {
   double max_log_mb = 1024;                       ///< per-process file size limit; 0: none
   bool list_only = false;                         ///< --list: print the planned files, run nothing
   std::vector<std::string> command_line;          ///< argv of the runner, stored with the run
+  /// Called once the run is recorded (interrupted runs included), before the closing lines;
+  /// returns the files it wrote (the reports), which the closing lines list.
+  std::function<std::vector<std::filesystem::path>(Store&, std::int64_t run_id,
+                                                   const std::filesystem::path& out_dir)>
+      on_recorded;
 };
 
 /// Runs a suite and returns the process exit code (0, 1 or 130). Throws UsageError (exit 2)

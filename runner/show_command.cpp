@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <map>
 
 #include "runner/error.h"
@@ -11,20 +10,6 @@
 namespace devshim {
 
 namespace {
-
-std::int64_t resolve_run(Store& store, const std::string& run) {
-  if (run == "latest" || run.empty()) {
-    auto runs = store.runs(1);
-    if (runs.empty()) throw UsageError("no runs recorded in " + store.path().string());
-    return runs[0].id;
-  }
-  std::int64_t id = 0;
-  auto [p, ec] = std::from_chars(run.data(), run.data() + run.size(), id);
-  if (ec != std::errc() || p != run.data() + run.size()) {
-    throw UsageError(fmt::format("\"{}\" is not a run id (a number, or \"latest\")", run));
-  }
-  return id;
-}
 
 std::string counts_text(const std::map<std::string, int>& counts) {
   std::string s;
@@ -47,9 +32,9 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
         status_filter));
   }
   Store store(db_path);
-  const std::int64_t id = resolve_run(store, run);
-  auto rec = store.run(id);
-  if (!rec) throw UsageError(fmt::format("no run {} in {}", id, db_path.string()));
+  const RunRecord found = store.resolve_run(run);
+  const RunRecord* rec = &found;
+  const std::int64_t id = found.id;
 
   fmt::print("run {}  suite {}  mode {}  status {}\n", rec->id, rec->suite, rec->mode, rec->status);
   fmt::print("  started {}  finished {}  host {}  -j {}\n", rec->started_at,

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -404,6 +405,22 @@ std::optional<RunRecord> Store::run(std::int64_t run_id) {
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return read_run(s);
+}
+
+RunRecord Store::resolve_run(const std::string& spec) {
+  std::int64_t id = 0;
+  if (spec.empty() || spec == "latest") {
+    auto newest = runs(1);
+    if (newest.empty()) throw UsageError("no runs recorded in " + path().string());
+    return newest[0];
+  }
+  auto [end, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), id);
+  if (ec != std::errc() || end != spec.data() + spec.size()) {
+    throw UsageError(fmt::format("\"{}\" is not a run id (a number, or \"latest\")", spec));
+  }
+  auto r = run(id);
+  if (!r) throw UsageError(fmt::format("no run {} in {}", id, path().string()));
+  return *r;
 }
 
 std::vector<FileRecord> Store::files(std::int64_t run_id) {

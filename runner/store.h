@@ -83,6 +83,9 @@ class Store {
 
   std::vector<RunRecord> runs(int limit = 50);
   std::optional<RunRecord> run(std::int64_t run_id);
+  /// The run a user named: a number, or "latest" (or empty) for the newest. Throws UsageError
+  /// when it is neither or no such run exists.
+  RunRecord resolve_run(const std::string& spec);
   std::vector<FileRecord> files(std::int64_t run_id);
   /// Every case of a run, ordered by file path then as recorded.
   std::vector<StoredCase> cases(std::int64_t run_id);

@@ -1,0 +1,833 @@
+#include "reports/html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "parsers/test_result.h"
+
+namespace devshim {
+
+namespace html {
+
+namespace {
+
+/// Appends text, escaped for element content and quoted attribute values.
+void append_escaped(std::string& out, std::string_view text) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::string_view replacement;
+    switch (c) {
+      case '&':
+        replacement = "&amp;";
+        break;
+      case '<':
+        replacement = "&lt;";
+        break;
+      case '>':
+        replacement = "&gt;";
+        break;
+      case '"':
+        replacement = "&quot;";
+        break;
+      case '\'':
+        replacement = "&#39;";
+        break;
+      default:
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+          replacement = "\xEF\xBF\xBD";  // U+FFFD
+        }
+    }
+    if (!replacement.empty()) {
+      out.append(text.substr(start, i - start));
+      out.append(replacement);
+      start = i + 1;
+    }
+  }
+  out.append(text.substr(start));
+}
+
+bool needs_percent_encoding(unsigned char c) {
+  return c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' ||
+         c == '`';
+}
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  append_escaped(out, text);
+  return out;
+}
+
+std::string safe_href(std::string_view link) {
+  // Browsers strip leading and trailing spaces and control characters, and drop tabs and
+  // newlines anywhere, before they parse a URL; encoding them first leaves that clean-up nothing
+  // to join ("java\tscript:" stays the relative path "java%09script:", which is then refused).
+  static constexpr std::string_view kHex = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(link.size());
+  for (char ch : link) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (needs_percent_encoding(c)) {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += ch;
+    }
+  }
+  if (out.empty()) return "";
+  const auto end = out.find_first_of(":/?#");
+  if (end != std::string::npos && out[end] == ':') {
+    // A scheme (or something a browser might read as one): only http(s), with a host.
+    const std::string scheme = lower_ascii(std::string_view(out).substr(0, end));
+    if (scheme != "http" && scheme != "https") return "";
+    if (out.compare(end + 1, 2, "//") != 0 || out.size() <= end + 3) return "";
+    return out;
+  }
+  if (out.starts_with("//")) return "";  // a network-path reference: another host
+  return out;
+}
+
+}  // namespace html
+
+namespace {
+
+using html::append_escaped;
+
+constexpr std::size_t kCellBytes = 500;  ///< longer text in a cell is cut, the rest in <details>
+constexpr std::size_t kCellLines = 6;
+constexpr std::size_t kOpenTestLists = 20;  ///< clusters with more tests list them collapsed
+
+// The vocabulary (shared/DESIGN.md) in the order a reader expects; other values follow.
+constexpr std::array<std::string_view, 8> kFileStatusOrder = {
+    "passed", "failed", "error", "timeout", "crashed", "no_tests", "interrupted", "not_run"};
+constexpr std::array<std::string_view, 6> kCaseStatusOrder = {"passed",  "failed",  "error",
+                                                              "skipped", "xfailed", "xpassed"};
+
+constexpr std::string_view kStyle = R"css(
+:root {
+  --fg: #1f2328; --muted: #59636e; --bg: #ffffff; --panel: #f6f8fa; --border: #d1d9e0;
+  --link: #0969da; --row-hover: #f0f6ff;
+  --passed: #1a7f37; --failed: #cf222e; --error: #bc4c00; --skipped: #6e7781;
+  --xfailed: #6e7781; --xpassed: #9a6700; --timeout: #8250df; --crashed: #82071e;
+  --no_tests: #6e7781; --interrupted: #9a6700; --not_run: #8c959f; --other: #57606a;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --fg: #e6edf3; --muted: #9198a1; --bg: #0d1117; --panel: #151b23; --border: #3d444d;
+    --link: #4493f8; --row-hover: #1b2433;
+  }
+}
+* { box-sizing: border-box; }
+body {
+  margin: 0 auto; max-width: 1400px; padding: 0 1.5rem 3rem; color: var(--fg);
+  background: var(--bg); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif;
+}
+a { color: var(--link); }
+code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
+  font-size: 0.88em; }
+pre {
+  white-space: pre-wrap; overflow-wrap: anywhere; max-height: 32em; overflow: auto;
+  background: var(--panel); border: 1px solid var(--border); border-radius: 6px;
+  padding: 0.6em 0.8em; margin: 0.4em 0;
+}
+header.run { border-bottom: 1px solid var(--border); padding: 1.2rem 0 0.6rem; }
+header.run h1 { margin: 0 0 0.6rem; font-size: 1.6rem; font-weight: 600; }
+header.run h1 .suite { overflow-wrap: anywhere; }
+dl.environment {
+  display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1.2rem; margin: 0;
+}
+dl.environment dt { color: var(--muted); }
+dl.environment dd { margin: 0; overflow-wrap: anywhere; }
+nav.toc { position: sticky; top: 0; z-index: 1; background: var(--bg);
+  border-bottom: 1px solid var(--border); padding: 0.5rem 0; }
+nav.toc a { margin-right: 1.2rem; text-decoration: none; font-weight: 500; }
+h2 { font-size: 1.3rem; margin: 1.8rem 0 0.6rem; font-weight: 600; }
+h2 .count, h3 .count { color: var(--muted); font-weight: 400; }
+.hint, .empty { color: var(--muted); }
+.status {
+  display: inline-block; padding: 0 0.55em; border-radius: 1em; color: #fff;
+  background: var(--other); font-size: 0.82em; font-weight: 600; white-space: nowrap;
+}
+.status-passed { background: var(--passed); } .status-failed { background: var(--failed); }
+.status-error { background: var(--error); } .status-skipped { background: var(--skipped); }
+.status-xfailed { background: var(--xfailed); } .status-xpassed { background: var(--xpassed); }
+.status-timeout { background: var(--timeout); } .status-crashed { background: var(--crashed); }
+.status-no_tests { background: var(--no_tests); }
+.status-interrupted { background: var(--interrupted); }
+.status-not_run { background: var(--not_run); }
+.summary { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr));
+  gap: 1rem; }
+.card { border: 1px solid var(--border); border-radius: 8px; padding: 0.8rem 1rem; }
+.card h3 { margin: 0 0 0.4rem; font-size: 1rem; }
+.big { font-size: 2rem; font-weight: 600; line-height: 1.2; }
+.chips { display: flex; flex-wrap: wrap; gap: 0.3rem 0.8rem; margin: 0.4rem 0; padding: 0;
+  list-style: none; }
+.bar { display: flex; height: 0.7rem; border-radius: 4px; overflow: hidden;
+  background: var(--panel); margin-top: 0.4rem; }
+.bar span { display: block; min-width: 2px; }
+.bar .status-passed { background: var(--passed); } .bar .status-failed { background: var(--failed); }
+ol.clusters { list-style: none; padding: 0; margin: 0; }
+li.cluster { border: 1px solid var(--border); border-left: 4px solid var(--failed);
+  border-radius: 6px; padding: 0.6rem 1rem; margin: 0 0 0.8rem; }
+li.cluster h3 { margin: 0; font-size: 1rem; font-weight: 600; overflow-wrap: anywhere; }
+li.cluster .message { margin: 0.3rem 0; overflow-wrap: anywhere; white-space: pre-wrap; }
+li.cluster ul { margin: 0.3rem 0; padding-left: 1.2rem; }
+li.cluster li { overflow-wrap: anywhere; }
+summary { cursor: pointer; color: var(--muted); }
+.links a { margin-left: 0.5em; white-space: nowrap; }
+.filter { display: flex; align-items: center; gap: 0.6rem; margin: 0.4rem 0 0.8rem; }
+.filter input { flex: 0 1 32rem; font: inherit; padding: 0.3rem 0.6rem;
+  border: 1px solid var(--border); border-radius: 6px; background: var(--bg); color: var(--fg); }
+.filter output { color: var(--muted); }
+table { width: 100%; border-collapse: collapse; table-layout: fixed; }
+th, td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem;
+  border-bottom: 1px solid var(--border); overflow-wrap: anywhere; }
+th { background: var(--panel); font-weight: 600; position: sticky; top: 2.5rem; }
+tbody tr:hover { background: var(--row-hover); }
+tr[hidden] { display: none; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td .classname { color: var(--muted); }
+td.message .text, td.note .text { white-space: pre-wrap; }
+col.c-status { width: 7rem; } col.c-file { width: 22%; } col.c-test { width: 22%; }
+col.c-cluster { width: 4.5rem; } col.c-links { width: 9rem; } col.c-dur { width: 6.5rem; }
+col.c-log { width: 4rem; } col.c-counts { width: 26%; }
+details.long summary { color: inherit; white-space: pre-wrap; }
+details.long[open] summary .cut { display: none; }
+.later-sections:empty { display: none; }
+footer { margin-top: 2.5rem; color: var(--muted); font-size: 0.85em; }
+)css";
+
+// Filtering and the ready flag (contract in html.h).
+constexpr std::string_view kScript = R"js(
+(function () {
+  "use strict";
+  var input = document.getElementById("failure-filter");
+  var counter = document.getElementById("filter-count");
+  var table = document.getElementById("failures-table");
+  var rows = table ? Array.prototype.slice.call(table.tBodies[0].rows) : [];
+  var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+
+  function apply(value) {
+    var words = value.toLowerCase().split(/\s+/).filter(Boolean);
+    var shown = 0;
+    rows.forEach(function (row, i) {
+      var match = words.every(function (w) { return texts[i].indexOf(w) !== -1; });
+      row.hidden = !match;
+      if (match) shown += 1;
+    });
+    if (counter) {
+      counter.textContent = words.length ? shown + " of " + rows.length + " shown"
+                                         : rows.length + " failing";
+    }
+  }
+
+  function hashFilter() {
+    var hash = window.location.hash;
+    if (hash.indexOf("#filter=") !== 0) return null;
+    var raw = hash.slice("#filter=".length);
+    try { return decodeURIComponent(raw); } catch (e) { return raw; }
+  }
+
+  function onHashChange() {
+    var value = hashFilter();
+    if (value !== null) {
+      input.value = value;
+      apply(value);
+      return;
+    }
+    // A link to a failure row that the filter hides: clear the filter and show it.
+    var id = window.location.hash.slice(1);
+    var target = id ? document.getElementById(id) : null;
+    if (target && target.hidden && rows.indexOf(target) !== -1) {
+      input.value = "";
+      apply("");
+      target.scrollIntoView();
+    }
+  }
+
+  if (input) {
+    input.addEventListener("input", function () {
+      apply(input.value);
+      try {
+        var url = window.location.pathname + window.location.search;
+        if (input.value) url += "#filter=" + encodeURIComponent(input.value);
+        window.history.replaceState(null, "", url);
+      } catch (e) { /* file: URLs may refuse; filtering still works */ }
+    });
+    window.addEventListener("hashchange", onHashChange);
+    var initial = hashFilter();
+    if (initial !== null) input.value = initial;
+    apply(input.value);
+  }
+  document.body.dataset.ready = "1";
+})();
+)js";
+
+// ---- small text helpers -------------------------------------------------------------------
+
+std::string_view status_class(std::string_view status) {
+  if (status.empty()) return "other";
+  for (char c : status) {
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return "other";
+  }
+  return status;
+}
+
+/// The longest prefix of text within kCellBytes and kCellLines that ends on a UTF-8 boundary.
+std::string_view cell_prefix(std::string_view text) {
+  std::size_t end = std::min(text.size(), kCellBytes);
+  std::size_t lines = 0;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n' && ++lines == kCellLines) {
+      end = i;
+      break;
+    }
+  }
+  while (end > 0 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  return text.substr(0, end);
+}
+
+std::string format_duration(double seconds) {
+  if (!(seconds > 0)) return "0 s";
+  if (seconds < 10) return fmt::format("{:.2f} s", seconds);
+  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
+  const auto total = static_cast<long long>(seconds + 0.5);
+  if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
+  return fmt::format("{} h {:02} min", total / 3600, (total % 3600) / 60);
+}
+
+std::string shell_quote(std::string_view arg) {
+  constexpr std::string_view kPlain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%";
+  if (!arg.empty() && arg.find_first_not_of(kPlain) == std::string_view::npos) {
+    return std::string(arg);
+  }
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+/// A value of the environment object as text: "" when missing or null.
+std::string env_text(const nlohmann::json& env, const char* key) {
+  if (!env.is_object()) return "";
+  const auto it = env.find(key);
+  if (it == env.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_boolean()) return it->get<bool>() ? "yes" : "no";
+  return it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// Statuses of counts in vocabulary order, then any others, skipping zero counts.
+std::vector<std::pair<std::string, int>> ordered_counts(
+    const std::map<std::string, int>& counts, const std::string_view* order, std::size_t n) {
+  std::vector<std::pair<std::string, int>> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto it = counts.find(std::string(order[i]));
+    if (it != counts.end() && it->second != 0) out.emplace_back(*it);
+  }
+  for (const auto& [status, count] : counts) {
+    bool known = false;
+    for (std::size_t i = 0; i < n && !known; ++i) known = order[i] == status;
+    if (!known && count != 0) out.emplace_back(status, count);
+  }
+  return out;
+}
+
+bool is_failing_file_status(std::string_view status) {
+  return status == "failed" || status == "error" || status == "timeout" || status == "crashed";
+}
+
+/// One row of the failures table: a failing case, or a failing file with no failing case.
+struct FailureRow {
+  const ReportFile* file = nullptr;
+  const ReportCase* test = nullptr;  ///< null: the whole file failed (import error, crash, ...)
+};
+
+std::string test_key(std::string_view file, std::string_view classname, std::string_view name) {
+  std::string key;
+  key.reserve(file.size() + classname.size() + name.size() + 2);
+  key.append(file).append(1, '\0').append(classname).append(1, '\0').append(name);
+  return key;
+}
+
+// ---- the page -----------------------------------------------------------------------------
+
+class Page {
+ public:
+  explicit Page(const Report& report) : report_(report) {
+    for (std::size_t i = 0; i < report.clusters.size(); ++i) {
+      cluster_index_.emplace(report.clusters[i].signature, i + 1);
+    }
+    for (const auto& file : report.files) {
+      bool any = false;
+      for (const auto& c : file.cases) {
+        if (!is_failure(c.test.status)) continue;
+        any = true;
+        rows_.push_back({&file, &c});
+        row_index_.emplace(test_key(file.file.path, c.test.classname, c.test.name), rows_.size());
+      }
+      if (!any && is_failing_file_status(file.status)) rows_.push_back({&file, nullptr});
+    }
+  }
+
+  std::string render() {
+    out_.reserve(64 * 1024 + rows_.size() * 900);
+    head();
+    out_ += "<body>\n";
+    header();
+    nav();
+    out_ += "<main>\n";
+    out_ +=
+        "<!-- Later sections (differential: baseline vs shim; run-to-run: against an earlier run)"
+        " go in this element, above the summary. -->\n"
+        "<div id=\"later-sections\" class=\"later-sections\"></div>\n";
+    summary();
+    clusters();
+    failures();
+    files();
+    out_ += "</main>\n";
+    footer();
+    out_ += "<script>";
+    out_ += kScript;
+    out_ += "</script>\n</body>\n</html>\n";
+    return std::move(out_);
+  }
+
+ private:
+  void text(std::string_view s) { append_escaped(out_, s); }
+
+  void status_badge(std::string_view status) {
+    out_ += "<span class=\"status status-";
+    out_ += status_class(status);
+    out_ += "\">";
+    text(status);
+    out_ += "</span>";
+  }
+
+  /// <a href=...>label</a> when the link is acceptable; nothing (or plain label) otherwise.
+  bool link(std::string_view href, std::string_view label, bool label_if_refused = false) {
+    const std::string safe = html::safe_href(href);
+    if (safe.empty()) {
+      if (label_if_refused) text(label);
+      return false;
+    }
+    out_ += "<a href=\"";
+    text(safe);
+    out_ += safe.starts_with("http") ? "\" rel=\"noreferrer\">" : "\">";
+    text(label);
+    out_ += "</a>";
+    return true;
+  }
+
+  void source_links(const SourceLinks& links) {
+    out_ += "<span class=\"links\">";
+    link(links.local, "source");
+    link(links.upstream, "upstream");
+    out_ += "</span>";
+  }
+
+  /// Text that may be long: the first kCellBytes / kCellLines as they are, all of it in
+  /// <details>.
+  void long_text(std::string_view s) {
+    const std::string_view prefix = cell_prefix(s);
+    if (prefix.size() == s.size()) {
+      out_ += "<span class=\"text\">";
+      text(s);
+      out_ += "</span>";
+      return;
+    }
+    out_ += "<details class=\"long\"><summary><span class=\"cut\">";
+    text(prefix);
+    out_ += fmt::format(" … ({} more bytes)</span></summary><span class=\"text\">",
+                        s.size() - prefix.size());
+    text(s);
+    out_ += "</span></details>";
+  }
+
+  void pre(std::string_view s) {
+    out_ += "<pre>\n";  // the parser drops one newline right after <pre>: this one
+    text(s);
+    out_ += "</pre>";
+  }
+
+  void head() {
+    const auto& run = report_.run;
+    out_ +=
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; "
+        "form-action 'none'\">\n"
+        "<meta name=\"referrer\" content=\"no-referrer\">\n"
+        "<meta name=\"generator\" content=\"devshim runner\">\n<title>";
+    text(fmt::format("devshim · {} · run {} · {}", run.suite, run.id, run.status));
+    out_ += "</title>\n<style>";
+    out_ += kStyle;
+    out_ += "</style>\n</head>\n";
+  }
+
+  void env_row(std::string_view term, std::string_view value, std::string_view title = {}) {
+    out_ += "<dt>";
+    text(term);
+    out_ += "</dt><dd";
+    if (!title.empty()) {
+      out_ += " title=\"";
+      text(title);
+      out_ += '"';
+    }
+    out_ += '>';
+    text(value.empty() ? "—" : value);
+    out_ += "</dd>\n";
+  }
+
+  void header() {
+    const auto& run = report_.run;
+    const auto& env = report_.environment;
+    out_ += "<header class=\"run\" id=\"environment\">\n<h1>devshim report: <span class=\"suite\">";
+    text(run.suite);
+    out_ += fmt::format("</span> · run {} ", run.id);
+    status_badge(run.status);
+    out_ += "</h1>\n<dl class=\"environment\">\n";
+
+    env_row("Suite", run.suite, run.suite_file);
+    std::string targets;
+    for (const auto& t : run.targets) targets += (targets.empty() ? "" : ", ") + t;
+    env_row("Targets", targets.empty() ? "all tests" : targets);
+    env_row("Mode", run.mode == "baseline" ? "baseline (shim off)" : run.mode);
+
+    std::string project = run.project_root;
+    if (!run.project_commit.empty()) project += " @ " + run.project_commit.substr(0, 12);
+    env_row("Project", project, run.project_commit);
+    if (!run.tests_dir.empty()) env_row("Tests folder", run.tests_dir);
+
+    std::string python = env_text(env, "python");
+    env_row("Python", python, env_text(env, "executable"));
+    std::string torch = env_text(env, "torch");
+    if (torch.empty() && env.is_object() && env.contains("torch")) {
+      torch = "not importable";
+      if (const std::string why = env_text(env, "torch_error"); !why.empty()) torch += ": " + why;
+    }
+    env_row("torch", torch);
+    env_row("Accelerators", accelerators_text());
+    env_row("Shim", shim_text());
+    std::string host = run.host;
+    if (const std::string platform = env_text(env, "platform"); !platform.empty()) {
+      host += (host.empty() ? "" : " · ") + platform;
+    }
+    env_row("Host", host);
+    std::string cores = env_text(env, "cores");
+    cores += fmt::format("{}{} worker{}", cores.empty() ? "" : " cores · ", run.jobs,
+                         run.jobs == 1 ? "" : "s");
+    env_row("Cores", cores);
+    env_row("Started", run.started_at, run.finished_at.empty() ? "" : "finished " + run.finished_at);
+    env_row("Duration", run.finished_at.empty() && report_.duration_s == 0
+                            ? "still running"
+                            : format_duration(report_.duration_s));
+    std::string command;
+    for (const auto& arg : run.command_line) {
+      if (!command.empty()) command += ' ';
+      command += shell_quote(arg);
+    }
+    out_ += "<dt>Command line</dt><dd><code>";
+    text(command.empty() ? "—" : command);
+    out_ += "</code></dd>\n";
+    if (const std::string probe = env_text(env, "probe_error"); !probe.empty()) {
+      env_row("Probe error", probe);
+    }
+    out_ += "</dl>\n</header>\n";
+  }
+
+  std::string accelerators_text() const {
+    const auto& env = report_.environment;
+    std::string cuda = env_text(env, "cuda_available");
+    std::string mps = env_text(env, "mps_available");
+    if (cuda.empty() && mps.empty()) return "";
+    if (const std::string n = env_text(env, "cuda_device_count"); cuda == "yes" && !n.empty()) {
+      cuda += " (" + n + (n == "1" ? " device)" : " devices)");
+    }
+    return "CUDA: " + (cuda.empty() ? "unknown" : cuda) + " · MPS: " + (mps.empty() ? "unknown" : mps);
+  }
+
+  std::string shim_text() const {
+    const auto& env = report_.environment;
+    if (!env.is_object() || !env.contains("shim")) return "";
+    const auto& shim = env["shim"];
+    if (!shim.is_object()) return report_.run.mode == "baseline" ? "off (baseline)" : "not loaded";
+    std::string s = env_text(shim, "name");
+    if (const std::string v = env_text(shim, "version"); !v.empty()) s += " " + v;
+    if (const std::string p = env_text(shim, "policy"); !p.empty()) s += " · policy " + p;
+    if (const std::string a = env_text(shim, "active"); !a.empty()) {
+      s += a == "yes" ? " · active" : " · inactive";
+    }
+    return s;
+  }
+
+  void nav() {
+    out_ += fmt::format(
+        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#environment\">Environment</a>"
+        "<a href=\"#summary\">Summary</a><a href=\"#clusters\">Clusters ({})</a>"
+        "<a href=\"#failures\">Failures ({})</a><a href=\"#files\">Files ({})</a></nav>\n",
+        report_.clusters.size(), rows_.size(), report_.files.size());
+  }
+
+  void chips(const std::map<std::string, int>& counts, const std::string_view* order,
+             std::size_t n) {
+    out_ += "<ul class=\"chips\">";
+    for (const auto& [status, count] : ordered_counts(counts, order, n)) {
+      out_ += fmt::format("<li>{} ", count);
+      status_badge(status);
+      out_ += "</li>";
+    }
+    out_ += "</ul>";
+  }
+
+  void summary() {
+    const auto& s = report_.summary;
+    out_ += "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"summary\">\n";
+    out_ += fmt::format("<div class=\"card\"><h3>Tests</h3><div class=\"big\">{}</div>",
+                        s.tests_total);
+    chips(s.tests, kCaseStatusOrder.data(), kCaseStatusOrder.size());
+    out_ += "<div class=\"bar\" role=\"img\" aria-label=\"tests by status\">";
+    for (const auto& [status, count] :
+         ordered_counts(s.tests, kCaseStatusOrder.data(), kCaseStatusOrder.size())) {
+      out_ += fmt::format("<span class=\"status-{}\" style=\"flex-grow:{}\" title=\"",
+                          status_class(status), count);
+      text(fmt::format("{} {}", count, status));
+      out_ += "\"></span>";
+    }
+    out_ += "</div></div>\n";
+    out_ += fmt::format(
+        "<div class=\"card\"><h3>Pass rate</h3><div class=\"big\">{:.1f} %</div>"
+        "<p class=\"hint\">passed ÷ tests that ran to a verdict (skipped and xfailed left out)"
+        "</p></div>\n",
+        s.pass_rate * 100);
+    out_ += fmt::format("<div class=\"card\"><h3>Test files</h3><div class=\"big\">{}</div>",
+                        s.files_total);
+    chips(s.files, kFileStatusOrder.data(), kFileStatusOrder.size());
+    out_ += "</div>\n</div>\n</section>\n";
+  }
+
+  void clusters() {
+    const auto& clusters = report_.clusters;
+    out_ += fmt::format(
+        "<section id=\"clusters\">\n<h2>Failure clusters <span class=\"count\">({})</span></h2>\n",
+        clusters.size());
+    if (clusters.empty()) {
+      out_ += "<p class=\"empty\">No failure to group.</p>\n</section>\n";
+      return;
+    }
+    out_ +=
+        "<p class=\"hint\">Failures that share a normalised signature (numbers, addresses, paths"
+        " and device indices abstracted), biggest first.</p>\n<ol class=\"clusters\">\n";
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      const auto& c = clusters[i];
+      out_ += fmt::format(
+          "<li class=\"cluster\" id=\"cluster-{}\"><h3><span class=\"count\">#{}</span> {} "
+          "test{} · <code class=\"exception\">",
+          i + 1, i + 1, c.tests.size(), c.tests.size() == 1 ? "" : "s");
+      text(c.exception.empty() ? "(no exception)" : c.exception);
+      out_ += "</code></h3>\n<div class=\"message mono\">";
+      long_text(c.message);
+      out_ += "</div>\n";
+      if (!c.example_message.empty() || !c.example_traceback.empty()) {
+        out_ += "<details class=\"example\"><summary>Example message and traceback</summary>\n";
+        if (!c.example_message.empty()) pre(c.example_message);
+        if (!c.example_traceback.empty()) pre(c.example_traceback);
+        out_ += "</details>\n";
+      }
+      out_ += fmt::format("<details class=\"tests\"{}><summary>{} affected test{}</summary><ul>",
+                          c.tests.size() <= kOpenTestLists ? " open" : "", c.tests.size(),
+                          c.tests.size() == 1 ? "" : "s");
+      for (const auto& t : c.tests) {
+        out_ += "<li>";
+        const std::string label =
+            t.file + " · " + (t.classname.empty() ? t.name : t.classname + "." + t.name);
+        const auto row = row_index_.find(test_key(t.file, t.classname, t.name));
+        if (row != row_index_.end()) {
+          out_ += fmt::format("<a href=\"#failure-{}\">", row->second);
+          text(label);
+          out_ += "</a>";
+        } else {
+          text(label);
+        }
+        source_links(t.links);
+        out_ += "</li>";
+      }
+      out_ += "</ul></details>\n</li>\n";
+    }
+    out_ += "</ol>\n</section>\n";
+  }
+
+  void failures() {
+    out_ += fmt::format(
+        "<section id=\"failures\">\n<h2>Failures <span class=\"count\">({})</span></h2>\n",
+        rows_.size());
+    if (rows_.empty()) {
+      out_ += "<p class=\"empty\">No test failed.</p>\n</section>\n";
+      return;
+    }
+    out_ += fmt::format(
+        "<div class=\"filter\"><label for=\"failure-filter\">Filter</label>"
+        "<input id=\"failure-filter\" type=\"search\" autocomplete=\"off\" spellcheck=\"false\""
+        " placeholder=\"words in file, test or message\">"
+        "<output id=\"filter-count\" for=\"failure-filter\">{} failing</output></div>\n",
+        rows_.size());
+    out_ +=
+        "<table id=\"failures-table\" class=\"failures\">\n<colgroup><col class=\"c-status\">"
+        "<col class=\"c-file\"><col class=\"c-test\"><col class=\"c-message\">"
+        "<col class=\"c-cluster\"><col class=\"c-links\"></colgroup>\n"
+        "<thead><tr><th>Status</th><th>File</th><th>Test</th><th>Message</th><th>Cluster</th>"
+        "<th>Links</th></tr></thead>\n<tbody>\n";
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      const auto& row = rows_[i];
+      out_ += fmt::format("<tr id=\"failure-{}\" class=\"failure\"><td>", i + 1);
+      if (row.test == nullptr) {
+        status_badge(row.file->status);
+        out_ += "</td><td class=\"path\">";
+        text(row.file->file.path);
+        out_ += "</td><td class=\"test\"><i>whole file</i></td><td class=\"message\">";
+        long_text(row.file->file.note.empty() ? "no test result: see the log"
+                                              : row.file->file.note);
+        out_ += "</td><td></td><td><span class=\"links\">";
+        link(row.file->log_link, "log");
+        out_ += "</span></td></tr>\n";
+        continue;
+      }
+      const TestCase& t = row.test->test;
+      status_badge(to_string(t.status));
+      out_ += "</td><td class=\"path\">";
+      text(row.file->file.path);
+      out_ += "</td><td class=\"test\">";
+      if (!t.classname.empty()) {
+        out_ += "<span class=\"classname\">";
+        text(t.classname);
+        out_ += ".</span><wbr>";
+      }
+      out_ += "<span class=\"name\">";
+      text(t.name);
+      out_ += "</span></td><td class=\"message\">";
+      std::string message = t.exception;
+      if (!t.message.empty()) message += (message.empty() ? "" : ": ") + t.message;
+      if (!t.culprit.empty()) message += (message.empty() ? "" : " ") + ("[" + t.culprit + "]");
+      long_text(message);
+      out_ += "</td><td>";
+      if (const auto it = cluster_index_.find(row.test->signature); it != cluster_index_.end()) {
+        out_ += fmt::format("<a href=\"#cluster-{}\">#{}</a>", it->second, it->second);
+      }
+      out_ += "</td><td>";
+      source_links(row.test->links);
+      out_ += "<span class=\"links\">";
+      link(row.file->log_link, "log");
+      out_ += "</span></td></tr>\n";
+    }
+    out_ += "</tbody>\n</table>\n</section>\n";
+  }
+
+  void file_table(const std::vector<const ReportFile*>& files) {
+    out_ +=
+        "<table class=\"files\">\n<colgroup><col class=\"c-status\"><col class=\"c-file\">"
+        "<col class=\"c-counts\"><col class=\"c-dur\"><col class=\"c-log\"><col class=\"c-note\">"
+        "</colgroup>\n<thead><tr><th>Status</th><th>File</th><th>Tests</th><th>Duration</th>"
+        "<th>Log</th><th>Note</th></tr></thead>\n<tbody>\n";
+    for (const ReportFile* f : files) {
+      out_ += "<tr><td>";
+      status_badge(f->status);
+      out_ += "</td><td class=\"path\">";
+      text(f->file.path);
+      out_ += "</td><td>";
+      std::string counts;
+      for (const auto& [status, count] :
+           ordered_counts(f->counts, kCaseStatusOrder.data(), kCaseStatusOrder.size())) {
+        counts += fmt::format("{}{} {}", counts.empty() ? "" : " · ", count, status);
+      }
+      text(counts.empty() ? "—" : counts);
+      out_ += "</td><td class=\"num\">";
+      text(f->status == "not_run" ? "—" : format_duration(f->file.duration_s));
+      out_ += "</td><td>";
+      link(f->log_link, "log");
+      out_ += "</td><td class=\"note\">";
+      std::string note = f->file.note;
+      if (f->file.signal) {
+        note += fmt::format("{}signal {}", note.empty() ? "" : " · ", *f->file.signal);
+      } else if (f->file.exit_code && *f->file.exit_code != 0 && f->status != "passed" &&
+                 f->status != "failed") {
+        note += fmt::format("{}exit {}", note.empty() ? "" : " · ", *f->file.exit_code);
+      }
+      if (!note.empty()) long_text(note);
+      out_ += "</td></tr>\n";
+    }
+    out_ += "</tbody>\n</table>\n";
+  }
+
+  void files() {
+    std::vector<const ReportFile*> other;
+    std::vector<const ReportFile*> passed;
+    for (const auto& f : report_.files) (f.status == "passed" ? passed : other).push_back(&f);
+    out_ += fmt::format(
+        "<section id=\"files\">\n<h2>Test files <span class=\"count\">({})</span></h2>\n",
+        report_.files.size());
+    if (report_.files.empty()) {
+      out_ += "<p class=\"empty\">No test file in this run.</p>\n";
+    }
+    if (!other.empty()) file_table(other);
+    if (!passed.empty()) {
+      out_ += fmt::format("<details class=\"passed-files\"><summary>{} passed file{}</summary>\n",
+                          passed.size(), passed.size() == 1 ? "" : "s");
+      file_table(passed);
+      out_ += "</details>\n";
+    }
+    out_ += "</section>\n";
+  }
+
+  void footer() {
+    out_ += "<footer>Rendered by devshim runner ";
+    text(env_text(report_.environment, "runner_version"));
+    out_ += fmt::format(" from run {}", report_.run.id);
+    if (!report_.run.out_dir.empty()) {
+      out_ += " (";
+      text(report_.run.out_dir);
+      out_ += ')';
+    }
+    out_ += ".</footer>\n";
+  }
+
+  const Report& report_;
+  std::vector<FailureRow> rows_;
+  std::unordered_map<std::string, std::size_t> cluster_index_;  ///< signature → 1-based
+  std::unordered_map<std::string, std::size_t> row_index_;      ///< test_key → 1-based row
+  std::string out_;
+};
+
+}  // namespace
+
+std::string render_html(const Report& report) { return Page(report).render(); }
+
+}  // namespace devshim

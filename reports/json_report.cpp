@@ -1,0 +1,104 @@
+#include "reports/json_report.h"
+
+#include "parsers/line_reader.h"
+
+namespace devshim {
+
+using nlohmann::json;
+
+namespace {
+
+json links_json(const SourceLinks& l) {
+  json j = json::object();
+  j["local"] = l.local.empty() ? json(nullptr) : json(l.local);
+  j["upstream"] = l.upstream.empty() ? json(nullptr) : json(l.upstream);
+  return j;
+}
+
+json opt(const std::string& s) { return s.empty() ? json(nullptr) : json(sanitize_text(s)); }
+
+}  // namespace
+
+json render_json(const Report& r) {
+  json run = {
+      {"id", r.run.id},
+      {"suite", r.run.suite},
+      {"suite_file", r.run.suite_file},
+      {"framework", r.run.framework},
+      {"mode", r.run.mode},
+      {"status", r.run.status},
+      {"targets", r.run.targets},
+      {"command_line", r.run.command_line},
+      {"project_root", r.run.project_root},
+      {"tests_dir", r.run.tests_dir},
+      {"project_commit", opt(r.run.project_commit)},
+      {"host", r.run.host},
+      {"jobs", r.run.jobs},
+      {"timeout_s", r.run.timeout_s},
+      {"started_at", r.run.started_at},
+      {"finished_at", opt(r.run.finished_at)},
+      {"duration_s", r.duration_s},
+      {"environment", r.environment},
+  };
+  json summary = {{"files", r.summary.files},
+                  {"tests", r.summary.tests},
+                  {"files_total", r.summary.files_total},
+                  {"tests_total", r.summary.tests_total},
+                  {"pass_rate", r.summary.pass_rate}};
+  json files = json::array();
+  for (const auto& f : r.files) {
+    json cases = json::array();
+    for (const auto& c : f.cases) {
+      const TestCase& t = c.test;
+      cases.push_back({
+          {"classname", sanitize_text(t.classname)},
+          {"name", sanitize_text(t.name)},
+          {"status", std::string(to_string(t.status))},
+          {"duration_s", t.duration_s},
+          {"exception", opt(t.exception)},
+          {"message", opt(t.message)},
+          {"signature", opt(c.signature)},
+          {"culprit", opt(t.culprit)},
+          {"source", t.source.path.empty()
+                         ? json(nullptr)
+                         : json{{"path", t.source.path},
+                                {"line", t.source.line > 0 ? json(t.source.line) : json(nullptr)}}},
+          {"links", links_json(c.links)},
+      });
+    }
+    json fj = {{"path", f.file.path},
+               {"status", f.status},
+               {"duration_s", f.file.duration_s},
+               {"log", opt(f.log_link)},
+               {"exit_code", f.file.exit_code ? json(*f.file.exit_code) : json(nullptr)},
+               {"signal", f.file.signal ? json(*f.file.signal) : json(nullptr)},
+               {"note", opt(f.file.note)},
+               {"counts", f.counts},
+               {"cases", std::move(cases)}};
+    files.push_back(std::move(fj));
+  }
+  json clusters = json::array();
+  for (const auto& cl : r.clusters) {
+    json tests = json::array();
+    for (const auto& t : cl.tests) {
+      tests.push_back({{"file", t.file},
+                       {"classname", sanitize_text(t.classname)},
+                       {"name", sanitize_text(t.name)},
+                       {"links", links_json(t.links)}});
+    }
+    clusters.push_back({{"signature", cl.signature},
+                        {"count", cl.tests.size()},
+                        {"exception", sanitize_text(cl.exception)},
+                        {"message", sanitize_text(cl.message)},
+                        {"example_message", sanitize_text(cl.example_message)},
+                        {"example_traceback", sanitize_text(cl.example_traceback)},
+                        {"tests", std::move(tests)}});
+  }
+  return {{"schema_version", kReportSchemaVersion},
+          {"run", std::move(run)},
+          {"summary", std::move(summary)},
+          {"files", std::move(files)},
+          {"clusters", std::move(clusters)}};
+}
+
+}  // namespace devshim

@@ -1,0 +1,244 @@
+#include "reports/markdown.h"
+
+#include <fmt/format.h>
+
+#include "parsers/line_reader.h"
+
+namespace devshim {
+
+namespace {
+
+// Cuts s at max_chars bytes without splitting a UTF-8 sequence.
+std::string_view cut(std::string_view s, std::size_t max_chars, bool& cut_off) {
+  cut_off = s.size() > max_chars;
+  if (!cut_off) return s;
+  std::size_t n = max_chars;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
+  return s.substr(0, n);
+}
+
+std::string link(const std::string& text, const std::string& href) {
+  if (href.empty()) return text;
+  // Targets come from the model (relative paths, http(s) URLs); spaces and parentheses would
+  // end a Markdown link target.
+  std::string target;
+  for (char c : href) {
+    if (c == ' ') {
+      target += "%20";
+    } else if (c == '(') {
+      target += "%28";
+    } else if (c == ')') {
+      target += "%29";
+    } else {
+      target += c;
+    }
+  }
+  return fmt::format("[{}]({})", text, target);
+}
+
+std::string source_cell(const SourceLinks& links, const SourceLocation& loc) {
+  if (loc.path.empty()) return "";
+  std::string where = md_cell(loc.line > 0 ? fmt::format("{}:{}", loc.path, loc.line) : loc.path);
+  std::string s = link(where, links.local);
+  if (!links.upstream.empty()) s += " " + link("upstream", links.upstream);
+  return s;
+}
+
+std::string counts_text(const std::map<std::string, int>& counts) {
+  std::string s;
+  for (const auto& [k, n] : counts) {
+    if (n > 0) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", n, k);
+  }
+  return s.empty() ? "none" : s;
+}
+
+std::string env_string(const nlohmann::json& env, const char* key, const char* fallback = "?") {
+  auto it = env.find(key);
+  if (it == env.end() || it->is_null()) return fallback;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+void environment_section(const Report& r, std::string& out) {
+  const auto& e = r.environment;
+  std::string accelerators = "none";
+  if (e.value("cuda_available", false)) {
+    accelerators = fmt::format("CUDA ({} devices)", e.value("cuda_device_count", 0));
+  } else if (e.value("mps_available", false)) {
+    accelerators = "MPS";
+  }
+  std::string shim = r.run.mode == "baseline" ? "off (baseline run)" : "on";
+  if (auto s = e.find("shim"); s != e.end() && s->is_object()) {
+    shim =
+        fmt::format("{} {}, policy {}{}", s->value("name", "devshim"), s->value("version", "?"),
+                    s->value("policy", "default"), s->value("active", false) ? "" : ", inactive");
+  }
+  std::string targets;
+  for (const auto& t : r.run.targets) targets += (targets.empty() ? "" : " ") + t;
+  std::string command;
+  for (const auto& a : r.run.command_line) command += (command.empty() ? "" : " ") + a;
+  out += "| | |\n| --- | --- |\n";
+  auto row = [&](const char* k, const std::string& v) {
+    out += fmt::format("| {} | {} |\n", k, md_cell(v, 500));
+  };
+  row("Suite", r.run.suite);
+  row("Status", r.run.status);
+  row("Mode", r.run.mode);
+  row("Targets", targets.empty() ? "(all)" : targets);
+  row("Project", r.run.project_root + (r.run.project_commit.empty()
+                                           ? std::string()
+                                           : " @ " + r.run.project_commit.substr(0, 12)));
+  row("Python", env_string(e, "python") + " (" + env_string(e, "executable") + ")");
+  row("torch", env_string(e, "torch", "not importable"));
+  row("Accelerators", accelerators);
+  row("Shim", shim);
+  row("Host", fmt::format("{}, {} cores, -j {}", r.run.host, env_string(e, "cores"), r.run.jobs));
+  row("Started", r.run.started_at);
+  row("Duration", r.duration_s > 0 ? fmt::format("{:.0f} s", r.duration_s) : "-");
+  row("Command", command);
+}
+
+}  // namespace
+
+std::string md_cell(std::string_view text, std::size_t max_chars) {
+  bool cut_off = false;
+  std::string clean = sanitize_text(text);
+  std::string_view s = cut(clean, max_chars, cut_off);
+  std::string out;
+  out.reserve(s.size() + 8);
+  bool space = false;
+  for (char c : s) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      if (!space) out += ' ';
+      space = true;
+      continue;
+    }
+    space = false;
+    switch (c) {
+      case '|':
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+        out += '\\';
+        out += c;
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  if (cut_off) out += "…";
+  return out;
+}
+
+std::string md_code_block(std::string_view text, std::size_t max_chars) {
+  bool cut_off = false;
+  std::string clean = sanitize_text(text);
+  std::string body(cut(clean, max_chars, cut_off));
+  if (cut_off) body += "\n… (cut; the whole text is in the log)";
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (char c : body) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  return fmt::format("{}text\n{}\n{}\n", fence, body, fence);
+}
+
+std::string render_markdown(const Report& r) {
+  std::string out;
+  out += fmt::format("# devshim report: {} run {} ({})\n\n", md_cell(r.run.suite), r.run.id,
+                     r.run.mode);
+  environment_section(r, out);
+
+  out += "\n## Summary\n\n";
+  out += fmt::format("**{}** files: {}  \n", r.summary.files_total, counts_text(r.summary.files));
+  out += fmt::format("**{}** tests: {}  \n", r.summary.tests_total, counts_text(r.summary.tests));
+  out += fmt::format("Pass rate: **{:.1f}%** (passed / all but skipped and xfailed)\n",
+                     100.0 * r.summary.pass_rate);
+  // Differential and run-to-run sections are inserted here by later report versions.
+
+  out += "\n## Failure clusters\n\n";
+  if (r.clusters.empty()) out += "No failures.\n";
+  int n = 0;
+  for (const auto& cl : r.clusters) {
+    out += fmt::format("### {}. {} — {} test{}\n\n", ++n,
+                       md_cell(cl.exception.empty() ? "(no exception)" : cl.exception, 120),
+                       cl.tests.size(), cl.tests.size() == 1 ? "" : "s");
+    out +=
+        fmt::format("Message: {}  \nSignature: `{}`\n\n", md_cell(cl.message, 500), cl.signature);
+    if (!cl.example_traceback.empty()) {
+      out += "<details><summary>Example traceback</summary>\n\n";
+      out += md_code_block(cl.example_traceback);
+      out += "\n</details>\n\n";
+    }
+    out += "| test | file | source |\n| --- | --- | --- |\n";
+    for (const auto& t : cl.tests) {
+      out += fmt::format(
+          "| {} | {} | {} |\n", md_cell(t.classname + "::" + t.name), md_cell(t.file),
+          t.links.local.empty()
+              ? ""
+              : link("source", t.links.local) +
+                    (t.links.upstream.empty() ? "" : " " + link("upstream", t.links.upstream)));
+    }
+    out += "\n";
+  }
+
+  out += "## Failing tests\n\n";
+  bool any = false;
+  for (const auto& f : r.files) {
+    for (const auto& c : f.cases) {
+      if (!is_failure(c.test.status) && c.test.culprit.empty()) continue;
+      if (!any) out += "| status | test | message | source |\n| --- | --- | --- | --- |\n";
+      any = true;
+      std::string status(to_string(c.test.status));
+      if (!c.test.culprit.empty()) status += " (" + c.test.culprit + ")";
+      std::string message = c.test.exception.empty() ? c.test.message
+                            : c.test.message.empty() ? c.test.exception
+                                                     : c.test.exception + ": " + c.test.message;
+      out += fmt::format("| {} | {} | {} | {} |\n", status,
+                         md_cell(f.file.path + "::" + c.test.classname + "::" + c.test.name),
+                         md_cell(message, 200), source_cell(c.links, c.test.source));
+    }
+  }
+  if (!any) out += "None.\n";
+
+  out += "\n## Files\n\n";
+  auto file_row = [](const ReportFile& f) {
+    return fmt::format("| {} | {} | {} | {:.1f} s | {} |\n", f.status, md_cell(f.file.path),
+                       md_cell(counts_text(f.counts)) +
+                           (f.file.note.empty() ? "" : " — " + md_cell(f.file.note, 200)),
+                       f.file.duration_s, f.log_link.empty() ? "" : link("log", f.log_link));
+  };
+  const char* header =
+      "| status | file | tests | duration | log |\n| --- | --- | --- | --- | --- |\n";
+  std::string failing, passing;
+  int passed = 0;
+  for (const auto& f : r.files) {
+    if (f.status == "passed" || f.status == "no_tests") {
+      passing += file_row(f);
+      ++passed;
+    } else {
+      failing += file_row(f);
+    }
+  }
+  if (!failing.empty()) out += header + failing + "\n";
+  if (passed > 0) {
+    out += fmt::format("<details><summary>{} passed file{}</summary>\n\n{}{}\n</details>\n", passed,
+                       passed == 1 ? "" : "s", header, passing);
+  }
+  return out;
+}
+
+}  // namespace devshim

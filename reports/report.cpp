@@ -1,0 +1,155 @@
+#include "reports/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "parsers/signature.h"
+#include "runner/error.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Seconds between two ISO 8601 UTC stamps ("2026-11-21T22:46:00Z"); 0 when either is empty.
+double seconds_between(const std::string& from, const std::string& to) {
+  auto parse = [](const std::string& s) -> std::time_t {
+    std::tm tm{};
+    if (s.size() < 19 || ::strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return 0;
+    return ::timegm(&tm);
+  };
+  const std::time_t a = parse(from);
+  const std::time_t b = parse(to);
+  return a != 0 && b != 0 && b >= a ? static_cast<double>(b - a) : 0;
+}
+
+// Failing files first, in this order, then the rest.
+int file_rank(const std::string& status) {
+  static const char* order[] = {"crashed",     "timeout", "error",    "failed",
+                                "interrupted", "not_run", "no_tests", "passed"};
+  for (int i = 0; i < 8; ++i) {
+    if (status == order[i]) return i;
+  }
+  return 8;
+}
+
+std::string relative_link(const fs::path& target, const fs::path& from_dir) {
+  fs::path rel = target.lexically_normal().lexically_relative(from_dir.lexically_normal());
+  return rel.empty() ? target.generic_string() : rel.generic_string();
+}
+
+}  // namespace
+
+std::string upstream_url(const std::string& url_template, const std::string& commit,
+                         const std::string& path, int line) {
+  if (url_template.empty() || commit.empty() || path.empty()) return "";
+  std::string templ = url_template;
+  if (line <= 0) {  // no line to point at: drop the fragment that would name one
+    if (auto at = templ.find("#L{line}"); at != std::string::npos) templ.erase(at, 8);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < templ.size(); ++i) {
+    if (templ.compare(i, 8, "{commit}") == 0) {
+      out += commit;
+      i += 7;
+    } else if (templ.compare(i, 6, "{path}") == 0) {
+      out += path;
+      i += 5;
+    } else if (templ.compare(i, 6, "{line}") == 0) {
+      out += std::to_string(line);
+      i += 5;
+    } else {
+      out += templ[i];
+    }
+  }
+  return out;
+}
+
+Report build_report(Store& store, std::int64_t run_id, const fs::path& report_dir) {
+  auto run = store.run(run_id);
+  if (!run) throw UsageError(fmt::format("no run {} in {}", run_id, store.path().string()));
+  Report r;
+  r.run = *run;
+  r.environment = nlohmann::json::parse(run->environment.empty() ? "{}" : run->environment, nullptr,
+                                        /*allow_exceptions=*/false);
+  if (!r.environment.is_object()) r.environment = nlohmann::json::object();
+  r.duration_s = seconds_between(run->started_at, run->finished_at);
+
+  const fs::path dir = fs::absolute(report_dir);
+  const fs::path project = run->project_root;
+  // The project's path inside its git checkout, for upstream links ({path}).
+  fs::path git_prefix;
+  if (auto top = r.environment.find("git_toplevel");
+      top != r.environment.end() && top->is_string()) {
+    git_prefix = project.lexically_relative(top->get<std::string>());
+    if (git_prefix == ".") git_prefix.clear();
+  }
+  auto links_for = [&](const SourceLocation& loc) {
+    SourceLinks links;
+    if (loc.path.empty()) return links;
+    const std::string anchor = loc.line > 0 ? "#L" + std::to_string(loc.line) : "";
+    links.local = relative_link(project / loc.path, dir) + anchor;
+    links.upstream =
+        upstream_url(run->source_url, run->project_commit,
+                     (git_prefix / loc.path).lexically_normal().generic_string(), loc.line);
+    return links;
+  };
+
+  std::map<std::string, std::vector<StoredCase>> by_file;
+  for (auto& c : store.cases(run_id)) by_file[c.file].push_back(std::move(c));
+
+  std::map<std::string, std::size_t> cluster_index;
+  for (auto& f : store.files(run_id)) {
+    ReportFile rf;
+    rf.status = f.status ? std::string(to_string(*f.status)) : "not_run";
+    if (!f.log_path.empty()) rf.log_link = relative_link(fs::path(run->out_dir) / f.log_path, dir);
+    ++r.summary.files[rf.status];
+    ++r.summary.files_total;
+    for (auto& sc : by_file[f.path]) {
+      ReportCase rc;
+      rc.links = links_for(sc.test.source);
+      rc.signature = sc.signature;
+      rc.test = std::move(sc.test);
+      const std::string status(to_string(rc.test.status));
+      ++rf.counts[status];
+      ++r.summary.tests[status];
+      ++r.summary.tests_total;
+      if (!rc.signature.empty()) {
+        auto [it, fresh] = cluster_index.emplace(rc.signature, r.clusters.size());
+        if (fresh) {
+          ReportCluster cl;
+          cl.signature = rc.signature;
+          cl.exception = rc.test.exception;
+          cl.example_message = rc.test.message;
+          cl.example_traceback = rc.test.traceback;
+          r.clusters.push_back(std::move(cl));
+        }
+        r.clusters[it->second].tests.push_back({f.path, rc.test.classname, rc.test.name, rc.links});
+      }
+      rf.cases.push_back(std::move(rc));
+    }
+    rf.file = std::move(f);
+    r.files.push_back(std::move(rf));
+  }
+  for (auto& cl : r.clusters) {
+    cl.message = normalize_message(cl.example_message);
+  }
+  std::stable_sort(r.clusters.begin(), r.clusters.end(),
+                   [](const ReportCluster& a, const ReportCluster& b) {
+                     return a.tests.size() > b.tests.size();
+                   });
+  std::stable_sort(r.files.begin(), r.files.end(), [](const ReportFile& a, const ReportFile& b) {
+    return file_rank(a.status) < file_rank(b.status);
+  });
+  const int counted =
+      r.summary.tests_total - r.summary.tests["skipped"] - r.summary.tests["xfailed"];
+  r.summary.pass_rate = counted > 0 ? static_cast<double>(r.summary.tests["passed"]) / counted : 0;
+  // Keep only non-zero entries (operator[] above may have added zeros).
+  std::erase_if(r.summary.tests, [](const auto& kv) { return kv.second == 0; });
+  return r;
+}
+
+}  // namespace devshim

@@ -1,0 +1,79 @@
+// The content every report shows, read from the results store: one model, four renderers
+// (markdown.h, json_report.h, junit_xml.h, html.h). Nothing here knows about a format.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "parsers/test_result.h"
+#include "runner/store.h"
+
+namespace devshim {
+
+/// Where a test's source line is: a link relative to the report's folder into the local
+/// checkout ("../../suites/x/tests/test_a.py#L12"), and an upstream URL when the suite gives a
+/// source_url template and the project is a git checkout. Either may be empty.
+struct SourceLinks {
+  std::string local;
+  std::string upstream;
+};
+
+struct ReportCase {
+  TestCase test;
+  std::string signature;  ///< empty unless the case failed
+  SourceLinks links;
+};
+
+struct ReportFile {
+  FileRecord file;                    ///< status empty: the file never ran (not_run)
+  std::string status;                 ///< to_string(status) or "not_run"
+  std::string log_link;               ///< relative to the report's folder; empty if no log
+  std::map<std::string, int> counts;  ///< test status → count
+  std::vector<ReportCase> cases;
+};
+
+/// Failures that share a signature (parsers/signature.h), biggest first.
+struct ReportCluster {
+  std::string signature;
+  std::string exception;
+  std::string message;          ///< normalised
+  std::string example_message;  ///< one real message
+  std::string example_traceback;
+  struct Test {
+    std::string file, classname, name;
+    SourceLinks links;
+  };
+  std::vector<Test> tests;
+};
+
+struct ReportSummary {
+  std::map<std::string, int> files;  ///< file status → count (incl. "not_run")
+  std::map<std::string, int> tests;  ///< test status → count
+  int files_total = 0;
+  int tests_total = 0;
+  /// passed / (all tests but skipped and xfailed), in [0, 1]; 0 when nothing counts.
+  double pass_rate = 0;
+};
+
+struct Report {
+  RunRecord run;
+  nlohmann::json environment;  ///< RunRecord::environment parsed (an object, maybe empty)
+  double duration_s = 0;       ///< finished_at - started_at; 0 while running
+  ReportSummary summary;
+  std::vector<ReportFile> files;  ///< failing first (by status), then by path
+  std::vector<ReportCluster> clusters;
+};
+
+/// Reads run run_id from store and computes links relative to report_dir (the folder the
+/// reports are written to). Throws UsageError when the run does not exist.
+Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir);
+
+/// Fills a source_url template: {commit}, {path}, {line}. Empty when the template or the
+/// commit is empty.
+std::string upstream_url(const std::string& url_template, const std::string& commit,
+                         const std::string& path, int line);
+
+}  // namespace devshim

@@ -1,0 +1,148 @@
+#include "tests/reports/report_fixture.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace devshim::testing {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+TestCase make_case(const std::string& cls, const std::string& name, CaseStatus status,
+                   const std::string& exc = "", const std::string& msg = "", int line = 0,
+                   const std::string& path = "") {
+  TestCase c;
+  c.classname = cls;
+  c.name = name;
+  c.status = status;
+  c.duration_s = 0.25;
+  c.exception = exc;
+  c.message = msg;
+  if (!exc.empty()) {
+    c.traceback = fmt::format(
+        "Traceback (most recent call last):\n  File \"/src/{}\", line {}, in {}\n    "
+        "check()\n{}: {}",
+        path, line, name, exc, msg);
+  }
+  c.source = SourceLocation{path, line};
+  return c;
+}
+
+}  // namespace
+
+void record_sample_run(RecordedRun& r) {
+  const std::string tol = "tests/test_tolerance.py";
+  std::string tol_src = "import unittest\n\n\nclass Tol(unittest.TestCase):\n";
+  for (int i = 0; i < 30; ++i)
+    tol_src += fmt::format("    def test_{:02}(self):\n        pass\n", i);
+  write_file(r.project() / tol, tol_src);
+  write_file(r.project() / "tests/test_cuda.py", "import torch\n\n\ndef test_zeros():\n    pass\n");
+  write_file(r.project() / "tests/test_ok.py", "def test_ok():\n    pass\n");
+  write_file(r.project() / "tests/sub/test_crash.py", "def test_segv():\n    pass\n");
+  write_file(r.project() / "tests/test_import.py", "import nope\n");
+  for (const char* log :
+       {"test_tolerance.py", "test_cuda.py", "test_ok.py", "sub/test_crash.py", "test_import.py"}) {
+    write_file(r.out() / "logs" / (std::string(log) + ".log"), "log\n");
+  }
+
+  Store store(r.db());
+  RunRecord run;
+  run.suite = "sample";
+  run.suite_file = (r.dir / "suite/suite.json").string();
+  run.framework = "pytest";
+  run.targets = {"tests"};
+  run.command_line = {"runner", "suites/sample", "tests", "-j", "2"};
+  run.started_at = "2026-11-21T10:00:00Z";
+  run.host = "testhost";
+  run.project_root = r.project().string();
+  run.tests_dir = "tests";
+  run.project_commit = "0123456789abcdef0123456789abcdef01234567";
+  run.out_dir = r.out().string();
+  run.jobs = 2;
+  run.timeout_s = 60;
+  run.runner_pid = 1;
+  run.source_url = "https://github.com/example/project/blob/{commit}/{path}#L{line}";
+  run.environment =
+      R"({"cores":2,"cuda_available":false,"cuda_device_count":0,"executable":"/venv/bin/python",)"
+      R"("mps_available":false,"python":"3.11.7","runner_version":"0.1.0",)"
+      R"("shim":{"active":true,"name":"devshim","policy":"default","version":"0.1.0"},)"
+      R"("torch":"2.13.0+cpu","git_toplevel":")" +
+      r.dir.path().string() + "\"}";
+  r.run_id = store.begin_run(run, {"test_cuda.py", "test_import.py", "test_ok.py",
+                                   "test_tolerance.py", "sub/test_crash.py", "test_never.py"});
+
+  auto file = [&](const std::string& path, FileStatus status, double duration,
+                  const std::string& note = "") {
+    FileRecord f;
+    f.path = path;
+    f.status = status;
+    f.exit_code = status == FileStatus::kPassed ? 0 : 1;
+    f.duration_s = duration;
+    f.log_path = "logs/" + path + ".log";
+    f.started_at = "2026-11-21T10:00:01Z";
+    f.finished_at = "2026-11-21T10:00:05Z";
+    f.note = note;
+    f.parsed_from = "junit";
+    return f;
+  };
+  std::vector<TestCase> tol_cases;
+  for (int i = 0; i < 30; ++i) {
+    tol_cases.push_back(make_case("tests.test_tolerance.Tol", fmt::format("test_{:02}", i),
+                                  CaseStatus::kFailed, "AssertionError",
+                                  fmt::format("0.{} not less than or equal to 1e-05", 79 + i),
+                                  5 + 2 * i, tol));
+  }
+  store.record_file(r.run_id, file("test_tolerance.py", FileStatus::kFailed, 3.5), tol_cases);
+  store.record_file(
+      r.run_id, file("test_cuda.py", FileStatus::kFailed, 1.25),
+      {make_case("tests.test_cuda", "test_zeros", CaseStatus::kFailed, "AssertionError",
+                 "Torch not compiled with CUDA enabled", 4, "tests/test_cuda.py"),
+       make_case("tests.test_cuda", "test_<script>alert(1)</script> | `tick` [x](y)",
+                 CaseStatus::kError, "RuntimeError",
+                 "line one\nline two | with pipe " + std::string(10000, 'x'), 0,
+                 "tests/test_cuda.py"),
+       make_case("tests.test_cuda", "test_skipped", CaseStatus::kSkipped, "", "needs a GPU"),
+       make_case("tests.test_cuda", "test_xfail", CaseStatus::kXfailed, "", "known")});
+  store.record_file(r.run_id, file("test_ok.py", FileStatus::kPassed, 0.5),
+                    {make_case("tests.test_ok", "test_ok", CaseStatus::kPassed)});
+  TestCase culprit =
+      make_case("tests.sub.test_crash", "test_segv", CaseStatus::kError, "Fatal Python error",
+                "Segmentation fault", 1, "tests/sub/test_crash.py");
+  culprit.culprit = "crashed";
+  store.record_file(r.run_id,
+                    file("sub/test_crash.py", FileStatus::kCrashed, 0.75, "killed by SIGSEGV"),
+                    {culprit});
+  store.record_file(r.run_id, file("test_import.py", FileStatus::kError, 0.5), {});
+  store.finish_run(r.run_id, "failed", "2026-11-21T10:00:42Z");
+}
+
+std::string normalise(std::string text, const RecordedRun& r) {
+  const std::string tmp = r.dir.path().string();
+  for (std::size_t p = 0; (p = text.find(tmp, p)) != std::string::npos;) {
+    text.replace(p, tmp.size(), "<TMP>");
+    p += 5;
+  }
+  return text;
+}
+
+void expect_golden(const std::string& name, const std::string& text) {
+  const fs::path golden = fs::path(GOLDEN_DIR) / name;
+  const char* approve = std::getenv("DEVSHIM_APPROVE");
+  if (approve != nullptr && std::string(approve) == "1") {
+    write_file(golden, text);
+    return;
+  }
+  const std::string want = read_file(golden);
+  if (want != text) {
+    const fs::path unapproved = fs::path(GOLDEN_DIR) / (name + ".unapproved");
+    write_file(unapproved, text);
+    ADD_FAILURE() << "rendered output differs from " << golden.string() << "; wrote "
+                  << unapproved.string()
+                  << " (diff them; tests/reports/approve.sh re-approves an intended change)";
+  }
+}
+
+}  // namespace devshim::testing

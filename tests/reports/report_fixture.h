@@ -1,0 +1,30 @@
+// A small recorded run for the report tests: a real SQLite store and a real project folder
+// with the test files the cases point at; every value fixed so rendered output is stable.
+#pragma once
+
+#include <string>
+
+#include "runner/store.h"
+#include "tests/support/test_support.h"
+
+namespace devshim::testing {
+
+struct RecordedRun {
+  TempDir dir;  ///< project/, out/, results.db
+  std::int64_t run_id = 0;
+  std::filesystem::path project() const { return dir / "project"; }
+  std::filesystem::path out() const { return dir / "out"; }
+  std::filesystem::path db() const { return dir / "results.db"; }
+};
+
+/// Records a run with passing, failing (30 sharing one signature), erroring, crashed
+/// (culprit), skipped and import-error files, hostile test names and a 10 KB message.
+void record_sample_run(RecordedRun& r);
+
+/// text with the run's temporary folder replaced by <TMP>, for golden comparisons.
+std::string normalise(std::string text, const RecordedRun& r);
+
+/// Compares text with golden/<name>; with DEVSHIM_APPROVE=1 in the environment, writes it.
+void expect_golden(const std::string& name, const std::string& text);
+
+}  // namespace devshim::testing

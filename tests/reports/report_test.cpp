@@ -1,0 +1,190 @@
+// The report model and the Markdown, JSON and JUnit renderers on a recorded run.
+#include "reports/report.h"
+
+#include <gtest/gtest.h>
+
+#include <pugixml.hpp>
+
+#include "reports/json_report.h"
+#include "reports/junit_xml.h"
+#include "reports/markdown.h"
+#include "reports/write_reports.h"
+#include "tests/reports/report_fixture.h"
+
+namespace devshim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// md without its fenced code blocks (whose content GitHub shows as text, never as markup).
+std::string outside_code_blocks(const std::string& md) {
+  std::string out;
+  std::string fence;
+  std::size_t start = 0;
+  while (start < md.size()) {
+    std::size_t end = md.find('\n', start);
+    if (end == std::string::npos) end = md.size();
+    std::string line = md.substr(start, end - start);
+    start = end + 1;
+    std::size_t ticks = line.find_first_not_of('`');
+    if (ticks >= 3 && ticks != std::string::npos) {
+      if (fence.empty()) {
+        fence = line.substr(0, ticks);
+      } else if (line == fence) {
+        fence.clear();
+      }
+      continue;
+    }
+    if (line == fence) {
+      fence.clear();
+      continue;
+    }
+    if (fence.empty()) out += line + "\n";
+  }
+  return out;
+}
+
+class ReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::record_sample_run(run_); }
+  Report report(const fs::path& dir) {
+    Store store(run_.db());
+    return build_report(store, run_.run_id, dir);
+  }
+  testing::RecordedRun run_;
+};
+
+TEST_F(ReportTest, ClustersGroupTheSameFailureBiggestFirst) {
+  Report r = report(run_.out());
+  ASSERT_GE(r.clusters.size(), 3U);
+  EXPECT_EQ(r.clusters[0].tests.size(), 30U);
+  EXPECT_EQ(r.clusters[0].exception, "AssertionError");
+  EXPECT_EQ(r.clusters[0].message, "<n> not less than or equal to <n>");
+  EXPECT_EQ(r.summary.tests_total, 36);
+  EXPECT_EQ(r.summary.files.at("not_run"), 1);
+  EXPECT_EQ(r.files.front().status, "crashed") << "failing files first";
+  EXPECT_DOUBLE_EQ(r.duration_s, 42);
+}
+
+TEST_F(ReportTest, LinksPointAtTheSourceLocallyAndUpstream) {
+  Report r = report(run_.out());
+  const ReportCase* zeros = nullptr;
+  for (const auto& f : r.files) {
+    for (const auto& c : f.cases) {
+      if (c.test.name == "test_zeros") zeros = &c;
+    }
+  }
+  ASSERT_NE(zeros, nullptr);
+  EXPECT_EQ(zeros->links.local, "../project/tests/test_cuda.py#L4");
+  EXPECT_EQ(zeros->links.upstream,
+            "https://github.com/example/project/blob/0123456789abcdef0123456789abcdef01234567/"
+            "project/tests/test_cuda.py#L4");
+}
+
+TEST_F(ReportTest, EveryRelativeLinkInTheMarkdownReportLeadsToAFile) {
+  Store store(run_.db());
+  for (const fs::path& dir : {run_.out(), run_.dir / "elsewhere/reports"}) {
+    write_reports(store, run_.run_id, dir, {"md"});
+    const std::string md = outside_code_blocks(testing::read_file(dir / "report.md"));
+    int followed = 0;
+    for (std::size_t p = 0; (p = md.find("](", p)) != std::string::npos; ++p) {
+      if (p > 0 && md[p - 1] == '\\') continue;  // escaped text, not a link
+      std::size_t end = md.find(')', p);
+      std::string target = md.substr(p + 2, end - p - 2);
+      if (target.rfind("http", 0) == 0) continue;
+      target = target.substr(0, target.find('#'));
+      EXPECT_TRUE(fs::exists(dir / target)) << target << " from " << dir;
+      ++followed;
+    }
+    EXPECT_GT(followed, 30) << dir;
+  }
+}
+
+TEST_F(ReportTest, LinksToTheRunsOwnFilesSurviveMovingTheOutputFolder) {
+  Store store(run_.db());
+  write_reports(store, run_.run_id, run_.out(), {"md"});
+  fs::rename(run_.out(), run_.dir / "archived");
+  const std::string md = testing::read_file(run_.dir / "archived/report.md");
+  EXPECT_NE(md.find("[log](logs/test_ok.py.log)"), std::string::npos);
+  EXPECT_TRUE(fs::exists(run_.dir / "archived/logs/test_ok.py.log"));
+}
+
+TEST_F(ReportTest, HostileTextCannotBreakAMarkdownTable) {
+  const std::string md = render_markdown(report(run_.out()));
+  const std::string text = outside_code_blocks(md);
+  EXPECT_EQ(text.find("<script>"), std::string::npos);
+  EXPECT_NE(text.find("&lt;script&gt;"), std::string::npos);
+  // Every table row has as many unescaped pipes as its header.
+  std::size_t start = 0;
+  int header_pipes = -1;
+  while (start < md.size()) {
+    std::size_t end = md.find('\n', start);
+    std::string line = md.substr(start, end - start);
+    start = end == std::string::npos ? md.size() : end + 1;
+    if (line.empty() || line[0] != '|') {
+      header_pipes = -1;
+      continue;
+    }
+    int pipes = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\\') {
+        ++i;
+      } else if (line[i] == '|') {
+        ++pipes;
+      }
+    }
+    if (header_pipes < 0) header_pipes = pipes;
+    EXPECT_EQ(pipes, header_pipes) << line.substr(0, 200);
+    EXPECT_LT(line.size(), 2000U) << "a 10 KB message is cut";
+  }
+}
+
+TEST(MarkdownEscaping, CellsAndCodeBlocks) {
+  EXPECT_EQ(md_cell("a|b`c`\n<x>&[l](u)*_"), "a\\|b\\`c\\` &lt;x&gt;&amp;\\[l\\](u)\\*\\_");
+  EXPECT_EQ(md_cell(std::string(400, 'y'), 10), std::string(10, 'y') + "…");
+  EXPECT_EQ(md_code_block("has ``` inside"), "````text\nhas ``` inside\n````\n");
+}
+
+TEST_F(ReportTest, JsonHasTheDocumentedShape) {
+  nlohmann::json j = render_json(report(run_.out()));
+  EXPECT_EQ(j["schema_version"], 1);
+  for (const char* k : {"run", "summary", "files", "clusters"}) EXPECT_TRUE(j.contains(k)) << k;
+  const auto& f = j["files"][0];
+  for (const char* k : {"path", "status", "duration_s", "log", "cases"}) {
+    EXPECT_TRUE(f.contains(k)) << k;
+  }
+  const auto& c = f["cases"][0];
+  for (const char* k :
+       {"classname", "name", "status", "duration_s", "message", "signature", "source"}) {
+    EXPECT_TRUE(c.contains(k)) << k;
+  }
+  const auto& cl = j["clusters"][0];
+  for (const char* k : {"signature", "count", "exception", "message", "tests"}) {
+    EXPECT_TRUE(cl.contains(k)) << k;
+  }
+  EXPECT_EQ(cl["count"], 30);
+  EXPECT_EQ(j["run"]["environment"]["torch"], "2.13.0+cpu");
+}
+
+TEST_F(ReportTest, JunitIsWellFormedXmlWithOneSuitePerFile) {
+  const std::string xml = render_junit(report(run_.out()));
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(xml.c_str()));
+  auto suites = doc.child("testsuites");
+  int n = 0;
+  for (auto s : suites.children("testsuite")) {
+    (void)s;
+    ++n;
+  }
+  EXPECT_EQ(n, 6);
+  EXPECT_EQ(suites.attribute("failures").as_int(), 31);
+  // The import error file and the never-run file still show up.
+  EXPECT_NE(xml.find("name=\"test_import.py\""), std::string::npos);
+  EXPECT_EQ(xml_safe(std::string("a\x01"
+                                 "b\xEF\xBF\xBE"
+                                 "c")),
+            "abc");
+}
+
+}  // namespace
+}  // namespace devshim
