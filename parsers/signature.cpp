@@ -135,11 +135,14 @@ std::string normalize_message(std::string_view s) {
         continue;
       }
     }
-    if (!word_before &&
-        (is_digit(c) || ((c == '-' || c == '.') && i + 1 < s.size() && is_digit(s[i + 1])))) {
+    // Numbers: not inside an identifier (conv2d, float16), but with units (16GB, 3s) and in
+    // dimensions (2x3).
+    const bool dimension = i >= 2 && s[i - 1] == 'x' && is_digit(s[i - 2]);
+    if ((!word_before &&
+         (is_digit(c) || ((c == '-' || c == '.') && i + 1 < s.size() && is_digit(s[i + 1])))) ||
+        (dimension && is_digit(c))) {
       std::size_t j = i + ((c == '-' || c == '.') ? 1 : 0);
-      if (std::size_t n = number_length(s, j);
-          n > 0 && (j + n >= s.size() || !is_word(s[j + n]) || s[j + n] == 'e')) {
+      if (std::size_t n = number_length(s, j); n > 0) {
         out += "<n>";
         i = j + n;
         continue;

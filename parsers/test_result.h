@@ -40,6 +40,7 @@ struct TestCase {
 
 /// Counts a framework printed about itself ("Ran N tests", "FAILED (failures=F, ...)",
 /// pytest's "== 3 failed, 2 passed in 1.2s =="), to check the parser against.
+/// For unittest, which prints no count of passes, passed is the number of passing cases.
 struct ReportedCounts {
   std::optional<int> ran;  ///< unittest's "Ran N tests"
   int passed = 0, failed = 0, errors = 0, skipped = 0, xfailed = 0, xpassed = 0;

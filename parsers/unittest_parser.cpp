@@ -475,10 +475,12 @@ class UnittestParser {
       pending_.active = false;
     }
     if (out_.reported.present) {
-      // passed = ran - everything else, as unittest counts (fixture errors are not "ran").
-      int not_passed = out_.reported.failed + out_.reported.errors + out_.reported.skipped +
-                       out_.reported.xfailed + out_.reported.xpassed;
-      out_.reported.passed = std::max(0, out_.reported.ran.value_or(0) - not_passed);
+      // unittest prints no count of passes (and "Ran N" counts differently across versions and
+      // with subtests and fixture errors): passed is the number of passing cases.
+      out_.reported.passed = 0;
+      for (const TestCase& c : out_.cases) {
+        out_.reported.passed += c.status == CaseStatus::kPassed ? 1 : 0;
+      }
     }
   }
 

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "parsers/line_reader.h"
 #include "parsers/pytest_junit.h"
+#include "parsers/pytest_text.h"
 #include "parsers/traceback.h"
 #include "parsers/unittest_parser.h"
 
@@ -72,6 +75,22 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
   out.import_error = parsed.import_error;
   out.cases = std::move(parsed.cases);
 
+  // A collection error (pytest) comes with no case: record one, so that the error has a
+  // message, a signature and a place in the reports like unittest's import errors.
+  if (parsed.import_error && out.cases.empty() && !parsed.import_error_text.empty()) {
+    PytestFailure failure = summarize_pytest_failure(parsed.import_error_text, test_file);
+    TestCase c;
+    c.classname = fs::path(test_file).replace_extension().generic_string();
+    std::replace(c.classname.begin(), c.classname.end(), '/', '.');
+    c.name = "<collection>";
+    c.status = CaseStatus::kError;
+    c.exception = failure.exception.empty() ? "CollectionError" : failure.exception;
+    c.message = failure.message;
+    c.traceback = pytest_traceback_text(parsed.import_error_text);
+    if (failure.location) c.source = *failure.location;
+    out.cases.push_back(std::move(c));
+  }
+
   const FileStatus ended = status_from_process(result, suite.framework);
   const bool killed = ended == FileStatus::kTimeout || ended == FileStatus::kCrashed ||
                       ended == FileStatus::kInterrupted;
@@ -94,27 +113,26 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     }
   }
 
-  bool any_failure = false;
   bool only_import_errors = true;
   for (const TestCase& c : out.cases) {
-    any_failure = any_failure || is_failure(c.status);
-    if (c.classname.rfind("unittest.loader.", 0) != 0) only_import_errors = false;
+    if (c.classname.rfind("unittest.loader.", 0) != 0 && c.name != "<collection>") {
+      only_import_errors = false;
+    }
   }
   const int code = result.exit_code.value_or(-1);
+  const bool nothing_ran = out.reported.present && out.reported.ran == 0;
   if (ended == FileStatus::kError || killed) {
-    out.status = ended;
+    out.status = ended;  // launch error, pytest collection/usage error, or killed
   } else if (out.import_error && only_import_errors) {
     out.status = FileStatus::kError;
-  } else if (code == 5 || (code == 0 && out.cases.empty())) {
+  } else if (code == 5 || (code == 0 && (out.cases.empty() || nothing_ran))) {
     out.status = FileStatus::kNoTests;
   } else if (code == 0) {
     out.status = FileStatus::kPassed;
-  } else if (any_failure) {
-    out.status = FileStatus::kFailed;
-  } else if (ended == FileStatus::kError || out.cases.empty()) {
-    out.status = FileStatus::kError;
+  } else if (out.cases.empty() || nothing_ran) {
+    out.status = FileStatus::kError;  // e.g. setUpModule raised: no test ran
   } else {
-    out.status = FileStatus::kFailed;
+    out.status = FileStatus::kFailed;  // a failing case, or a failing exit all the same
   }
   return out;
 }

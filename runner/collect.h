@@ -21,15 +21,19 @@ struct CollectedFile {
   bool import_error = false;
 };
 
-/// Parses the file's results (pytest: the JUnit XML, else the log text; unittest: the log) and
-/// decides its status from both the results and how the process ended:
-///   launch error → error; interrupted → interrupted; timed out → timeout; signal → crashed;
-///   import/collection error with no test run → error; exit 5, or exit 0 with no test → no_tests;
-///   a failing case → failed; pytest exit 2/4 → error; another non-zero exit → failed (error
-///   when nothing ran); exit 0 → passed.
+/// Parses the file's results (pytest: the JUnit XML refined by the log, else the log alone;
+/// unittest: the log) and decides its status from both the results and how the process ended,
+/// in this order:
+///   launch error, or pytest exit 2/4 (collection or usage error) → error;
+///   interrupted → interrupted; timed out → timeout; killed by a signal → crashed;
+///   only import/collection errors → error;
+///   exit 5, or exit 0 with no test run → no_tests; exit 0 → passed;
+///   another exit with no test run (e.g. setUpModule raised) → error; else → failed.
 /// When the process was killed, the test running at that moment becomes a case with status
-/// error and culprit "crashed", "timeout" or "interrupted". Failing cases with no location in
-/// the test file get the line of their `def`. Never throws for unreadable or malformed output.
+/// error and culprit "crashed", "timeout" or "interrupted". A pytest collection error becomes a
+/// case named "<collection>" (unittest reports its import errors as a case already). Failing
+/// cases with no location in the test file get the line of their `def`. Never throws for
+/// unreadable or malformed output.
 CollectedFile collect_results(const Suite& suite, const TestFile& file, const ProcessSpec& spec,
                               const ProcessResult& result);
 

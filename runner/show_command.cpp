@@ -61,7 +61,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
       const std::string cstatus(to_string(c.test.status));
       const bool wanted = status_filter.empty()
                               ? (all_tests || c.test.status != CaseStatus::kPassed)
-                              : cstatus == status_filter;
+                              : cstatus == status_filter || c.test.culprit == status_filter;
       if (wanted) shown.push_back(&c);
     }
     if (!status_filter.empty() && fstatus != status_filter && shown.empty()) continue;

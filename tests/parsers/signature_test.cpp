@@ -14,6 +14,10 @@ TEST(NormalizeMessage, AbstractsVolatileParts) {
             "shape torch.Size([<shape>]) != [<shape>]");
   EXPECT_EQ(normalize_message("No such file: /tmp/abc123/model.bin"), "No such file: <path>");
   EXPECT_EQ(normalize_message("got -3.5 and 42"), "got <n> and <n>");
+  EXPECT_EQ(normalize_message("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"),
+            "mat1 and mat2 shapes cannot be multiplied (<n>x<n> and <n>x<n>)");
+  EXPECT_EQ(normalize_message("tried to allocate 16GB after 3s"),
+            "tried to allocate <n>GB after <n>s");
   EXPECT_EQ(normalize_message("  many   spaces\n here "), "many spaces here");
   EXPECT_EQ(normalize_message("'" + std::string(50, 'a') + "' vs 'short'"), "'<str>' vs 'short'");
 }
@@ -28,11 +32,13 @@ TEST(NormalizeMessage, KeepsDigitsInsideIdentifiers) {
 TEST(FailureSignature, SameProblemSameSignature) {
   EXPECT_EQ(failure_signature("AssertionError", "0.79 not less than or equal to 1e-05"),
             failure_signature("AssertionError", "0.0123 not less than or equal to 1e-05"));
-  EXPECT_NE(failure_signature("NotImplementedError", "The operator 'aten::foo' is not implemented"),
-            failure_signature("NotImplementedError", "The operator 'aten::bar' is not implemented"));
+  EXPECT_NE(
+      failure_signature("NotImplementedError", "The operator 'aten::foo' is not implemented"),
+      failure_signature("NotImplementedError", "The operator 'aten::bar' is not implemented"));
   EXPECT_NE(failure_signature("ValueError", "x"), failure_signature("TypeError", "x"));
   // Stable across releases: stored in databases.
-  EXPECT_EQ(failure_signature("AssertionError", "1 != 2"), failure_signature("AssertionError", "3 != 4"));
+  EXPECT_EQ(failure_signature("AssertionError", "1 != 2"),
+            failure_signature("AssertionError", "3 != 4"));
   EXPECT_EQ(failure_signature("", "").size(), 16U);
   EXPECT_EQ(failure_signature("AssertionError", "<n> != <n>"), "4df7db1c9091fd45");
 }
