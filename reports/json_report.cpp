@@ -1,7 +1,5 @@
 #include "reports/json_report.h"
 
-#include "parsers/line_reader.h"
-
 namespace devshim {
 
 using nlohmann::json;
@@ -15,7 +13,8 @@ json links_json(const SourceLinks& l) {
   return j;
 }
 
-json opt(const std::string& s) { return s.empty() ? json(nullptr) : json(sanitize_text(s)); }
+// Text comes from the store, already valid UTF-8; the dump replaces anything invalid anyway.
+json opt(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 }  // namespace
 
@@ -51,8 +50,8 @@ json render_json(const Report& r) {
     for (const auto& c : f.cases) {
       const TestCase& t = c.test;
       cases.push_back({
-          {"classname", sanitize_text(t.classname)},
-          {"name", sanitize_text(t.name)},
+          {"classname", t.classname},
+          {"name", t.name},
           {"status", std::string(to_string(t.status))},
           {"duration_s", t.duration_s},
           {"exception", opt(t.exception)},
@@ -82,16 +81,16 @@ json render_json(const Report& r) {
     json tests = json::array();
     for (const auto& t : cl.tests) {
       tests.push_back({{"file", t.file},
-                       {"classname", sanitize_text(t.classname)},
-                       {"name", sanitize_text(t.name)},
+                       {"classname", t.classname},
+                       {"name", t.name},
                        {"links", links_json(t.links)}});
     }
     clusters.push_back({{"signature", cl.signature},
                         {"count", cl.tests.size()},
-                        {"exception", sanitize_text(cl.exception)},
-                        {"message", sanitize_text(cl.message)},
-                        {"example_message", sanitize_text(cl.example_message)},
-                        {"example_traceback", sanitize_text(cl.example_traceback)},
+                        {"exception", cl.exception},
+                        {"message", cl.message},
+                        {"example_message", cl.example_message},
+                        {"example_traceback", cl.example_traceback},
                         {"tests", std::move(tests)}});
   }
   return {{"schema_version", kReportSchemaVersion},
@@ -99,6 +98,10 @@ json render_json(const Report& r) {
           {"summary", std::move(summary)},
           {"files", std::move(files)},
           {"clusters", std::move(clusters)}};
+}
+
+std::string dump_report_json(const json& report) {
+  return report.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace devshim

@@ -14,6 +14,11 @@ inline constexpr int kReportSchemaVersion = 1;
 /// "cases": [{"classname", "name", "status", "duration_s", "message", "signature",
 /// "source": {"path", "line"}, ...}]}], "clusters": [{"signature", "count", "exception",
 /// "message", "tests": [...]}]}
+/// Dump it with dump_report_json: text from tests may hold invalid UTF-8 when a Report is made
+/// by hand; the dump replaces it rather than throwing.
 nlohmann::json render_json(const Report& report);
+
+/// The report.json text: indented by 1, invalid UTF-8 replaced by U+FFFD.
+std::string dump_report_json(const nlohmann::json& report);
 
 }  // namespace devshim

@@ -56,7 +56,7 @@ std::vector<fs::path> write_reports(Store& store, std::int64_t run_id, const fs:
       text = render_markdown(report);
     } else if (f == "json") {
       path = dir / "report.json";
-      text = render_json(report).dump(2) + "\n";
+      text = dump_report_json(render_json(report));
     } else if (f == "junit") {
       path = dir / "junit.xml";
       text = render_junit(report);

@@ -27,7 +27,7 @@ TEST_F(Golden, Markdown) {
 
 TEST_F(Golden, Json) {
   testing::expect_golden("report.json.approved",
-                         testing::normalise(render_json(report()).dump(2) + "\n", run_));
+                         testing::normalise(dump_report_json(render_json(report())), run_));
 }
 
 TEST_F(Golden, JunitXml) {
