@@ -28,6 +28,7 @@ apt_packages=(
   libfmt-dev                  # formatting of messages and progress lines
   libpugixml-dev              # pytest's JUnit XML
   clang-format                # the checked-in .clang-format, checked by ctest
+  chromium                    # report.html is tested in real headless Chromium
 )
 
 install_apt_packages() {

@@ -346,8 +346,9 @@ std::string env_text(const nlohmann::json& env, const char* key) {
 }
 
 /// Statuses of counts in vocabulary order, then any others, skipping zero counts.
-std::vector<std::pair<std::string, int>> ordered_counts(
-    const std::map<std::string, int>& counts, const std::string_view* order, std::size_t n) {
+std::vector<std::pair<std::string, int>> ordered_counts(const std::map<std::string, int>& counts,
+                                                        const std::string_view* order,
+                                                        std::size_t n) {
   std::vector<std::pair<std::string, int>> out;
   for (std::size_t i = 0; i < n; ++i) {
     const auto it = counts.find(std::string(order[i]));
@@ -547,7 +548,8 @@ class Page {
     cores += fmt::format("{}{} worker{}", cores.empty() ? "" : " cores · ", run.jobs,
                          run.jobs == 1 ? "" : "s");
     env_row("Cores", cores);
-    env_row("Started", run.started_at, run.finished_at.empty() ? "" : "finished " + run.finished_at);
+    env_row("Started", run.started_at,
+            run.finished_at.empty() ? "" : "finished " + run.finished_at);
     env_row("Duration", run.finished_at.empty() && report_.duration_s == 0
                             ? "still running"
                             : format_duration(report_.duration_s));
@@ -573,7 +575,8 @@ class Page {
     if (const std::string n = env_text(env, "cuda_device_count"); cuda == "yes" && !n.empty()) {
       cuda += " (" + n + (n == "1" ? " device)" : " devices)");
     }
-    return "CUDA: " + (cuda.empty() ? "unknown" : cuda) + " · MPS: " + (mps.empty() ? "unknown" : mps);
+    return "CUDA: " + (cuda.empty() ? "unknown" : cuda) +
+           " · MPS: " + (mps.empty() ? "unknown" : mps);
   }
 
   std::string shim_text() const {
@@ -612,8 +615,8 @@ class Page {
   void summary() {
     const auto& s = report_.summary;
     out_ += "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"summary\">\n";
-    out_ += fmt::format("<div class=\"card\"><h3>Tests</h3><div class=\"big\">{}</div>",
-                        s.tests_total);
+    out_ +=
+        fmt::format("<div class=\"card\"><h3>Tests</h3><div class=\"big\">{}</div>", s.tests_total);
     chips(s.tests, kCaseStatusOrder.data(), kCaseStatusOrder.size());
     out_ += "<div class=\"bar\" role=\"img\" aria-label=\"tests by status\">";
     for (const auto& [status, count] :

@@ -51,8 +51,9 @@ devshim::ReportCase failing(const std::string& path, const std::string& classnam
   c.test.exception = exception;
   c.test.message = message;
   c.test.traceback = "Traceback (most recent call last):\n  File \"" + path + "\", line " +
-                     std::to_string(line) + ", in " + name + "\n    self.assertLessEqual(err, tol)\n" +
-                     exception + ": " + message.substr(0, 200) + "\n";
+                     std::to_string(line) + ", in " + name +
+                     "\n    self.assertLessEqual(err, tol)\n" + exception + ": " +
+                     message.substr(0, 200) + "\n";
   c.test.source = {path, line};
   c.signature = signature;
   c.links = links_to(path, line);
@@ -67,8 +68,8 @@ devshim::Report sample_report(const fs::path& dir) {
   run.suite_file = "suites/transformers-mini/suite.json";
   run.framework = "pytest";
   run.targets = {"tests/test_math.py", "tests/models"};
-  run.command_line = {"runner", "run", "suites/transformers-mini/suite.json", "-j", "4",
-                      "--out", "out dir/run 7"};
+  run.command_line = {"runner", "run",          "suites/transformers-mini/suite.json", "-j", "4",
+                      "--out",  "out dir/run 7"};
   run.mode = "shim";
   run.status = "failed";
   run.started_at = "2026-11-21T22:46:00Z";
@@ -89,7 +90,8 @@ devshim::Report sample_report(const fs::path& dir) {
       {"cuda_available", false},
       {"cuda_device_count", 0},
       {"mps_available", false},
-      {"shim", {{"name", "devshim"}, {"version", "0.1.0"}, {"active", true}, {"policy", "default"}}},
+      {"shim",
+       {{"name", "devshim"}, {"version", "0.1.0"}, {"active", true}, {"policy", "default"}}},
       {"cores", 16},
       {"runner_version", "0.1.0"}};
   r.duration_s = 761;
@@ -114,9 +116,9 @@ devshim::Report sample_report(const fs::path& dir) {
   f1.cases.push_back(failing(math, "tests.test_math.MathTest", "test_matmul_large",
                              CaseStatus::kFailed, "AssertionError", long_message, 34,
                              "sig-tolerance"));
-  auto hostile = failing(math, "tests.test_math.MathTest", kHostileName, CaseStatus::kError,
-                         "RuntimeError", "Torch not compiled with CUDA enabled <b>bold</b>", 47,
-                         "sig-cuda");
+  auto hostile =
+      failing(math, "tests.test_math.MathTest", kHostileName, CaseStatus::kError, "RuntimeError",
+              "Torch not compiled with CUDA enabled <b>bold</b>", 47, "sig-cuda");
   hostile.links.local = "javascript:alert(1)";  // must never become a link
   f1.cases.push_back(hostile);
   f1.counts = {{"passed", 1}, {"failed", 2}, {"error", 1}};
@@ -142,8 +144,8 @@ devshim::Report sample_report(const fs::path& dir) {
     f3.cases.push_back(make_case("tests.models.test_ok.OkTest", "test_" + std::to_string(i),
                                  CaseStatus::kPassed, 9.0));
   }
-  f3.cases.push_back(make_case("tests.models.test_ok.OkTest", "test_big_gpu", CaseStatus::kSkipped,
-                               0));
+  f3.cases.push_back(
+      make_case("tests.models.test_ok.OkTest", "test_big_gpu", CaseStatus::kSkipped, 0));
   f3.counts = {{"passed", 5}, {"skipped", 1}};
 
   devshim::ReportFile f4;
