@@ -2,6 +2,7 @@
 // the temporary folder normalised to <TMP>. tests/reports/approve.sh re-approves.
 #include <gtest/gtest.h>
 
+#include "reports/html.h"
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
@@ -28,6 +29,10 @@ TEST_F(Golden, Markdown) {
 TEST_F(Golden, Json) {
   testing::expect_golden("report.json.approved",
                          testing::normalise(dump_report_json(render_json(report())), run_));
+}
+
+TEST_F(Golden, Html) {
+  testing::expect_golden("report.html.approved", testing::normalise(render_html(report()), run_));
 }
 
 TEST_F(Golden, JunitXml) {
