@@ -121,6 +121,16 @@ TEST_F(RunnerE2E, EveryFileGetsTheStatusOfHowItEnded) {
   EXPECT_EQ(cases.at("test_segv.py::test_segfault")->test.source.line, 8);
   EXPECT_EQ(run.status, "failed");
   EXPECT_EQ(run.mode, "shim");
+  // The run ends by rendering its reports into its output folder.
+  for (const char* report : {"report.md", "report.json", "junit.xml", "report.html"}) {
+    EXPECT_TRUE(fs::exists(out() / report)) << report;
+    EXPECT_NE(r.output.find(std::string("runner: report  ") + (out() / report).string()),
+              std::string::npos)
+        << report;
+  }
+  auto report_json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  EXPECT_EQ(report_json["summary"]["files_total"], 9);
+  EXPECT_EQ(report_json["run"]["environment"]["python"].is_string(), true);
   EXPECT_EQ(run.suite, "e2e-mixed");
 }
 
