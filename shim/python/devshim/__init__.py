@@ -1,9 +1,9 @@
 """devshim: run CUDA-written PyTorch code on the hardware that is present.
 
-This is the activation layer: ``activate()`` arranges for torch to be patched as soon as it is
-imported (at once if it already is), without importing torch itself. The redirection policy and
-the patches that carry torch's APIs are tracked by the shim's own issue; ``status()`` tells what is
-active so that test suites and the runner can check it.
+``activate()`` arranges for torch to be patched as soon as it is imported (at once if it already
+is), without importing torch itself. The redirection policy is devshim/policy.py; the patches that
+apply it are devshim/patches.py. ``status()`` tells what is active so that test suites and the
+runner can check it.
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ def _on_torch_imported(torch_module):
     with _lock:
         if not _active or _torch_patched:
             return
+        from devshim import patches
+
+        patches.apply(torch_module)
         _torch_patched = True
 
 
@@ -87,6 +90,10 @@ def deactivate():
         if _finder is not None and _finder in sys.meta_path:
             sys.meta_path.remove(_finder)
         _finder = None
+        if _torch_patched:
+            from devshim import patches
+
+            patches.remove()
         _active = False
         _torch_patched = False
 
