@@ -63,6 +63,7 @@ json render_json(const Report& r) {
                          : json{{"path", t.source.path},
                                 {"line", t.source.line > 0 ? json(t.source.line) : json(nullptr)}}},
           {"links", links_json(c.links)},
+          {"diff_class", opt(c.diff_class)},
       });
     }
     json fj = {{"path", f.file.path},
@@ -93,7 +94,24 @@ json render_json(const Report& r) {
                         {"example_traceback", cl.example_traceback},
                         {"tests", std::move(tests)}});
   }
+  json differential = nullptr;
+  if (r.differential) {
+    json regressions = json::array();
+    for (const auto& g : r.differential->regressions) {
+      regressions.push_back({{"file", g.file},
+                             {"classname", g.classname},
+                             {"name", g.name},
+                             {"baseline_status", g.baseline_status},
+                             {"status", g.status},
+                             {"message", opt(g.message)},
+                             {"links", links_json(g.links)}});
+    }
+    differential = {{"baseline_run", r.differential->baseline_run},
+                    {"counts", r.differential->counts},
+                    {"regressions", std::move(regressions)}};
+  }
   return {{"schema_version", kReportSchemaVersion},
+          {"differential", std::move(differential)},
           {"run", std::move(run)},
           {"summary", std::move(summary)},
           {"files", std::move(files)},

@@ -162,6 +162,36 @@ std::string render_markdown(const Report& r) {
                      r.run.mode);
   environment_section(r, out);
 
+  if (r.differential) {
+    const ReportDifferential& d = *r.differential;
+    out += fmt::format("\n## Differential: shim on vs. baseline run {}\n\n", d.baseline_run);
+    out += "| class | tests | meaning |\n| --- | --- | --- |\n";
+    const std::pair<const char*, const char*> classes[] = {
+        {"regression", "passed without the shim, fails with it"},
+        {"unlocked", "skipped or failed without the shim, passes with it"},
+        {"compatible", "passes both ways"},
+        {"broken_both", "fails with the shim, did not pass without it"},
+        {"newly_skipped", "passed without the shim, skipped with it"},
+        {"skipped_both", "skipped with the shim, did not pass without it"}};
+    for (const auto& [cls, meaning] : classes) {
+      auto it = d.counts.find(cls);
+      out += fmt::format("| {} | {} | {} |\n", cls, it == d.counts.end() ? 0 : it->second, meaning);
+    }
+    out += "\n### Regressions\n\n";
+    if (d.regressions.empty()) {
+      out += "None: every test that passed without the shim passes with it.\n";
+    } else {
+      out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
+      for (const auto& g : d.regressions) {
+        std::string src = g.links.local.empty() ? "" : link("source", g.links.local);
+        if (!g.links.upstream.empty()) src += " " + link("upstream", g.links.upstream);
+        out += fmt::format("| {} | {} → {} | {} | {} |\n",
+                           md_cell(g.file + "::" + g.classname + "::" + g.name), g.baseline_status,
+                           g.status, md_cell(g.message, 200), src);
+      }
+    }
+  }
+
   out += "\n## Summary\n\n";
   out += fmt::format("**{}** files: {}  \n", r.summary.files_total, counts_text(r.summary.files));
   out += fmt::format("**{}** tests: {}  \n", r.summary.tests_total, counts_text(r.summary.tests));

@@ -68,6 +68,26 @@ std::string upstream_url(const std::string& url_template, const std::string& com
   return out;
 }
 
+std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
+  enum Outcome { kPass, kFail, kSkip };
+  auto outcome = [](CaseStatus s) {
+    switch (s) {
+      case CaseStatus::kFailed:
+      case CaseStatus::kError:
+        return kFail;
+      case CaseStatus::kSkipped:
+        return kSkip;
+      default:
+        return kPass;
+    }
+  };
+  const Outcome before = baseline ? outcome(*baseline) : kFail;
+  const Outcome after = outcome(shim);
+  if (after == kPass) return before == kPass ? "compatible" : "unlocked";
+  if (after == kFail) return before == kPass ? "regression" : "broken_both";
+  return before == kPass ? "newly_skipped" : "skipped_both";
+}
+
 Report build_report(Store& store, std::int64_t run_id, const fs::path& report_dir) {
   auto run = store.run(run_id);
   if (!run) throw UsageError(fmt::format("no run {} in {}", run_id, store.path().string()));
@@ -101,6 +121,19 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   std::map<std::string, std::vector<StoredCase>> by_file;
   for (auto& c : store.cases(run_id)) by_file[c.file].push_back(std::move(c));
 
+  // The baseline's outcome of every test, for differential runs.
+  std::map<std::string, CaseStatus> baseline;
+  auto test_key = [](const std::string& file, const TestCase& t) {
+    return file + "\n" + t.classname + "\n" + t.name;
+  };
+  if (run->baseline_run > 0) {
+    r.differential.emplace();
+    r.differential->baseline_run = run->baseline_run;
+    for (const auto& c : store.cases(run->baseline_run)) {
+      baseline[test_key(c.file, c.test)] = c.test.status;
+    }
+  }
+
   std::map<std::string, std::size_t> cluster_index;
   for (auto& f : store.files(run_id)) {
     ReportFile rf;
@@ -113,6 +146,22 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
       rc.links = links_for(sc.test.source);
       rc.signature = sc.signature;
       rc.test = std::move(sc.test);
+      if (r.differential) {
+        auto b = baseline.find(test_key(f.path, rc.test));
+        const std::optional<CaseStatus> before =
+            b == baseline.end() ? std::nullopt : std::optional<CaseStatus>(b->second);
+        rc.diff_class = diff_class(before, rc.test.status);
+        ++r.differential->counts[rc.diff_class];
+        if (rc.diff_class == "regression") {
+          r.differential->regressions.push_back(
+              {f.path, rc.test.classname, rc.test.name,
+               before ? std::string(to_string(*before)) : "absent",
+               std::string(to_string(rc.test.status)),
+               rc.test.exception.empty() ? rc.test.message
+                                         : rc.test.exception + ": " + rc.test.message,
+               rc.links});
+        }
+      }
       const std::string status(to_string(rc.test.status));
       ++rf.counts[status];
       ++r.summary.tests[status];

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,27 @@ struct ReportCase {
   TestCase test;
   std::string signature;  ///< empty unless the case failed
   SourceLinks links;
+  std::string diff_class;  ///< differential runs: compatible, regression, ...; else empty
 };
+
+/// A shim run compared with its baseline (shim off) run, test by test (shared/DESIGN.md):
+/// compatible (pass/pass), regression (pass → fail), unlocked (skip or fail → pass),
+/// broken_both (fail or skip → fail), skipped_both (skip or fail → skip), newly_skipped
+/// (pass → skip). xfailed and xpassed count as passes; a test missing from the baseline counts
+/// as a failure there.
+struct ReportDifferential {
+  std::int64_t baseline_run = 0;
+  std::map<std::string, int> counts;  ///< class → tests
+  struct Regression {
+    std::string file, classname, name, baseline_status, status, message;
+    SourceLinks links;
+  };
+  std::vector<Regression> regressions;
+};
+
+/// The class of one test from its status in the baseline run (nullopt: absent) and under the
+/// shim.
+std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
 
 struct ReportFile {
   FileRecord file;                    ///< status empty: the file never ran (not_run)
@@ -65,6 +86,7 @@ struct Report {
   ReportSummary summary;
   std::vector<ReportFile> files;  ///< failing first (by status), then by path
   std::vector<ReportCluster> clusters;
+  std::optional<ReportDifferential> differential;  ///< set when the run has a baseline run
 };
 
 /// Reads run run_id from store and computes links relative to report_dir (the folder the

@@ -1,5 +1,7 @@
 // The `runner` command line (docs/cli.md). Parses arguments, dispatches, and applies the error
 // policy of runner/error.h: devshim::Error → "runner: error: ..." and its exit code.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -11,6 +13,7 @@
 #include "runner/run_command.h"
 #include "runner/runs_command.h"
 #include "runner/show_command.h"
+#include "runner/store.h"
 
 #ifndef DEVSHIM_VERSION
 #define DEVSHIM_VERSION "0.0.0"
@@ -65,6 +68,13 @@ int run_main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_flag("--list", o.list_only, "print the test files the targets select, run nothing");
+  bool differential = false;
+  std::string baseline;
+  app.add_flag("--differential", differential,
+               "run the files with the shim off (baseline) and on, and classify every test");
+  app.add_option("--baseline", baseline,
+                 "compare with this recorded baseline run (an id or \"latest\") instead of "
+                 "running one; implies --differential");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,10 +86,35 @@ int run_main(int argc, char** argv) {
   if (!shim_dir.empty()) o.shim_dir = shim_dir;
   if (app.count("--timeout") > 0) o.timeout_s = timeout;
   o.command_line.assign(argv, argv + argc);
-  o.on_recorded = [](devshim::Store& store, std::int64_t run_id,
-                     const std::filesystem::path& out_dir) {
+  std::int64_t recorded = 0;
+  o.on_recorded = [&recorded](devshim::Store& store, std::int64_t run_id,
+                              const std::filesystem::path& out_dir) {
+    recorded = run_id;
     return devshim::write_reports(store, run_id, out_dir, devshim::report_formats());
   };
+  if (!differential && baseline.empty()) return devshim::run_suite(o);
+
+  if (!o.shim)
+    throw devshim::UsageError("--differential compares with the shim on: drop --no-shim");
+  if (!baseline.empty()) {
+    devshim::Store store(o.db_path.value_or(devshim::default_db_path()));
+    const devshim::RunRecord b = store.resolve_run(baseline);
+    if (b.mode != "baseline") {
+      throw devshim::UsageError(
+          fmt::format("run {} ran with the shim on; --baseline needs a run "
+                      "made with --no-shim",
+                      b.id));
+    }
+    o.baseline_run = b.id;
+  } else {
+    // First the baseline (shim off), into <out>/baseline when --out is given.
+    devshim::RunOptions b = o;
+    b.shim = false;
+    if (o.out_dir) b.out_dir = *o.out_dir / "baseline";
+    const int rc = devshim::run_suite(b);
+    if (rc == devshim::kExitInterrupted) return rc;
+    o.baseline_run = recorded;
+  }
   return devshim::run_suite(o);
 }
 

@@ -248,6 +248,7 @@ int run_suite(const RunOptions& o) {
   }
   run.out_dir = out_dir.string();
   run.source_url = suite.source_url;
+  run.baseline_run = o.baseline_run;
   // The interpreter's probe imports torch (seconds): it runs beside the tests.
   std::future<std::string> environment =
       std::async(std::launch::async, probe_environment,

@@ -24,8 +24,9 @@ struct RunOptions {
   std::string python;                             ///< overrides suite.json's python
   std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir()
   double max_log_mb = 1024;                       ///< per-process file size limit; 0: none
-  bool list_only = false;                         ///< --list: print the planned files, run nothing
-  std::vector<std::string> command_line;          ///< argv of the runner, stored with the run
+  std::int64_t baseline_run = 0;          ///< --differential: the baseline run compared with
+  bool list_only = false;                 ///< --list: print the planned files, run nothing
+  std::vector<std::string> command_line;  ///< argv of the runner, stored with the run
   /// Called once the run is recorded (interrupted runs included), before the closing lines;
   /// returns the files it wrote (the reports), which the closing lines list.
   std::function<std::vector<std::filesystem::path>(Store&, std::int64_t run_id,

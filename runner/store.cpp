@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 3> kMigrations = {
+constexpr std::array<const char*, 4> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -102,6 +102,10 @@ CREATE INDEX cases_by_signature ON cases(signature);
 ALTER TABLE runs ADD COLUMN source_url TEXT;       -- suite.json's template for upstream links
 ALTER TABLE runs ADD COLUMN environment TEXT;      -- JSON: the suite interpreter's probe, cores
 )sql",
+    // 4: differential runs: a shim run names the baseline (shim off) run it is compared with.
+    R"sql(
+ALTER TABLE runs ADD COLUMN baseline_run INTEGER REFERENCES runs(id);
+)sql",
 };
 
 std::string host_name() {
@@ -142,13 +146,14 @@ RunRecord read_run(const sql::Statement& s) {
   r.runner_pid = s.int64(17);
   r.source_url = s.text(18);
   r.environment = s.text(19);
+  r.baseline_run = s.opt_int64(20).value_or(0);
   return r;
 }
 
 constexpr const char* kRunColumns =
     "id, suite, suite_file, framework, targets, command_line, mode, status, started_at, "
     "finished_at, host, project_root, tests_dir, project_commit, out_dir, jobs, timeout_s, "
-    "runner_pid, source_url, environment";
+    "runner_pid, source_url, environment, baseline_run";
 
 }  // namespace
 
@@ -214,8 +219,8 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
                      "INSERT INTO runs (suite, suite_file, framework, targets, command_line, mode, "
                      "status, started_at, finished_at, host, project_root, tests_dir, "
                      "project_commit, out_dir, jobs, timeout_s, runner_pid, source_url, "
-                     "environment) "
-                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?)");
+                     "environment, baseline_run) "
+                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, run.suite)
       .bind(2, run.suite_file)
       .bind(3, run.framework)
@@ -234,6 +239,11 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
   }
   ins.bind(13, run.out_dir).bind(14, run.jobs).bind(15, run.timeout_s).bind(16, run.runner_pid);
   ins.bind(17, run.source_url).bind(18, run.environment.empty() ? "{}" : run.environment);
+  if (run.baseline_run > 0) {
+    ins.bind(19, run.baseline_run);
+  } else {
+    ins.bind_null(19);
+  }
   ins.run();
   const std::int64_t id = db_.last_insert_rowid();
   sql::Statement f(db_, "INSERT INTO files (run_id, path) VALUES (?, ?)");

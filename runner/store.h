@@ -33,8 +33,9 @@ struct RunRecord {
   int jobs = 1;
   double timeout_s = 0;
   std::int64_t runner_pid = 0;
-  std::string source_url;   ///< suite.json's source_url template ({commit}, {path}, {line})
-  std::string environment;  ///< JSON object: the suite interpreter's versions, cores, ...
+  std::string source_url;         ///< suite.json's source_url template ({commit}, {path}, {line})
+  std::string environment;        ///< JSON object: the suite interpreter's versions, cores, ...
+  std::int64_t baseline_run = 0;  ///< shim runs of --differential: the baseline run; 0: none
 };
 
 /// One test file of a run. status is empty until the file has finished ("not run").

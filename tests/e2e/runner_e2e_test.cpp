@@ -281,6 +281,45 @@ TEST_F(RunnerE2E, ARunnerKilledWithSigkillLeavesARunTheNextCommandMarksInterrupt
   EXPECT_EQ(files.at("test_a_quick.py").status, FileStatus::kPassed);
 }
 
+// The bundled suite with --differential: CUDA-style tests fail or skip without the shim and pass
+// with it (unlocked); tests that need no CUDA pass both ways (compatible); nothing regresses.
+TEST_F(RunnerE2E, DifferentialRunOfTheBundledSuiteClassifiesEveryTest) {
+  const std::string suite = (fs::path(BUNDLED_SUITES_DIR) / "cuda-idioms").string();
+  auto r = testing::run({RUNNER_PATH, suite, "--differential", "--db", db().string(), "--out",
+                         out().string(), "--python", TEST_PYTHON, "-j", "2"},
+                        env(), 300s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Store store(db());
+  auto runs = store.runs(2);
+  ASSERT_EQ(runs.size(), 2U);
+  EXPECT_EQ(runs[0].mode, "shim");
+  EXPECT_EQ(runs[1].mode, "baseline");
+  EXPECT_EQ(runs[0].baseline_run, runs[1].id);
+  EXPECT_TRUE(fs::exists(out() / "baseline/report.md"));
+
+  auto report = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto& d = report["differential"];
+  EXPECT_EQ(d["baseline_run"], runs[1].id);
+  EXPECT_EQ(d["counts"].value("regression", 0), 0);
+  EXPECT_EQ(d["counts"].value("compatible", 0), 3)
+      << d.dump();  // cpu math, fallback env, count logic
+  EXPECT_EQ(d["counts"].value("unlocked", 0), 7) << d.dump();
+  const std::string md = testing::read_file(out() / "report.md");
+  EXPECT_LT(md.find("## Differential"), md.find("## Summary"));
+
+  // The same comparison against the recorded baseline, without running it again.
+  fs::remove_all(out());
+  auto again = testing::run({RUNNER_PATH, suite, "--baseline", std::to_string(runs[1].id), "--db",
+                             db().string(), "--out", out().string(), "--python", TEST_PYTHON},
+                            env(), 300s);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(Store(db()).runs(1).at(0).baseline_run, runs[1].id);
+  auto bad = testing::run({RUNNER_PATH, suite, "--baseline", std::to_string(runs[0].id), "--db",
+                           db().string(), "--python", TEST_PYTHON},
+                          env(), 60s);
+  EXPECT_EQ(bad.exit_code, 2) << "a shim run is no baseline";
+}
+
 TEST_F(RunnerE2E, VersionAndUsageErrors) {
   auto v = testing::run({RUNNER_PATH, "--version"});
   EXPECT_EQ(v.exit_code, 0);

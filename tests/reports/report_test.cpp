@@ -139,6 +139,22 @@ TEST_F(ReportTest, HostileTextCannotBreakAMarkdownTable) {
   }
 }
 
+TEST(DiffClass, EveryCellOfTheDifferentialTable) {
+  using S = CaseStatus;
+  EXPECT_EQ(diff_class(S::kPassed, S::kPassed), "compatible");
+  EXPECT_EQ(diff_class(S::kPassed, S::kFailed), "regression");
+  EXPECT_EQ(diff_class(S::kPassed, S::kError), "regression");
+  EXPECT_EQ(diff_class(S::kSkipped, S::kPassed), "unlocked");
+  EXPECT_EQ(diff_class(S::kFailed, S::kPassed), "unlocked");
+  EXPECT_EQ(diff_class(std::nullopt, S::kPassed), "unlocked");
+  EXPECT_EQ(diff_class(S::kFailed, S::kFailed), "broken_both");
+  EXPECT_EQ(diff_class(S::kSkipped, S::kError), "broken_both");
+  EXPECT_EQ(diff_class(S::kSkipped, S::kSkipped), "skipped_both");
+  EXPECT_EQ(diff_class(S::kFailed, S::kSkipped), "skipped_both");
+  EXPECT_EQ(diff_class(S::kPassed, S::kSkipped), "newly_skipped");
+  EXPECT_EQ(diff_class(S::kXfailed, S::kXpassed), "compatible");
+}
+
 TEST(MarkdownEscaping, CellsAndCodeBlocks) {
   EXPECT_EQ(md_cell("a|b`c`\n<x>&[l](u)*_"), "a\\|b\\`c\\` &lt;x&gt;&amp;\\[l\\](u)\\*\\_");
   EXPECT_EQ(md_cell(std::string(400, 'y'), 10), std::string(10, 'y') + "…");
