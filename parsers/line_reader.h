@@ -21,7 +21,7 @@ namespace devshim {
 /// Memory use is O(buffer + max_line_bytes) whatever the file size.
 class LineReader {
  public:
-  static constexpr std::size_t kDefaultMaxLine = 64 * 1024;
+  static constexpr std::size_t kDefaultMaxLine = std::size_t{64} * 1024;
 
   /// Opens path; throws RuntimeError when it cannot be read.
   explicit LineReader(const std::filesystem::path& path,

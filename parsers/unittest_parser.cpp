@@ -11,8 +11,8 @@ namespace devshim {
 
 namespace {
 
-constexpr std::size_t kMaxTracebackBytes = 64 * 1024;
-constexpr std::size_t kMaxMessageBytes = 2 * 1024;
+constexpr std::size_t kMaxTracebackBytes = std::size_t{64} * 1024;
+constexpr std::size_t kMaxMessageBytes = std::size_t{2} * 1024;
 constexpr std::size_t kUnfinishedTailLines = 60;
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }

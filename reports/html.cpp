@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -312,7 +313,7 @@ std::string format_duration(double seconds) {
   if (!(seconds > 0)) return "0 s";
   if (seconds < 10) return fmt::format("{:.2f} s", seconds);
   if (seconds < 60) return fmt::format("{:.1f} s", seconds);
-  const auto total = static_cast<long long>(seconds + 0.5);
+  const auto total = static_cast<long long>(std::llround(seconds));
   if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
   return fmt::format("{} h {:02} min", total / 3600, (total % 3600) / 60);
 }
@@ -400,7 +401,7 @@ class Page {
   }
 
   std::string render() {
-    out_.reserve(64 * 1024 + rows_.size() * 900);
+    out_.reserve(std::size_t{64} * 1024 + rows_.size() * 900);
     head();
     out_ += "<body>\n";
     header();

@@ -123,13 +123,11 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
   const bool nothing_ran = out.reported.present && out.reported.ran == 0;
   if (ended == FileStatus::kError || killed) {
     out.status = ended;  // launch error, pytest collection/usage error, or killed
-  } else if (out.import_error && only_import_errors) {
-    out.status = FileStatus::kError;
   } else if (code == 5 || (code == 0 && (out.cases.empty() || nothing_ran))) {
     out.status = FileStatus::kNoTests;
   } else if (code == 0) {
     out.status = FileStatus::kPassed;
-  } else if (out.cases.empty() || nothing_ran) {
+  } else if ((out.import_error && only_import_errors) || out.cases.empty() || nothing_ran) {
     out.status = FileStatus::kError;  // e.g. setUpModule raised: no test ran
   } else {
     out.status = FileStatus::kFailed;  // a failing case, or a failing exit all the same

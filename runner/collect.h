@@ -26,9 +26,9 @@ struct CollectedFile {
 /// in this order:
 ///   launch error, or pytest exit 2/4 (collection or usage error) → error;
 ///   interrupted → interrupted; timed out → timeout; killed by a signal → crashed;
-///   only import/collection errors → error;
 ///   exit 5, or exit 0 with no test run → no_tests; exit 0 → passed;
-///   another exit with no test run (e.g. setUpModule raised) → error; else → failed.
+///   another exit with only import/collection errors or no test run (e.g. setUpModule raised)
+///   → error; else → failed.
 /// When the process was killed, the test running at that moment becomes a case with status
 /// error and culprit "crashed", "timeout" or "interrupted". A pytest collection error becomes a
 /// case named "<collection>" (unittest reports its import errors as a case already). Failing

@@ -138,6 +138,7 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
   run.tests_dir = ".";
   run.out_dir = fs::absolute(log_dir).string();
   std::vector<std::string> planned;
+  planned.reserve(finished.size());
   for (const auto& f : finished) planned.push_back(module_path(f.module));
   std::sort(planned.begin(), planned.end());
   planned.erase(std::unique(planned.begin(), planned.end()), planned.end());
