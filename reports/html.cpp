@@ -410,7 +410,9 @@ class Page {
     out_ +=
         "<!-- Later sections (differential: baseline vs shim; run-to-run: against an earlier run)"
         " go in this element, above the summary. -->\n"
-        "<div id=\"later-sections\" class=\"later-sections\"></div>\n";
+        "<div id=\"later-sections\" class=\"later-sections\">";
+    differential();
+    out_ += "</div>\n";
     summary();
     clusters();
     failures();
@@ -611,6 +613,48 @@ class Page {
       out_ += "</li>";
     }
     out_ += "</ul>";
+  }
+
+  // Differential runs: the class of every test (shim on vs. the baseline run), regressions
+  // listed with their links.
+  void differential() {
+    if (!report_.differential) return;
+    const ReportDifferential& d = *report_.differential;
+    out_ += fmt::format(
+        "<section id=\"differential\">\n<h2>Differential: shim on vs. baseline run {}</h2>\n"
+        "<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead><tbody>\n",
+        d.baseline_run);
+    const std::pair<const char*, const char*> classes[] = {
+        {"regression", "passed without the shim, fails with it"},
+        {"unlocked", "skipped or failed without the shim, passes with it"},
+        {"compatible", "passes both ways"},
+        {"broken_both", "fails with the shim, did not pass without it"},
+        {"newly_skipped", "passed without the shim, skipped with it"},
+        {"skipped_both", "skipped with the shim, did not pass without it"}};
+    for (const auto& [cls, meaning] : classes) {
+      auto it = d.counts.find(cls);
+      out_ += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", cls,
+                          it == d.counts.end() ? 0 : it->second, meaning);
+    }
+    out_ += "</tbody></table>\n<h3>Regressions</h3>\n";
+    if (d.regressions.empty()) {
+      out_ += "<p>None: every test that passed without the shim passes with it.</p>\n";
+    } else {
+      out_ += "<ul class=\"regressions\">\n";
+      for (const auto& g : d.regressions) {
+        out_ += "<li>";
+        text(g.file + " · " + g.classname + "." + g.name);
+        out_ += " ";
+        text(g.baseline_status + " → " + g.status);
+        out_ += " ";
+        source_links(g.links);
+        out_ += "<br>";
+        long_text(g.message);
+        out_ += "</li>\n";
+      }
+      out_ += "</ul>\n";
+    }
+    out_ += "</section>\n";
   }
 
   void summary() {

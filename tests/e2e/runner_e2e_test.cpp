@@ -306,6 +306,8 @@ TEST_F(RunnerE2E, DifferentialRunOfTheBundledSuiteClassifiesEveryTest) {
   EXPECT_EQ(d["counts"].value("unlocked", 0), 7) << d.dump();
   const std::string md = testing::read_file(out() / "report.md");
   EXPECT_LT(md.find("## Differential"), md.find("## Summary"));
+  EXPECT_NE(testing::read_file(out() / "report.html").find("id=\"differential\""),
+            std::string::npos);
 
   // The same comparison against the recorded baseline, without running it again.
   fs::remove_all(out());

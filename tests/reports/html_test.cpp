@@ -39,6 +39,23 @@ TEST_F(HtmlTest, SelfContainedWithAllSections) {
   EXPECT_NE(html.find("https://github.com/example/project/blob/"), std::string::npos);
 }
 
+TEST_F(HtmlTest, DifferentialSectionLeadsWithRegressionsEscaped) {
+  Store store(run_.db());
+  Report r = build_report(store, run_.run_id, run_.out());
+  r.differential.emplace();
+  r.differential->baseline_run = 3;
+  r.differential->counts = {{"regression", 1}, {"unlocked", 2}};
+  r.differential->regressions.push_back(
+      {"test_x.py", "T", "test_<b>", "passed", "failed", "boom <i>", {"../x.py#L3", ""}});
+  const std::string html = render_html(r);
+  const auto diff = html.find("id=\"differential\"");
+  ASSERT_NE(diff, std::string::npos);
+  EXPECT_LT(diff, html.find("id=\"summary\""));
+  EXPECT_NE(html.find("test_&lt;b&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("boom <i>"), std::string::npos);
+  EXPECT_NE(html.find("href=\"../x.py#L3\""), std::string::npos);
+}
+
 TEST(SafeHref, OnlyRelativePathsAnchorsAndHttpUrls) {
   EXPECT_EQ(html::safe_href("javascript:alert(1)"), "");
   EXPECT_EQ(html::safe_href("data:text/html,x"), "");
