@@ -75,24 +75,6 @@ std::optional<std::string> read_file(const fs::path& path) {
   return data;
 }
 
-int rank(CaseStatus s) {
-  switch (s) {
-    case CaseStatus::kPassed:
-      return 0;
-    case CaseStatus::kSkipped:
-      return 1;
-    case CaseStatus::kXfailed:
-      return 2;
-    case CaseStatus::kXpassed:
-      return 3;
-    case CaseStatus::kError:
-      return 4;
-    case CaseStatus::kFailed:
-      return 5;
-  }
-  return 0;
-}
-
 struct Outcome {
   CaseStatus status = CaseStatus::kPassed;
   pugi::xml_node element;  // the child that decided it; empty for a pass
@@ -114,7 +96,7 @@ Outcome outcome_of(pugi::xml_node testcase, int& xfails) {
     } else {
       continue;  // system-out, system-err, properties
     }
-    if (!o.element || rank(s) > rank(o.status)) {
+    if (!o.element || outcome_rank(s) > outcome_rank(o.status)) {
       o.status = s;
       o.element = child;
     }
@@ -294,7 +276,7 @@ class JunitReader {
     // Listed again (call failed, then error in teardown): keep the worse outcome.
     TestCase& prev = out_.cases[it->second];
     double total = prev.duration_s + c.duration_s;
-    if (rank(c.status) > rank(prev.status)) prev = std::move(c);
+    if (outcome_rank(c.status) > outcome_rank(prev.status)) prev = std::move(c);
     prev.duration_s = total;
   }
 

@@ -282,27 +282,8 @@ class CappedText {
   std::size_t cut_lines_ = 0;
 };
 
-// Outcome order when one test is reported more than once (call, then teardown; subtests).
-int rank(CaseStatus s) {
-  switch (s) {
-    case CaseStatus::kPassed:
-      return 0;
-    case CaseStatus::kSkipped:
-      return 1;
-    case CaseStatus::kXfailed:
-      return 2;
-    case CaseStatus::kXpassed:
-      return 3;
-    case CaseStatus::kError:
-      return 4;
-    case CaseStatus::kFailed:
-      return 5;
-  }
-  return 0;
-}
-
 void merge_status(std::optional<CaseStatus>& into, CaseStatus s) {
-  if (!into || rank(s) > rank(*into)) into = s;
+  if (!into || outcome_rank(s) > outcome_rank(*into)) into = s;
 }
 
 struct VerdictWord {

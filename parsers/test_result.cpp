@@ -30,6 +30,24 @@ std::optional<CaseStatus> parse_case_status(std::string_view s) {
   return std::nullopt;
 }
 
+int outcome_rank(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::kPassed:
+      return 0;
+    case CaseStatus::kSkipped:
+      return 1;
+    case CaseStatus::kXfailed:
+      return 2;
+    case CaseStatus::kXpassed:
+      return 3;
+    case CaseStatus::kError:
+      return 4;
+    case CaseStatus::kFailed:
+      return 5;
+  }
+  return 0;
+}
+
 bool is_failure(CaseStatus s) { return s == CaseStatus::kFailed || s == CaseStatus::kError; }
 
 }  // namespace devshim

@@ -38,6 +38,10 @@ struct TestCase {
   std::string culprit;
 };
 
+/// Which outcome wins when one test is reported more than once (call, then teardown;
+/// subtests): passed < skipped < xfailed < xpassed < error < failed.
+int outcome_rank(CaseStatus s);
+
 /// Counts a framework printed about itself ("Ran N tests", "FAILED (failures=F, ...)",
 /// pytest's "== 3 failed, 2 passed in 1.2s =="), to check the parser against.
 /// For unittest, which prints no count of passes, passed is the number of passing cases.

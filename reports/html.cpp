@@ -205,11 +205,12 @@ th, td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem;
 th { background: var(--panel); font-weight: 600; position: sticky; top: 2.5rem; }
 tbody tr:hover { background: var(--row-hover); }
 tr[hidden] { display: none; }
+section, li.cluster, tr.failure { scroll-margin-top: 3rem; }  /* below the sticky nav */
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td .classname { color: var(--muted); }
 td.message .text, td.note .text { white-space: pre-wrap; }
 col.c-status { width: 7rem; } col.c-file { width: 22%; } col.c-test { width: 22%; }
-col.c-cluster { width: 4.5rem; } col.c-links { width: 9rem; } col.c-dur { width: 6.5rem; }
+col.c-cluster { width: 5.5rem; } col.c-links { width: 9rem; } col.c-dur { width: 6.5rem; }
 col.c-log { width: 4rem; } col.c-counts { width: 26%; }
 details.long summary { color: inherit; white-space: pre-wrap; }
 details.long[open] summary .cut { display: none; }
@@ -598,9 +599,10 @@ class Page {
 
   void nav() {
     out_ += fmt::format(
-        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#environment\">Environment</a>"
+        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#environment\">Environment</a>{}"
         "<a href=\"#summary\">Summary</a><a href=\"#clusters\">Clusters ({})</a>"
         "<a href=\"#failures\">Failures ({})</a><a href=\"#files\">Files ({})</a></nav>\n",
+        report_.differential ? "<a href=\"#differential\">Differential</a>" : "",
         report_.clusters.size(), rows_.size(), report_.files.size());
   }
 
@@ -624,14 +626,7 @@ class Page {
         "<section id=\"differential\">\n<h2>Differential: shim on vs. baseline run {}</h2>\n"
         "<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead><tbody>\n",
         d.baseline_run);
-    const std::pair<const char*, const char*> classes[] = {
-        {"regression", "passed without the shim, fails with it"},
-        {"unlocked", "skipped or failed without the shim, passes with it"},
-        {"compatible", "passes both ways"},
-        {"broken_both", "fails with the shim, did not pass without it"},
-        {"newly_skipped", "passed without the shim, skipped with it"},
-        {"skipped_both", "skipped with the shim, did not pass without it"}};
-    for (const auto& [cls, meaning] : classes) {
+    for (const auto& [cls, meaning] : differential_classes()) {
       auto it = d.counts.find(cls);
       out_ += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", cls,
                           it == d.counts.end() ? 0 : it->second, meaning);

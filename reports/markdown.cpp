@@ -166,14 +166,7 @@ std::string render_markdown(const Report& r) {
     const ReportDifferential& d = *r.differential;
     out += fmt::format("\n## Differential: shim on vs. baseline run {}\n\n", d.baseline_run);
     out += "| class | tests | meaning |\n| --- | --- | --- |\n";
-    const std::pair<const char*, const char*> classes[] = {
-        {"regression", "passed without the shim, fails with it"},
-        {"unlocked", "skipped or failed without the shim, passes with it"},
-        {"compatible", "passes both ways"},
-        {"broken_both", "fails with the shim, did not pass without it"},
-        {"newly_skipped", "passed without the shim, skipped with it"},
-        {"skipped_both", "skipped with the shim, did not pass without it"}};
-    for (const auto& [cls, meaning] : classes) {
+    for (const auto& [cls, meaning] : differential_classes()) {
       auto it = d.counts.find(cls);
       out += fmt::format("| {} | {} | {} |\n", cls, it == d.counts.end() ? 0 : it->second, meaning);
     }

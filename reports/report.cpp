@@ -68,6 +68,17 @@ std::string upstream_url(const std::string& url_template, const std::string& com
   return out;
 }
 
+const std::vector<std::pair<std::string, std::string>>& differential_classes() {
+  static const std::vector<std::pair<std::string, std::string>> classes{
+      {"regression", "passed without the shim, fails with it"},
+      {"unlocked", "skipped or failed without the shim, passes with it"},
+      {"compatible", "passes both ways"},
+      {"broken_both", "fails with the shim, did not pass without it"},
+      {"newly_skipped", "passed without the shim, skipped with it"},
+      {"skipped_both", "skipped with the shim, did not pass without it"}};
+  return classes;
+}
+
 std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
   enum Outcome { kPass, kFail, kSkip };
   auto outcome = [](CaseStatus s) {

@@ -44,6 +44,9 @@ struct ReportDifferential {
   std::vector<Regression> regressions;
 };
 
+/// The differential classes in the order reports list them, each with its meaning.
+const std::vector<std::pair<std::string, std::string>>& differential_classes();
+
 /// The class of one test from its status in the baseline run (nullopt: absent) and under the
 /// shim.
 std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);

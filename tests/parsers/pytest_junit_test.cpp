@@ -406,24 +406,6 @@ TEST(PytestResults, FallsBackToTheLog) {
 // both parsers give every test its pytest outcome. The JSON lists one case per pytest report (a
 // test that failed and errored in teardown twice, subtests apart); the parsers give one case per
 // test, keeping the worse outcome, and the details of the report that decided it.
-int outcome_rank(CaseStatus s) {
-  switch (s) {
-    case CaseStatus::kPassed:
-      return 0;
-    case CaseStatus::kSkipped:
-      return 1;
-    case CaseStatus::kXfailed:
-      return 2;
-    case CaseStatus::kXpassed:
-      return 3;
-    case CaseStatus::kError:
-      return 4;
-    case CaseStatus::kFailed:
-      return 5;
-  }
-  return 0;
-}
-
 std::string json_text(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it == j.end() || it->is_null() ? std::string() : it->get<std::string>();

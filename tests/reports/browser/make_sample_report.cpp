@@ -1,7 +1,8 @@
 // make_sample_report DIR: writes DIR/report.html for a hand-built run (the input of
 // check_report_in_chromium.py), with the files its relative links point to: test sources and
 // per-file logs. The run has a hostile test name, a javascript: link that must be refused, a
-// 10 KB message, three failing cases in two clusters and a file that failed with no case.
+// 10 KB message, three failing cases in two clusters, a file that failed with no case, and a
+// differential section (two regressions) above the summary.
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -175,6 +176,16 @@ devshim::Report sample_report(const fs::path& dir) {
   cuda.example_traceback = hostile.test.traceback;
   cuda.tests = {{math, "tests.test_math.MathTest", kHostileName, hostile.links}};
   r.clusters = {tol, cuda};
+
+  // A differential run: its regressions link to their source like failures do.
+  devshim::ReportDifferential diff;
+  diff.baseline_run = 6;
+  diff.counts = {{"compatible", 6}, {"regression", 2}, {"broken_both", 1}, {"skipped_both", 1}};
+  diff.regressions.push_back({math, "tests.test_math.MathTest", "test_sub", "passed", "failed",
+                              "AssertionError: " + tolerance, f1.cases[1].links});
+  diff.regressions.push_back({math, "tests.test_math.MathTest", kHostileName, "passed", "error",
+                              hostile.test.message, hostile.links});
+  r.differential = diff;
   return r;
 }
 
