@@ -199,14 +199,16 @@ int run_suite(const RunOptions& o) {
                     launch.shim_dir.string()));
   }
   const Environment env = child_environment(suite, launch, inherited_environment());
+  // The interpreter is looked up once; every file's argv then names it by its path.
   const std::string python = launch.python.empty() ? suite.python : launch.python;
-  if (find_executable(python, env).empty() ||
-      ::access(find_executable(python, env).c_str(), X_OK)) {
+  const std::string interpreter = find_executable(python, env);
+  if (interpreter.empty() || ::access(interpreter.c_str(), X_OK) != 0) {
     throw UsageError(
         fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
                     "of {}, or --python)",
                     python, suite.file.string()));
   }
+  launch.python = interpreter;
   if (files.empty()) {
     throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
                                  suite.pattern, suite.tests_root().string()));
@@ -251,9 +253,7 @@ int run_suite(const RunOptions& o) {
   run.baseline_run = o.baseline_run;
   // The interpreter's probe imports torch (seconds): it runs beside the tests.
   std::future<std::string> environment =
-      std::async(std::launch::async, probe_environment,
-                 find_executable(launch.python.empty() ? suite.python : launch.python, env), env,
-                 suite.project_root);
+      std::async(std::launch::async, probe_environment, interpreter, env, suite.project_root);
   run.jobs = jobs;
   run.timeout_s = timeout_s;
   const std::int64_t run_id = store.begin_run(run, planned);
