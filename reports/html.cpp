@@ -417,6 +417,7 @@ class Page {
     summary();
     clusters();
     failures();
+    redirections();
     files();
     out_ += "</main>\n";
     footer();
@@ -601,9 +602,13 @@ class Page {
     out_ += fmt::format(
         "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#environment\">Environment</a>{}"
         "<a href=\"#summary\">Summary</a><a href=\"#clusters\">Clusters ({})</a>"
-        "<a href=\"#failures\">Failures ({})</a><a href=\"#files\">Files ({})</a></nav>\n",
+        "<a href=\"#failures\">Failures ({})</a>{}<a href=\"#files\">Files ({})</a></nav>\n",
         report_.differential ? "<a href=\"#differential\">Differential</a>" : "",
-        report_.clusters.size(), rows_.size(), report_.files.size());
+        report_.clusters.size(), rows_.size(),
+        show_redirections() ? fmt::format("<a href=\"#redirections\">Redirections ({})</a>",
+                                          report_.redirections.size())
+                            : std::string(),
+        report_.files.size());
   }
 
   void chips(const std::map<std::string, int>& counts, const std::string_view* order,
@@ -790,6 +795,50 @@ class Page {
       out_ += "<span class=\"links\">";
       link(row.file->log_link, "log");
       out_ += "</span></td></tr>\n";
+    }
+    out_ += "</tbody>\n</table>\n</section>\n";
+  }
+
+  bool show_redirections() const {
+    return report_.run.mode == "shim" || !report_.redirections.empty();
+  }
+
+  void redirections() {
+    if (!show_redirections()) return;
+    const auto& list = report_.redirections;
+    out_ += fmt::format(
+        "<section id=\"redirections\">\n<h2>Redirections <span class=\"count\">({})</span></h2>\n",
+        list.size());
+    if (list.empty()) {
+      out_ +=
+          "<p class=\"empty\">None recorded: no test asked the shim for a device it "
+          "rewrote.</p>\n</section>\n";
+      return;
+    }
+    out_ +=
+        "<p class=\"hint\">Device requests the shim rewrote, summed over the run's test files; "
+        "the link goes to the first call site.</p>\n"
+        "<table class=\"redirections\">\n<thead><tr><th>API</th><th>Requested → used</th>"
+        "<th>Calls</th><th>Files</th><th>Call sites</th><th>First call site</th></tr></thead>\n"
+        "<tbody>\n";
+    for (const auto& d : list) {
+      out_ += "<tr><td class=\"path\">";
+      text(d.api);
+      out_ += "</td><td>";
+      text(d.requested);
+      out_ += " → ";
+      text(d.used);
+      out_ += fmt::format(
+          "</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"path\">",
+          d.count, d.files, d.sites);
+      if (!d.first_site.path.empty()) {
+        text(d.first_site.line > 0 ? fmt::format("{}:{}", d.first_site.path, d.first_site.line)
+                                   : d.first_site.path);
+        out_ += " ";
+        source_links(d.links);
+      }
+      out_ += "</td></tr>\n";
     }
     out_ += "</tbody>\n</table>\n</section>\n";
   }

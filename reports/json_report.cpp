@@ -110,12 +110,31 @@ json render_json(const Report& r) {
                     {"counts", r.differential->counts},
                     {"regressions", std::move(regressions)}};
   }
+  json redirections = json::array();
+  for (const auto& d : r.redirections) {
+    redirections.push_back(
+        {{"shim", d.shim},
+         {"api", d.api},
+         {"requested", d.requested},
+         {"used", d.used},
+         {"count", d.count},
+         {"files", d.files},
+         {"call_sites", d.sites},
+         {"first_call_site",
+          d.first_site.path.empty()
+              ? json(nullptr)
+              : json{{"path", d.first_site.path},
+                     {"line", d.first_site.line > 0 ? json(d.first_site.line) : json(nullptr)},
+                     {"function", opt(d.first_function)}}},
+         {"links", links_json(d.links)}});
+  }
   return {{"schema_version", kReportSchemaVersion},
           {"differential", std::move(differential)},
           {"run", std::move(run)},
           {"summary", std::move(summary)},
           {"files", std::move(files)},
-          {"clusters", std::move(clusters)}};
+          {"clusters", std::move(clusters)},
+          {"redirections", std::move(redirections)}};
 }
 
 std::string dump_report_json(const json& report) {

@@ -237,6 +237,22 @@ std::string render_markdown(const Report& r) {
   }
   if (!any) out += "None.\n";
 
+  if (r.run.mode == "shim" || !r.redirections.empty()) {
+    out += "\n## Redirections\n\n";
+    if (r.redirections.empty()) {
+      out += "None recorded: no test asked the shim for a device it rewrote.\n";
+    } else {
+      out +=
+          "| API | requested → used | calls | files | call sites | first call site |\n"
+          "| --- | --- | --- | --- | --- | --- |\n";
+      for (const auto& d : r.redirections) {
+        out += fmt::format("| {} | {} → {} | {} | {} | {} | {} |\n", md_cell(d.api, 120),
+                           md_cell(d.requested, 40), md_cell(d.used, 40), d.count, d.files, d.sites,
+                           source_cell(d.links, d.first_site));
+      }
+    }
+  }
+
   out += "\n## Files\n\n";
   auto file_row = [](const ReportFile& f) {
     return fmt::format("| {} | {} | {} | {:.1f} s | {} |\n", f.status, md_cell(f.file.path),

@@ -197,6 +197,32 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   for (auto& cl : r.clusters) {
     cl.message = normalize_message(cl.example_message);
   }
+  for (const RunRedirection& rr : store.redirections(run_id)) {
+    ReportRedirection red;
+    red.shim = rr.first.shim;
+    red.api = rr.first.api;
+    red.requested = rr.first.requested;
+    red.used = rr.first.used;
+    red.count = rr.count;
+    red.files = rr.files;
+    red.sites = rr.sites;
+    red.first_site = {rr.first.site_file, rr.first.site_line};
+    red.first_function = rr.first.site_function;
+    // A call site outside the project (an absolute path: a library) is linked when it exists.
+    if (fs::path(red.first_site.path).is_absolute()) {
+      std::error_code ec;
+      if (!fs::is_regular_file(red.first_site.path, ec)) {
+        r.redirections.push_back(std::move(red));
+        continue;
+      }
+      const std::string anchor =
+          red.first_site.line > 0 ? "#L" + std::to_string(red.first_site.line) : "";
+      red.links.local = relative_link(red.first_site.path, dir) + anchor;
+    } else {
+      red.links = links_for(red.first_site);
+    }
+    r.redirections.push_back(std::move(red));
+  }
   std::stable_sort(r.clusters.begin(), r.clusters.end(),
                    [](const ReportCluster& a, const ReportCluster& b) {
                      return a.tests.size() > b.tests.size();

@@ -73,6 +73,18 @@ struct ReportCluster {
   std::vector<Test> tests;
 };
 
+/// Device requests the shim rewrote during the run, one per (shim, api, requested, used), most
+/// frequent first (Store::redirections).
+struct ReportRedirection {
+  std::string shim, api, requested, used;
+  long long count = 0;
+  int files = 0;
+  int sites = 0;
+  SourceLocation first_site;  ///< path relative to the project when inside it
+  std::string first_function;
+  SourceLinks links;
+};
+
 struct ReportSummary {
   std::map<std::string, int> files;  ///< file status → count (incl. "not_run")
   std::map<std::string, int> tests;  ///< test status → count
@@ -90,6 +102,7 @@ struct Report {
   std::vector<ReportFile> files;  ///< failing first (by status), then by path
   std::vector<ReportCluster> clusters;
   std::optional<ReportDifferential> differential;  ///< set when the run has a baseline run
+  std::vector<ReportRedirection> redirections;
 };
 
 /// Reads run run_id from store and computes links relative to report_dir (the folder the

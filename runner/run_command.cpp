@@ -20,6 +20,7 @@
 #include "runner/launch_plan.h"
 #include "runner/process_pool.h"
 #include "runner/progress.h"
+#include "runner/redirection_record.h"
 #include "runner/run_log.h"
 #include "runner/status.h"
 #include "runner/store.h"
@@ -129,7 +130,15 @@ class RunObserver : public PoolObserver {
     rec.note = describe(r, max_file_bytes_, specs_[i].log_path);
     rec.parsed_from = collected.parsed_from;
     rec.reported = collected.reported;
-    store_.record_file(run_id_, rec, collected.cases);
+    RecordRead record;
+    if (auto it = specs_[i].env.find(kRecordVar); it != specs_[i].env.end()) {
+      record = read_redirection_record(it->second, suite_.project_root);
+      if (!record.error.empty()) {
+        rec.note +=
+            (rec.note.empty() ? "" : "; ") + ("redirection record unusable: " + record.error);
+      }
+    }
+    store_.record_file(run_id_, rec, collected.cases, record.entries);
 
     std::string rc = r.exit_code ? std::to_string(*r.exit_code)
                      : r.signal  ? "-" + std::to_string(*r.signal)
@@ -227,7 +236,16 @@ int run_suite(const RunOptions& o) {
   std::vector<std::string> planned;
   specs.reserve(files.size());
   for (const auto& f : files) {
-    specs.push_back(plan_process(suite, launch, env, f));
+    ProcessSpec spec = plan_process(suite, launch, env, f);
+    if (o.shim) {
+      // Each file's shim writes which requests it redirected (runner/redirection_record.h).
+      fs::path record = spec.log_path;
+      record += ".redirections.json";
+      std::error_code ec;
+      fs::remove(record, ec);  // an earlier run's record in a reused --out is not this run's
+      spec.env[kRecordVar] = record.string();
+    }
+    specs.push_back(std::move(spec));
     planned.push_back(f.rel_path);
   }
 

@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 4> kMigrations = {
+constexpr std::array<const char*, 5> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -105,6 +105,24 @@ ALTER TABLE runs ADD COLUMN environment TEXT;      -- JSON: the suite interprete
     // 4: differential runs: a shim run names the baseline (shim off) run it is compared with.
     R"sql(
 ALTER TABLE runs ADD COLUMN baseline_run INTEGER REFERENCES runs(id);
+)sql",
+    // 5: the shims' redirection records (runner/redirection_record.h), one row per entry.
+    R"sql(
+CREATE TABLE redirections (
+  id            INTEGER PRIMARY KEY,
+  run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id       INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  shim          TEXT NOT NULL,                     -- 'python' or 'cpp'
+  api           TEXT NOT NULL,
+  requested     TEXT NOT NULL,
+  used          TEXT NOT NULL,
+  count         INTEGER NOT NULL CHECK (count > 0),
+  site_path     TEXT,                              -- first call site; relative to the project
+  site_line     INTEGER,
+  site_function TEXT
+);
+CREATE INDEX redirections_by_run ON redirections(run_id, api);
+CREATE INDEX redirections_by_file ON redirections(file_id);
 )sql",
 };
 
@@ -253,7 +271,8 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
 }
 
 void Store::record_file(std::int64_t run_id, const FileRecord& file,
-                        const std::vector<TestCase>& cases) {
+                        const std::vector<TestCase>& cases,
+                        const std::vector<Redirection>& redirections) {
   sql::Transaction tx(db_);
   sql::Statement u(db_,
                    "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
@@ -307,6 +326,9 @@ void Store::record_file(std::int64_t run_id, const FileRecord& file,
   sql::Statement del(db_, "DELETE FROM cases WHERE file_id = ?");
   del.bind(1, file_id).run();
   insert_cases(run_id, file_id, cases);
+  sql::Statement del_redirections(db_, "DELETE FROM redirections WHERE file_id = ?");
+  del_redirections.bind(1, file_id).run();
+  insert_redirections(run_id, file_id, redirections);
   tx.commit();
 }
 
@@ -387,6 +409,60 @@ std::vector<StoredCase> Store::cases(std::int64_t run_id) {
     c.source.line = static_cast<int>(s.opt_int64(10).value_or(0));
     c.culprit = s.text(11);
     out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+void Store::insert_redirections(std::int64_t run_id, std::int64_t file_id,
+                                const std::vector<Redirection>& redirections) {
+  if (redirections.empty()) return;
+  sql::Statement ins(db_,
+                     "INSERT INTO redirections (run_id, file_id, shim, api, requested, used, "
+                     "count, site_path, site_line, site_function) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  auto opt_text = [](const std::string& v) {
+    return v.empty() ? std::nullopt : std::optional<std::string>(sanitize_text(v));
+  };
+  for (const Redirection& r : redirections) {
+    ins.bind(1, run_id)
+        .bind(2, file_id)
+        .bind(3, sanitize_text(r.shim))
+        .bind(4, sanitize_text(r.api))
+        .bind(5, sanitize_text(r.requested))
+        .bind(6, sanitize_text(r.used))
+        .bind(7, static_cast<std::int64_t>(r.count))
+        .bind(8, opt_text(r.site_file))
+        .bind(9, r.site_line > 0 ? std::optional<int>(r.site_line) : std::nullopt)
+        .bind(10, opt_text(r.site_function))
+        .run();
+  }
+}
+
+std::vector<RunRedirection> Store::redirections(std::int64_t run_id) {
+  // The first call site of each kind is the one of its lowest row id.
+  sql::Statement s(db_,
+                   "SELECT g.shim, g.api, g.requested, g.used, g.calls, g.files, g.sites, "
+                   "f.site_path, f.site_line, f.site_function FROM ("
+                   "  SELECT shim, api, requested, used, SUM(count) AS calls, "
+                   "  COUNT(DISTINCT file_id) AS files, COUNT(*) AS sites, MIN(id) AS first_id "
+                   "  FROM redirections WHERE run_id = ? GROUP BY shim, api, requested, used) g "
+                   "JOIN redirections f ON f.id = g.first_id "
+                   "ORDER BY g.calls DESC, g.api, g.requested, g.used");
+  s.bind(1, run_id);
+  std::vector<RunRedirection> out;
+  while (s.step()) {
+    RunRedirection r;
+    r.first.shim = s.text(0);
+    r.first.api = s.text(1);
+    r.first.requested = s.text(2);
+    r.first.used = s.text(3);
+    r.count = s.int64(4);
+    r.first.count = r.count;
+    r.files = static_cast<int>(s.int64(5));
+    r.sites = static_cast<int>(s.int64(6));
+    r.first.site_file = s.text(7);
+    r.first.site_line = static_cast<int>(s.opt_int64(8).value_or(0));
+    r.first.site_function = s.text(9);
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "runner/redirection_record.h"
 #include "runner/sqlite.h"
 #include "runner/status.h"
 
@@ -61,6 +62,14 @@ struct StoredCase {
   std::string signature;  ///< empty for cases that did not fail
 };
 
+/// A run's redirections of one kind (Store::redirections).
+struct RunRedirection {
+  Redirection first;  ///< shim, api, requested, used and the first call site
+  long long count = 0;
+  int files = 0;  ///< how many test files made it
+  int sites = 0;  ///< from how many call sites
+};
+
 class Store {
  public:
   /// Opens or creates the database (WAL mode), migrates it to the current schema, and marks
@@ -73,11 +82,12 @@ class Store {
 
   /// Inserts the run (status "running") and a row per planned file, in one transaction.
   std::int64_t begin_run(RunRecord run, const std::vector<std::string>& planned_files);
-  /// Writes one finished file's result and its cases (replacing any recorded before) in one
-  /// transaction; failing cases get a signature (parsers/signature.h); text is sanitised to
-  /// valid UTF-8 on the way in.
+  /// Writes one finished file's result, its cases and its redirection record (replacing any
+  /// recorded before) in one transaction; failing cases get a signature (parsers/signature.h);
+  /// text is sanitised to valid UTF-8 on the way in.
   void record_file(std::int64_t run_id, const FileRecord& file,
-                   const std::vector<TestCase>& cases = {});
+                   const std::vector<TestCase>& cases = {},
+                   const std::vector<Redirection>& redirections = {});
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
   /// Stores the run's environment (a JSON object, RunRecord::environment).
   void set_environment(std::int64_t run_id, const std::string& environment_json);
@@ -90,9 +100,14 @@ class Store {
   std::vector<FileRecord> files(std::int64_t run_id);
   /// Every case of a run, ordered by file path then as recorded.
   std::vector<StoredCase> cases(std::int64_t run_id);
+  /// The run's redirections summed over its files and call sites, one per (shim, api, requested,
+  /// used), most frequent first; the call site is the first one recorded.
+  std::vector<RunRedirection> redirections(std::int64_t run_id);
 
  private:
   void insert_cases(std::int64_t run_id, std::int64_t file_id, const std::vector<TestCase>& cases);
+  void insert_redirections(std::int64_t run_id, std::int64_t file_id,
+                           const std::vector<Redirection>& redirections);
   void migrate();
   void mark_stale_runs_interrupted();
 

@@ -106,8 +106,27 @@ void record_sample_run(RecordedRun& r) {
                  "tests/test_cuda.py"),
        make_case("tests.test_cuda", "test_skipped", CaseStatus::kSkipped, "", "needs a GPU"),
        make_case("tests.test_cuda", "test_xfail", CaseStatus::kXfailed, "", "known")});
+  // What the shim rewrote in test_ok.py: two call sites of torch.zeros, one .cuda(), and a
+  // call site outside the project (absolute path).
+  auto redirection = [](const char* api, const char* requested, long long count, const char* site,
+                        int line) {
+    Redirection d;
+    d.shim = "python";
+    d.api = api;
+    d.requested = requested;
+    d.used = "cpu";
+    d.count = count;
+    d.site_file = site;
+    d.site_line = line;
+    d.site_function = "test_ok";
+    return d;
+  };
   store.record_file(r.run_id, file("test_ok.py", FileStatus::kPassed, 0.5),
-                    {make_case("tests.test_ok", "test_ok", CaseStatus::kPassed)});
+                    {make_case("tests.test_ok", "test_ok", CaseStatus::kPassed)},
+                    {redirection("torch.zeros", "cuda", 3, "tests/test_ok.py", 7),
+                     redirection("torch.zeros", "cuda", 2, "tests/test_ok.py", 9),
+                     redirection("torch.Tensor.cuda", "cuda:1", 1, "tests/test_ok.py", 8),
+                     redirection("torch.load", "cuda:0", 5, "/opt/lib/helpers.py", 12)});
   TestCase culprit =
       make_case("tests.sub.test_crash", "test_segv", CaseStatus::kError, "Fatal Python error",
                 "Segmentation fault", 1, "tests/sub/test_crash.py");

@@ -180,6 +180,16 @@ TEST_F(ReportTest, JsonHasTheDocumentedShape) {
   }
   EXPECT_EQ(cl["count"], 30);
   EXPECT_EQ(j["run"]["environment"]["torch"], "2.13.0+cpu");
+  // Redirections: summed per (api, requested, used), most calls first.
+  const auto& red = j["redirections"];
+  ASSERT_EQ(red.size(), 3U);
+  for (const char* k : {"api", "requested", "used", "count", "files", "first_call_site"}) {
+    EXPECT_TRUE(red[0].contains(k)) << k;
+  }
+  EXPECT_EQ(red[1]["api"], "torch.zeros");
+  EXPECT_EQ(red[1]["count"], 5);
+  EXPECT_EQ(red[1]["call_sites"], 2);
+  EXPECT_EQ(red[1]["first_call_site"]["line"], 7);
 }
 
 TEST_F(ReportTest, JunitIsWellFormedXmlWithOneSuitePerFile) {
