@@ -1,6 +1,5 @@
 """The redirection policy, cell by cell, against the shared test vectors (shim/vectors)."""
 import json
-import os
 import pathlib
 import sys
 

@@ -2,8 +2,9 @@
 
 ``activate()`` arranges for torch to be patched as soon as it is imported (at once if it already
 is), without importing torch itself. The redirection policy is devshim/policy.py; the patches that
-apply it are devshim/patches.py. ``status()`` tells what is active so that test suites and the
-runner can check it.
+apply it are listed in devshim/patches.py. ``status()`` tells what is active so that test suites
+and the runner can check it; ``carried_apis()`` and ``raising_apis()`` list what the shim carries
+(they import torch). ``python -m devshim`` prints both (devshim/__main__.py).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import os
 import sys
 import threading
 
-__all__ = ["activate", "deactivate", "is_active", "requested_by_environment", "status", "__version__"]
-__version__ = "0.1.0"
+__all__ = ["activate", "deactivate", "is_active", "requested_by_environment", "status",
+           "carried_apis", "raising_apis", "__version__"]
+__version__ = "0.2.0"
 
 _lock = threading.RLock()
 _active = False
@@ -70,12 +72,17 @@ def _on_torch_imported(torch_module):
 
 
 def activate():
-    """Activate the shim. Idempotent; never imports torch."""
+    """Activate the shim. Idempotent; never imports torch.
+
+    Also sets PYTORCH_ENABLE_MPS_FALLBACK=1 unless it is set (torch reads it when it starts: MPS
+    operators it lacks then run on the CPU), as the runner does for every process it starts.
+    """
     global _active, _finder
     with _lock:
         if _active:
             return
         _active = True
+        os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
         if "torch" in sys.modules:
             _on_torch_imported(sys.modules["torch"])
         else:
@@ -84,7 +91,7 @@ def activate():
 
 
 def deactivate():
-    """Undo activate(): remove the import hook. For tests."""
+    """Undo activate(): remove the import hook and restore every patched torch attribute."""
     global _active, _finder, _torch_patched
     with _lock:
         if _finder is not None and _finder in sys.meta_path:
@@ -108,10 +115,45 @@ def is_active():
 
 
 def status():
-    """What is active, as a dict (stable keys, for tools)."""
-    return {
+    """What is active, as a dict (stable keys, for tools). Never imports torch.
+
+    Keys: version, active, torch_patched, activated_by_env; and, once torch is patched, what the
+    shim decided: mode ("redirect" or "passthrough"), policy, hardware, cuda_lands_on,
+    masquerading, allow_redirects, log_level, record_path, patched_attributes (None or defaults
+    before).
+    """
+    result = {
         "version": __version__,
         "active": _active,
         "torch_patched": _torch_patched,
         "activated_by_env": requested_by_environment(),
     }
+    if "devshim.patches" in sys.modules:
+        result.update(sys.modules["devshim.patches"].state())
+    else:
+        result.update({"mode": None, "policy": None, "hardware": None, "cuda_lands_on": None,
+                       "masquerading": False, "allow_redirects": None, "log_level": None,
+                       "record_path": None, "patched_attributes": 0})
+    return result
+
+
+def carried_apis():
+    """Sorted public torch API names the shim patches or answers for (imports torch).
+
+    Whatever this machine's hardware: on a CUDA machine some are left to torch (docs/shim.md).
+    The names that raise NotImplementedError are in ``raising_apis()``, not here.
+    """
+    import torch
+
+    from devshim import patches
+
+    return patches.carried_apis(torch)
+
+
+def raising_apis():
+    """Sorted public torch API names that raise NotImplementedError naming the feature."""
+    import torch
+
+    from devshim import patches
+
+    return patches.raising_apis(torch)

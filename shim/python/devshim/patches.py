@@ -1,148 +1,165 @@
-"""The torch patches that apply the redirection policy (devshim/policy.py).
+"""Applies the redirection policy (devshim/policy.py) to torch, and takes it off again.
 
-Carried so far: every torch factory function that takes a device (found from torch itself: the
-callables whose documentation lists a ``device (torch.device)`` argument), ``Tensor.to``,
-``Tensor.cuda``, ``nn.Module.to``, ``nn.Module.cuda``, and the ``torch.cuda`` queries CUDA-first
-code asks before anything else (``is_available``, ``device_count``, ``current_device``,
-``synchronize``), which answer for the device actually used. Each original is bound once per
-function, and ``remove()`` puts every one back.
+``apply(torch)`` reads the settings (devshim/config.py), probes the hardware with torch's own
+functions, binds the policy (devshim/runtime.py) and installs the patches described by the
+modules named for what they carry:
+
+| module              | carries                                                             |
+| ------------------- | ------------------------------------------------------------------- |
+| tensors             | factories, Tensor.to/.cuda/.new_*, nn.Module.to/.cuda/.to_empty      |
+| defaults            | set_default_device, ``with torch.device(...)``, torch.Generator     |
+| serialization       | torch.load(map_location=...)                                        |
+| amp                 | autocast (all three spellings), GradScaler (both)                   |
+| legacy*             | torch.cuda.FloatTensor & co., Tensor.type, set_default_tensor_type  |
+| cuda_masquerade*    | torch.cuda device queries, properties, memory, RNG, init            |
+| streams*            | torch.cuda.Stream/Event/stream()/current_stream/..., record_stream  |
+| pinning*            | Tensor.pin_memory/is_pinned, DataLoader(pin_memory=True)            |
+| distributed*        | init_process_group/new_group/barrier (nccl -> gloo), DDP, DataParallel |
+| unsupported*        | NotImplementedError for CUDA graphs & co.; torch.cuda.nvtx no-ops   |
+
+(*) only while masquerading: the device a "cuda" request lands on is not CUDA.
+
+Modes: on a machine whose accelerator is CUDA, without TORCH_ALLOW_REDIRECTS, the mode is
+"passthrough" and nothing is patched (CUDA code runs as written; the record is still written).
+Otherwise the mode is "redirect"; with CUDA used (TORCH_ALLOW_REDIRECTS on a CUDA machine) the
+policy is applied to device requests and torch.cuda's own functions are left alone.
+
+``apply`` is idempotent and never raises for one attribute it cannot patch (it logs an ERROR and
+goes on); ``remove()`` restores every attribute (devshim/patching.py).
 """
 
 from __future__ import annotations
 
-import functools
+import atexit
+import importlib
 import os
 import threading
 
-from devshim.policy import Hardware, format_device, resolve
+from devshim import (amp, config, cuda_masquerade, defaults, distributed, legacy, log, patching,
+                     pinning, record, runtime, serialization, streams, tensors, unsupported)
+from devshim.log import logger
+from devshim.patching import MASQUERADE, RAISES, REDIRECT
 
+__all__ = ["apply", "remove", "plan", "carried_apis", "raising_apis", "carried_factories",
+           "redirect", "state"]
+
+carried_factories = tensors.carried_factories
+redirect = runtime.redirect
+
+_MODULES = (tensors, defaults, serialization, amp, legacy, cuda_masquerade, streams, pinning,
+            distributed, unsupported)
 _lock = threading.RLock()
-_originals = []  # (owner, name, original)
-_state = {"override": False, "hardware": None, "policy": "default"}
+_applied = False
+_settings = config.Config()
+_atexit_registered = False
 
 
-def carried_factories(torch):
-    """Names of torch's factory functions that take a device, read from torch's own docs."""
-    names = []
-    for name in dir(torch):
-        if name.startswith("_"):
-            continue
-        fn = getattr(torch, name, None)
-        if callable(fn) and not isinstance(fn, type):
-            doc = getattr(fn, "__doc__", None) or ""
-            if "device (:class:`torch.device`" in doc:
-                names.append(name)
-    return names
+def plan(torch):
+    """Every patch devshim knows for this torch, whatever the hardware (see Patch.when).
+
+    A module whose plan fails (another torch version) is logged at ERROR and left out.
+    """
+    patches = []
+    for module in _MODULES:
+        try:
+            patches.extend(module.plan(torch))
+        except Exception as e:
+            logger.error("%s: no patches (%s: %s)", module.__name__, type(e).__name__, e)
+    return patches
 
 
-def _hardware(torch):
-    mps = getattr(torch.backends, "mps", None)
-    return Hardware(mps=bool(mps is not None and mps.is_available()),
-                    cuda_device_count=torch.cuda.device_count() if torch.cuda.is_available() else 0)
+def _apis(torch, kind):
+    names = set()
+    for p in plan(torch):
+        if (p.kind == RAISES) == (kind == RAISES):
+            names.update(p.apis)
+    if kind != RAISES:
+        names.update(streams.METHOD_APIS)
+    else:
+        names.update(streams.RAISING_METHOD_APIS)
+    return sorted(names)
 
 
-def redirect(device):
-    """The device (a string) that a requested device lands on; None stays None."""
-    if device is None:
-        return None
-    d = resolve(device, _state["hardware"], _state["override"], _state["policy"])
-    _state["override"] = d.override
-    return d.device_str
+def carried_apis(torch):
+    """Sorted public torch API names the shim redirects or answers for (not the raising ones)."""
+    return _apis(torch, "carries")
 
 
-def _is_device_like(arg):
-    if isinstance(arg, str):
-        head = arg.split(":", 1)[0]
-        return head in ("cpu", "cuda", "mps")
-    return type(arg).__name__ == "device"
+def raising_apis(torch):
+    """Sorted public torch API names that raise NotImplementedError naming the feature."""
+    return _apis(torch, RAISES)
 
 
-def _patch(owner, name, make):
-    original = getattr(owner, name)
-    setattr(owner, name, make(original))
-    _originals.append((owner, name, original))
-
-
-def _factory(name, accelerator):
-    like = name.endswith("_like")
-
-    def make(original):
-        @functools.wraps(original)
-        def wrapper(*args, **kwargs):
-            device = kwargs.get("device")
-            if device is not None:
-                kwargs["device"] = redirect(device)
-            elif accelerator is not None and not like:
-                kwargs["device"] = accelerator
-            return original(*args, **kwargs)
-
-        return wrapper
-
-    return make
-
-
-def _tensor_to(original):
-    @functools.wraps(original)
-    def to(self, *args, **kwargs):
-        if args and _is_device_like(args[0]):
-            args = (redirect(args[0]),) + args[1:]
-        if kwargs.get("device") is not None:
-            kwargs["device"] = redirect(kwargs["device"])
-        return original(self, *args, **kwargs)
-
-    return to
-
-
-def _cuda_method(to_name):
-    def make(original):
-        @functools.wraps(original)
-        def cuda(self, device=None, *args, **kwargs):
-            target = redirect("cuda" if device is None else
-                              (f"cuda:{device}" if isinstance(device, int) else device))
-            return getattr(self, to_name)(target)
-
-        return cuda
-
-    return make
+def _write_record():
+    path = _settings.record_path
+    if path:
+        record.write(path, runtime.policy, runtime.hardware)
 
 
 def apply(torch):
     """Patches torch once; a second call does nothing."""
+    global _applied, _settings, _atexit_registered
     with _lock:
-        if _originals:
+        if _applied:
             return
-        _state["hardware"] = _hardware(torch)
-        _state["policy"] = os.environ.get("TORCHDEVICE_POLICY", "default")
-        accel = _state["hardware"].accelerator
-        for name in carried_factories(torch):
-            _patch(torch, name, _factory(name, accel))
-        _patch(torch.Tensor, "to", _tensor_to)
-        _patch(torch.Tensor, "cuda", _cuda_method("to"))
-        _patch(torch.nn.Module, "to", _tensor_to)
-        _patch(torch.nn.Module, "cuda", _cuda_method("to"))
-        used = format_device(resolve("cuda", _state["hardware"]).device)
-        used_count = max(1, _state["hardware"].cuda_device_count)
-        # torch.cuda answers for the device actually used: CUDA-first code takes its CUDA path,
-        # which the patches above redirect.
-        _patch(torch.cuda, "is_available", lambda original: functools.wraps(original)(lambda: True))
-        _patch(torch.cuda, "device_count",
-               lambda original: functools.wraps(original)(lambda: used_count))
-        if used.startswith("cuda"):
-            return  # real CUDA: its own current_device and synchronize are right
-        _patch(torch.cuda, "current_device",
-               lambda original: functools.wraps(original)(lambda: 0))
+        _settings = config.from_environ()
+        log.configure(_settings.log_level, _settings.log_level_given)
+        for problem in _settings.problems:
+            logger.error("%s", problem)
+        hardware = runtime.probe_hardware(torch)
+        runtime.configure(hardware, _settings.policy, _settings.allow_redirects)
+        record.set_internal_dirs(os.path.dirname(os.path.abspath(torch.__file__)))
+        logger.debug("hardware %s, policy %s, mode %s, a 'cuda' request lands on %s",
+                     hardware, runtime.policy, runtime.mode, runtime.used)
+        if _settings.record_path and not _atexit_registered:
+            atexit.register(_write_record)
+            _atexit_registered = True
+        _applied = True
+        if runtime.mode != "redirect":
+            return
+        # torch's DeviceContext (set_default_device, ``with torch.device(...)``) caches the set of
+        # factory functions it gives a device to on first use: have it cache the originals.
+        importlib.import_module("torch.utils._device")._device_constructors()
+        if runtime.masquerading:
+            cuda_masquerade.configure(torch, _backend_for(torch))
+            streams.reset()
+            record._first_hit_listeners[:] = [cuda_masquerade.note_first_use]
+        for patch in plan(torch):
+            if patch.when == REDIRECT or (patch.when == MASQUERADE and runtime.masquerading):
+                try:
+                    patching.install(patch)
+                except Exception as e:  # one torch attribute must not stop the program
+                    logger.error("could not patch %s: %s: %s", ", ".join(patch.apis),
+                                 type(e).__name__, e)
 
-        def synchronize(device=None):
-            if used == "mps":
-                torch.mps.synchronize()
 
-        _patch(torch.cuda, "synchronize", lambda original: functools.wraps(original)(synchronize))
+def _backend_for(torch):
+    from devshim import backends
+
+    return backends.for_device(torch, runtime.used_type)
 
 
 def remove():
-    """Restores every patched attribute (for tests)."""
+    """Restores every patched attribute (for tests). The record collected so far is kept."""
+    global _applied
     with _lock:
-        while _originals:
-            owner, name, original = _originals.pop()
-            setattr(owner, name, original)
-        _state["override"] = False
+        patching.restore_all()
+        record.drop_site_caches()
+        record._first_hit_listeners[:] = []
+        _applied = False
+
+
+def state():
+    """What apply() decided, for devshim.status()."""
+    return {
+        "mode": runtime.mode if _applied else None,
+        "policy": runtime.policy if _applied else _settings.policy,
+        "hardware": {"accelerator": runtime.hardware.accelerator, "mps": runtime.hardware.mps,
+                     "cuda_device_count": runtime.hardware.cuda_device_count} if _applied else None,
+        "cuda_lands_on": runtime.used if _applied else None,
+        "masquerading": bool(_applied and runtime.mode == "redirect" and runtime.masquerading),
+        "allow_redirects": _settings.allow_redirects,
+        "log_level": _settings.log_level,
+        "record_path": _settings.record_path,
+        "patched_attributes": len(patching.installed()),
+    }

@@ -1,0 +1,104 @@
+"""Mixed precision: ``torch.autocast`` / ``torch.amp.autocast`` / ``torch.cuda.amp.autocast`` and
+``torch.amp.GradScaler`` / ``torch.cuda.amp.GradScaler``.
+
+- autocast: the ``device_type`` goes through the policy (``"cuda"`` -> the type of the device
+  used). The dtype the program asked for is kept. When it asked for none and requested CUDA, the
+  CUDA default (``torch.get_autocast_dtype("cuda")``, float16 unless changed) is used rather than
+  the CPU default (bfloat16), so the numerics are those the program was written for: torch's CPU
+  autocast supports float16 and bfloat16 alike (checked in torch 2.13), MPS autocast float16
+  (bfloat16 on macOS 14+).
+- GradScaler: its ``device`` (default "cuda") goes through the policy; torch's own CPU and MPS
+  GradScaler then do the work (``scale``, ``unscale_``, ``step``, ``update`` and the inf/NaN
+  checks have CPU kernels), so a scaled training step gives what an unscaled one does.
+- While the device used is not CUDA, ``torch.is_autocast_enabled()`` / ``("cuda")`` and
+  ``torch.get_autocast_dtype("cuda")`` answer for the device used, so code that asks inside a
+  redirected ``autocast("cuda")`` block sees it enabled.
+
+The patches are on the classes' ``__init__`` (not replacements of the classes), so subclasses —
+torch.cuda.amp's among them — and ``isinstance`` checks keep working.
+"""
+
+from __future__ import annotations
+
+from devshim import record, runtime
+from devshim.patching import MASQUERADE, Patch, wraps
+
+__all__ = ["plan"]
+
+
+def _autocast_init(cuda_default_dtype):
+    def make(original):
+        @wraps(original)
+        def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+            if isinstance(device_type, str):
+                used = runtime.redirect(device_type)
+                if used is not None:
+                    used_type = used.split(":", 1)[0]
+                    if dtype is None and device_type.startswith("cuda"):
+                        dtype = cuda_default_dtype("cuda")
+                    legacy = type(self).__module__.startswith("torch.cuda")
+                    api = "torch.cuda.amp.autocast" if legacy else "torch.autocast"
+                    record.hit(api, device_type, used_type)
+                    device_type = used_type
+            return original(self, device_type, dtype, enabled, cache_enabled)
+
+        return __init__
+
+    return make
+
+
+def _grad_scaler_init(original):
+    @wraps(original)
+    def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        if isinstance(device, str) or type(device).__name__ == "device":
+            used = runtime.redirect(device)
+            if used is not None:
+                legacy = type(self).__module__.startswith("torch.cuda")
+                api = "torch.cuda.amp.GradScaler" if legacy else "torch.amp.GradScaler"
+                record.hit(api, device, used)
+                device = used.split(":", 1)[0]
+        return original(self, device, init_scale, growth_factor, backoff_factor, growth_interval,
+                        enabled)
+
+    return __init__
+
+
+def _cuda_query(api):
+    """``torch.is_autocast_enabled`` / ``get_autocast_dtype``: "cuda" (or nothing) -> used type."""
+
+    def make(original):
+        @wraps(original)
+        def query(*args, **kwargs):
+            if not args and not kwargs:
+                if api == "torch.get_autocast_dtype":
+                    return original()
+                record.hit(api, "cuda", runtime.used_type)
+                return original(runtime.used_type)
+            device_type = args[0] if args else kwargs.get("device_type")
+            if device_type == "cuda":
+                record.hit(api, "cuda", runtime.used_type)
+                if args:
+                    args = (runtime.used_type,) + args[1:]
+                else:
+                    kwargs["device_type"] = runtime.used_type
+            return original(*args, **kwargs)
+
+        return query
+
+    return make
+
+
+def plan(torch):
+    autocast = torch.amp.autocast_mode.autocast
+    patches = [
+        Patch(autocast, "__init__", _autocast_init(torch.get_autocast_dtype),
+              ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast")),
+        Patch(torch.amp.GradScaler, "__init__", _grad_scaler_init,
+              ("torch.amp.GradScaler", "torch.cuda.amp.GradScaler")),
+    ]
+    for name in ("is_autocast_enabled", "get_autocast_dtype"):
+        if hasattr(torch, name):
+            patches.append(Patch(torch, name, _cuda_query(f"torch.{name}"), (f"torch.{name}",),
+                                 when=MASQUERADE))
+    return patches

@@ -1,0 +1,70 @@
+"""The shim's settings, read from the environment once, when torch is patched.
+
+Pure: ``from_environ(mapping)`` never touches torch or the process, so every setting is testable
+with a plain dict. Bad values never stop the program (the shim runs inside other people's test
+processes): they fall back to the default and are listed in ``Config.problems`` for the caller to
+log.
+
+| variable                 | values                                    | default   |
+| ------------------------ | ----------------------------------------- | --------- |
+| ``TORCH_ALLOW_REDIRECTS``| 1/true/yes/on: redirect on a CUDA machine too | off   |
+| ``TORCHDEVICE_LOG_LEVEL``| DEBUG, INFO, WARNING, ERROR               | WARNING   |
+| ``TORCHDEVICE_POLICY``   | default, accelerator-only                 | default   |
+| ``TORCHDEVICE_RECORD``   | a file path: write the redirection record there at exit | none |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Mapping, Optional, Tuple
+
+from devshim.policy import POLICIES
+
+__all__ = ["Config", "LOG_LEVELS", "from_environ", "truthy"]
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+_TRUE = ("1", "true", "yes", "on")
+
+
+def truthy(value: Optional[str]) -> bool:
+    """The one truth test of every devshim switch: 1, true, yes, on (any case, spaces ignored)."""
+    return (value or "").strip().lower() in _TRUE
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    allow_redirects: bool = False
+    log_level: str = "WARNING"
+    log_level_given: bool = False  # True when TORCHDEVICE_LOG_LEVEL named a valid level
+    policy: str = "default"
+    record_path: Optional[str] = None
+    problems: Tuple[str, ...] = ()
+
+
+def from_environ(environ: Optional[Mapping[str, str]] = None) -> Config:
+    """The settings in ``environ`` (default: os.environ)."""
+    env = os.environ if environ is None else environ
+    problems = []
+
+    level_text = env.get("TORCHDEVICE_LOG_LEVEL", "").strip().upper()
+    level, level_given = "WARNING", False
+    if level_text in LOG_LEVELS:
+        level, level_given = level_text, True
+    elif level_text:
+        problems.append(f"TORCHDEVICE_LOG_LEVEL={level_text!r} is not one of "
+                        f"{', '.join(LOG_LEVELS)}; using WARNING")
+
+    policy = env.get("TORCHDEVICE_POLICY", "").strip() or "default"
+    if policy not in POLICIES:
+        problems.append(f"TORCHDEVICE_POLICY={policy!r} is not one of {', '.join(POLICIES)}; "
+                        "using default")
+        policy = "default"
+
+    record = env.get("TORCHDEVICE_RECORD", "").strip() or None
+    if record is not None:
+        record = os.path.abspath(record)
+
+    return Config(allow_redirects=truthy(env.get("TORCH_ALLOW_REDIRECTS")), log_level=level,
+                  log_level_given=level_given, policy=policy, record_path=record,
+                  problems=tuple(problems))

@@ -1,0 +1,147 @@
+"""Multi-process and multi-device code, while the device used is not CUDA.
+
+- ``torch.distributed.init_process_group(backend=...)`` and ``new_group(backend=...)``: NCCL
+  needs CUDA, so "nccl" becomes "gloo"; a per-device string such as "cuda:nccl,cpu:gloo" keeps its
+  non-CUDA entries ("cpu:gloo"), and when nothing else is left the answer is "gloo". A
+  ``device_id`` naming a CUDA device is dropped (gloo binds to no device).
+- ``torch.distributed.barrier(device_ids=[...])``: the ids name CUDA devices; they are dropped.
+- ``DistributedDataParallel(module, device_ids=[i], output_device=i)``: for a module on the
+  device used, torch requires ``device_ids=None``; both are dropped.
+- ``torch.nn.DataParallel(module, ...)``: with no CUDA device it wraps the module unchanged (what
+  torch itself does when no CUDA is present): forward calls the module.
+
+gloo has no MPS collectives: on MPS, collectives on MPS tensors fail in torch, as without devshim.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from devshim import record, runtime
+from devshim.patching import MASQUERADE, Patch, wraps
+
+__all__ = ["plan", "translate_backend"]
+
+
+def translate_backend(backend):
+    """The backend string to use instead of ``backend`` without CUDA (None: leave it)."""
+    if not isinstance(backend, str):
+        return None
+    text = backend.strip()
+    if "nccl" not in text.lower():
+        return None
+    if ":" not in text:
+        return "gloo"
+    kept = []
+    for part in text.split(","):
+        device, _, name = part.strip().partition(":")
+        if device.strip().lower() == "cuda":
+            continue
+        name = "gloo" if name.strip().lower() == "nccl" else name.strip()
+        kept.append(f"{device.strip()}:{name}")
+    if not kept:
+        return "gloo"
+    return ",".join(kept)
+
+
+def _is_cuda_device(device_id):
+    if device_id is None:
+        return False
+    if type(device_id) is int:
+        return True
+    return getattr(device_id, "type", str(device_id).split(":", 1)[0]) == "cuda"
+
+
+def _bound_call(api, original, rewrite):
+    """A wrapper binding the call to ``original``'s signature, then letting ``rewrite`` edit it."""
+    signature = inspect.signature(original)
+
+    @wraps(original)
+    def wrapper(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)  # let torch report the bad call
+        requested = rewrite(bound.arguments)
+        if requested is not None:
+            record.hit(api, requested, runtime.used)
+        return original(*bound.args, **bound.kwargs)
+
+    return wrapper
+
+
+def _group_rewrite(arguments):
+    requested = None
+    backend = arguments.get("backend")
+    new = translate_backend(backend)
+    if new is not None:
+        arguments["backend"] = new
+        requested = backend
+    if _is_cuda_device(arguments.get("device_id")):
+        requested = requested or runtime.requested_text(arguments["device_id"])
+        arguments["device_id"] = None
+    return requested
+
+
+def _barrier_rewrite(arguments):
+    if arguments.get("device_ids"):
+        ids = arguments["device_ids"]
+        arguments["device_ids"] = None
+        return f"cuda:{ids[0]}" if isinstance(ids, (list, tuple)) and ids else "cuda"
+    return None
+
+
+def _ddp_rewrite(arguments):
+    requested = None
+    ids = arguments.get("device_ids")
+    if ids:
+        first = ids[0]
+        requested = f"cuda:{first}" if type(first) is int else runtime.requested_text(first)
+        arguments["device_ids"] = None
+    if arguments.get("output_device") is not None:
+        arguments["output_device"] = None
+        requested = requested or "cuda"
+    return requested
+
+
+def _maker(api, rewrite):
+    def make(original):
+        return _bound_call(api, original, rewrite)
+
+    return make
+
+
+def _data_parallel_init(original):
+    @wraps(original)
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        import torch
+
+        torch.nn.Module.__init__(self)
+        self.module = module
+        self.device_ids = []
+        self.dim = dim
+        self.output_device = None
+        record.hit("torch.nn.DataParallel", "cuda", runtime.used)
+
+    return __init__
+
+
+def plan(torch):
+    patches = []
+    dist = getattr(torch, "distributed", None)
+    if dist is not None and dist.is_available():
+        c10d = dist.distributed_c10d
+        for name, rewrite in (("init_process_group", _group_rewrite), ("new_group", _group_rewrite),
+                              ("barrier", _barrier_rewrite)):
+            api = f"torch.distributed.{name}"
+            for owner in (dist, c10d):
+                if hasattr(owner, name):
+                    patches.append(Patch(owner, name, _maker(api, rewrite), (api,),
+                                         when=MASQUERADE))
+        ddp = torch.nn.parallel.DistributedDataParallel
+        patches.append(Patch(ddp, "__init__",
+                             _maker("torch.nn.parallel.DistributedDataParallel", _ddp_rewrite),
+                             ("torch.nn.parallel.DistributedDataParallel",), when=MASQUERADE))
+    patches.append(Patch(torch.nn.DataParallel, "__init__", _data_parallel_init,
+                         ("torch.nn.DataParallel",), when=MASQUERADE))
+    return patches

@@ -1,0 +1,113 @@
+"""Where requests land in this process: the policy of devshim/policy.py bound to this machine.
+
+``configure(hardware, policy, allow_redirects)`` is called once per activation. Afterwards:
+
+- ``mode`` is "redirect" (the patches apply the policy) or "passthrough" (a CUDA machine without
+  TORCH_ALLOW_REDIRECTS: CUDA code runs as written and torch is left alone);
+- ``used`` is where a plain "cuda" request lands ("cpu", "mps" or "cuda"), ``used_type`` its type,
+  and ``masquerading`` is true when that is not CUDA (torch.cuda then answers for ``used``);
+- ``default_device`` is the device a factory called without one is given, or None when torch's own
+  default (the CPU) is already the policy's answer;
+- ``cache`` maps a request (a string, torch.device or ordinal) to the device string it is rewritten
+  to, or to None when the request stands as it is. The patches read it directly — one dict lookup
+  on the hot path — and call ``resolve_uncached`` on a miss. ``cpu:-1`` (which toggles the CPU
+  override) is never cached, and a toggle empties the cache, so every cached answer is current.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+from devshim.policy import Hardware, format_device, parse_device, resolve
+
+__all__ = ["configure", "probe_hardware", "resolve_uncached", "requested_text", "cache"]
+
+cache: dict = {}
+hardware = Hardware()
+policy = "default"
+mode = "redirect"
+used = "cpu"
+used_type = "cpu"
+masquerading = True
+default_device: Optional[str] = None
+override = False
+_lock = threading.Lock()
+
+
+def probe_hardware(torch) -> Hardware:
+    """What this machine has, asked of torch's own (unpatched) functions."""
+    mps = getattr(torch.backends, "mps", None)
+    has_mps = bool(mps is not None and mps.is_available())
+    cuda_count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return Hardware(mps=has_mps, cuda_device_count=cuda_count)
+
+
+def configure(hw: Hardware, policy_name: str = "default", allow_redirects: bool = False) -> None:
+    """Binds the policy to ``hw`` and resets the override and the cache."""
+    global hardware, policy, mode, used, used_type, masquerading, default_device, override
+    with _lock:
+        hardware, policy, override = hw, policy_name, False
+        cache.clear()
+        mode = "passthrough" if hw.accelerator == "cuda" and not allow_redirects else "redirect"
+        used = resolve("cuda", hw, policy=policy_name).device_str
+        used_type = used.split(":", 1)[0]
+        masquerading = used_type != "cuda"
+        none = resolve(None, hw, policy=policy_name).device_str
+        default_device = None if none == "cpu" else none
+
+
+def _same(requested, decided) -> bool:
+    kind, index = requested
+    dkind, dindex = decided
+    if kind != dkind:
+        return False
+    if index == dindex:
+        return True
+    return kind in ("cpu", "mps") and index in (None, 0) and dindex in (None, 0)
+
+
+def resolve_uncached(device) -> Optional[str]:
+    """The device string ``device`` is rewritten to, or None when it stands as requested.
+
+    Not a device (torch will say so) also gives None. ``cpu:-1`` flips the override and empties
+    the cache; every other answer is cached.
+    """
+    global override
+    try:
+        req = parse_device(device)
+    except (ValueError, TypeError):
+        return None
+    if req is None:
+        return None
+    with _lock:
+        decision = resolve(req, hardware, override, policy)
+        toggled = decision.override != override
+        override = decision.override
+        if toggled:
+            cache.clear()
+        result = None if _same(req, decision.device) else decision.device_str
+        if not toggled:  # a toggle empties the cache, so every other answer may be kept
+            try:
+                cache[device] = result
+            except TypeError:  # unhashable request: answer without caching
+                pass
+    return result
+
+
+def redirect(device) -> Optional[str]:
+    """``cache`` first, then ``resolve_uncached``: the device string to use, or None."""
+    try:
+        return cache[device]
+    except (KeyError, TypeError):
+        return resolve_uncached(device)
+
+
+def requested_text(device) -> str:
+    """How a request is written in the record: "(none)", "cuda", "cuda:1", "cpu:-1"."""
+    if device is None:
+        return "(none)"
+    try:
+        return format_device(parse_device(device))
+    except (ValueError, TypeError):
+        return str(device)

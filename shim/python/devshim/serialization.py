@@ -1,0 +1,80 @@
+"""``torch.load(map_location=...)`` (also reached as ``torch.serialization.load``).
+
+What the caller gave as ``map_location``:
+
+- a string or ``torch.device``: goes through the policy (``"cuda:1"`` -> the device used);
+- a dict ``{saved location: wanted location}``: each wanted location goes through the policy;
+  saved locations the dict does not name are treated as with no map_location;
+- a callable: left alone — the caller decided;
+- nothing: a storage saved on CUDA is restored on the device a ``cuda`` request lands on (so a
+  checkpoint saved from CUDA tensors loads on a CPU-only machine); any other storage is restored
+  where torch would restore it.
+
+Dicts and "nothing" become a restore callable (torch's documented ``map_location(storage,
+location)`` form). One ``torch.load`` call that rewrote anything is recorded once, with requested
+= the caller's map_location when it was a string or device, else the first saved location that was
+rewritten (e.g. "cuda:0").
+"""
+
+from __future__ import annotations
+
+from devshim import record, runtime
+from devshim.patching import Patch, wraps
+
+__all__ = ["plan", "restore_location"]
+
+
+def restore_location(mapping, rewritten, default_restore):
+    """A map_location callable: saved CUDA locations (and those in ``mapping``) are redirected.
+
+    Appends (saved location, used) to ``rewritten`` for every storage it moved elsewhere.
+    """
+
+    def restore(storage, location):
+        wanted = mapping.get(location, location) if mapping else location
+        used = runtime.redirect(wanted) if (mapping and location in mapping) or \
+            str(wanted).startswith("cuda") else None
+        if used is None:
+            if wanted == location:
+                return None  # torch's default restore
+            return default_restore(storage, str(wanted))
+        rewritten.append((location, used))
+        return default_restore(storage, used)
+
+    return restore
+
+
+def _load(default_restore):
+    def make(original):
+        @wraps(original)
+        def load(f, map_location=None, *args, **kwargs):
+            rewritten = []
+            requested = None
+            if map_location is None:
+                map_location = restore_location(None, rewritten, default_restore)
+            elif isinstance(map_location, dict):
+                map_location = restore_location(dict(map_location), rewritten, default_restore)
+            elif isinstance(map_location, str) or type(map_location).__name__ == "device":
+                used = runtime.redirect(map_location)
+                if used is not None:
+                    requested = map_location
+                    rewritten.append((map_location, used))
+                    map_location = used
+            result = original(f, map_location, *args, **kwargs)
+            if rewritten:
+                first, used = rewritten[0]
+                record.hit("torch.load", requested if requested is not None else first, used)
+            return result
+
+        return load
+
+    return make
+
+
+def plan(torch):
+    default_restore = torch.serialization.default_restore_location
+    make = _load(default_restore)
+    return [
+        Patch(torch, "load", make, ("torch.load",)),
+        Patch(torch.serialization, "load", make, ("torch.load",)),
+    ]

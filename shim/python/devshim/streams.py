@@ -1,0 +1,242 @@
+"""CUDA streams and events, while the device used is not CUDA.
+
+Streams are logical: the CPU runs every operation to completion in program order, and MPS has one
+command queue per process, so work is always ordered as if on one stream. Hence ``query()`` is
+True, ``wait_stream``/``wait_event`` have nothing to wait for, and ``synchronize`` is the
+device's (a no-op on the CPU, ``torch.mps.synchronize`` on MPS). ``torch.cuda.stream(s)``,
+``set_stream``, ``current_stream`` and ``default_stream`` keep track of the current stream per
+thread, so code that checks ``current_stream() == s`` inside ``with torch.cuda.stream(s)`` holds.
+
+Events measure real time: ``record()`` takes ``time.perf_counter()`` (after synchronising the
+device), and ``a.elapsed_time(b)`` is the milliseconds between the two records. On MPS, an event
+made with ``enable_timing=True`` also records a ``torch.mps.Event`` and its ``elapsed_time``
+(the device's own timer) is the answer. Like CUDA's, ``elapsed_time`` raises RuntimeError when
+either event was made without ``enable_timing=True`` or was never recorded. Interprocess events
+and IPC handles have no equivalent and raise NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from devshim import cuda_masquerade, record, runtime
+from devshim.cuda_masquerade import _note
+from devshim.patching import MASQUERADE, Patch, wraps
+
+__all__ = ["Stream", "Event", "StreamContext", "plan"]
+
+_perf_counter = time.perf_counter
+_local = threading.local()
+_default = None  # the default stream, made on first use
+_next_id = [1]
+
+
+def _backend():
+    return cuda_masquerade._backend
+
+
+class Stream:
+    """``torch.cuda.Stream`` on the device used: a logical, always-ordered stream."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        _note("torch.cuda.Stream", device)
+        self._init(priority)
+
+    def _init(self, priority):
+        self.priority = priority
+        self.device_index = 0
+        self.device_type = runtime.used_type
+        self.stream_id = _next_id[0]
+        _next_id[0] += 1
+        self.cuda_stream = 0
+
+    @property
+    def device(self):
+        import torch
+
+        return torch.device(runtime.used)
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        _backend().synchronize()
+
+    def wait_event(self, event):
+        pass
+
+    def wait_stream(self, stream):
+        pass
+
+    def record_event(self, event=None):
+        if event is None:
+            event = Event()
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other.stream_id == self.stream_id
+
+    def __hash__(self):
+        return hash(("devshim.Stream", self.stream_id))
+
+    def __repr__(self):
+        return f"<torch.cuda.Stream device={runtime.used} id={self.stream_id} (devshim: logical)>"
+
+
+def _default_stream():
+    global _default
+    if _default is None:
+        s = Stream.__new__(Stream)
+        s._init(0)
+        s.stream_id = 0
+        _default = s
+    return _default
+
+
+def _current():
+    return getattr(_local, "stream", None) or _default_stream()
+
+
+class Event:
+    """``torch.cuda.Event`` on the device used: timestamps taken when recorded."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, external=False):
+        _note("torch.cuda.Event")
+        if interprocess:
+            raise NotImplementedError(
+                "devshim: interprocess CUDA events (torch.cuda.Event(interprocess=True)) have no "
+                f"equivalent on {runtime.used}")
+        self.enable_timing = enable_timing
+        self.blocking = blocking
+        self._time = None
+        self._device_event = _backend().timing_event(enable_timing) if enable_timing else None
+
+    def record(self, stream=None):
+        backend = _backend()
+        if self._device_event is not None:
+            self._device_event.record()
+        else:
+            backend.synchronize()
+        self._time = _perf_counter()
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        if self._device_event is not None:
+            self._device_event.synchronize()
+        else:
+            _backend().synchronize()
+
+    def elapsed_time(self, end_event):
+        record.hit("torch.cuda.Event.elapsed_time", "cuda", runtime.used)
+        if not (self.enable_timing and getattr(end_event, "enable_timing", False)):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self._time is None or getattr(end_event, "_time", None) is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        if self._device_event is not None and end_event._device_event is not None:
+            return float(self._device_event.elapsed_time(end_event._device_event))
+        return (end_event._time - self._time) * 1000.0
+
+    def ipc_handle(self):
+        raise NotImplementedError(
+            "devshim: CUDA IPC event handles (torch.cuda.Event.ipc_handle) have no equivalent on "
+            f"{runtime.used}")
+
+    @classmethod
+    def from_ipc_handle(cls, device, handle):
+        raise NotImplementedError(
+            "devshim: CUDA IPC event handles (torch.cuda.Event.from_ipc_handle) have no "
+            f"equivalent on {runtime.used}")
+
+    def __repr__(self):
+        state = "recorded" if self._time is not None else "not recorded"
+        return f"<torch.cuda.Event {state} (devshim: on {runtime.used})>"
+
+
+class StreamContext:
+    """``torch.cuda.StreamContext(stream)``: makes ``stream`` current inside the block."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        if self.stream is None:
+            return None
+        self.prev = getattr(_local, "stream", None)
+        _local.stream = self.stream
+        return self.stream
+
+    def __exit__(self, type, value, traceback):
+        if self.stream is not None:
+            _local.stream = self.prev
+        return False
+
+
+def stream(stream):
+    _note("torch.cuda.stream")
+    return StreamContext(stream)
+
+
+def set_stream(stream):
+    _note("torch.cuda.set_stream")
+    if stream is not None:
+        _local.stream = stream
+
+
+def current_stream(device=None):
+    _note("torch.cuda.current_stream", device)
+    return _current()
+
+
+def default_stream(device=None):
+    _note("torch.cuda.default_stream", device)
+    return _default_stream()
+
+
+def _record_stream(original):
+    @wraps(original)
+    def record_stream(self, stream):
+        if isinstance(stream, Stream) or self.device.type != "cuda":
+            return None  # the device used orders all work: nothing to keep alive
+        return original(self, stream)
+
+    return record_stream
+
+
+def reset() -> None:
+    """Forgets the current and default streams (activation starts afresh)."""
+    global _default
+    _default = None
+    _local.__dict__.clear()
+
+
+def plan(torch):
+    from devshim.cuda_masquerade import replacing, replacing_class
+
+    patches = []
+    for cls in (Stream, Event, StreamContext):
+        patches.append(Patch(torch.cuda, cls.__name__, replacing_class(cls),
+                             (f"torch.cuda.{cls.__name__}",), when=MASQUERADE))
+    for fn in (stream, set_stream, current_stream, default_stream):
+        patches.append(Patch(torch.cuda, fn.__name__, replacing(fn), (f"torch.cuda.{fn.__name__}",),
+                             when=MASQUERADE))
+    patches.append(Patch(torch.Tensor, "record_stream", _record_stream,
+                         ("torch.Tensor.record_stream",), when=MASQUERADE))
+    return patches
+
+
+# Methods carried on the classes above, for carried_apis().
+METHOD_APIS = tuple(
+    f"torch.cuda.{cls.__name__}.{name}"
+    for cls in (Stream, Event)
+    for name in vars(cls)
+    if not name.startswith("_") and "ipc" not in name and callable(getattr(cls, name))
+)
+RAISING_METHOD_APIS = ("torch.cuda.Event.ipc_handle", "torch.cuda.Event.from_ipc_handle")

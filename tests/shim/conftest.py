@@ -1,0 +1,51 @@
+"""Shared fixtures of the shim's tests: the shim folder on sys.path, and an activated shim.
+
+The shim folder is DEVSHIM_SHIM_DIR (set by ctest) or shim/python of this checkout. ``shim``
+activates devshim for one test with a clean environment (no TORCHDEVICE_* variables unless the
+test sets them with monkeypatch first) and a fresh record, and checks that deactivation put every
+torch attribute back.
+"""
+import os
+import pathlib
+import sys
+
+import pytest
+
+SHIM_DIR = pathlib.Path(
+    os.environ.get("DEVSHIM_SHIM_DIR", pathlib.Path(__file__).resolve().parents[2] / "shim" / "python")
+).resolve()
+if str(SHIM_DIR) not in sys.path:
+    sys.path.insert(0, str(SHIM_DIR))
+
+SHIM_ENV = ("TORCH_ALLOW_REDIRECTS", "TORCHDEVICE_LOG_LEVEL", "TORCHDEVICE_POLICY",
+            "TORCHDEVICE_RECORD")
+
+
+def cpu_only(torch):
+    return not torch.cuda.is_available() and not torch.backends.mps.is_available()
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in SHIM_ENV:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.fixture
+def shim(clean_env):
+    """devshim active for the test; deactivated (and checked) afterwards."""
+    import torch  # noqa: F401
+
+    import devshim
+    from devshim import patching, record
+
+    devshim.deactivate()
+    record.reset()
+    devshim.activate()
+    installed = patching.installed()
+    yield devshim
+    devshim.deactivate()
+    for owner, name, original, _ in installed:
+        assert getattr(owner, name) is original, f"{owner}.{name} not restored"
+    record.reset()

@@ -1,0 +1,98 @@
+"""Mixed precision on this machine: autocast in its three spellings lands on the CPU with the dtype
+asked for (float16 by default, as on CUDA), and GradScaler trains exactly like plain SGD."""
+import copy
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from conftest import cpu_only  # noqa: E402
+from devshim import record  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+
+
+def test_autocast_spellings(shim):
+    a = torch.randn(4, 4, device="cuda")
+    with torch.autocast(device_type="cuda"):
+        assert (a @ a).dtype == torch.float16  # CUDA's default autocast dtype
+        assert torch.is_autocast_enabled() and torch.is_autocast_enabled("cuda")
+        assert torch.get_autocast_dtype("cuda") == torch.float16
+    with torch.amp.autocast("cuda", dtype=torch.bfloat16):
+        assert (a @ a).dtype == torch.bfloat16
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with torch.cuda.amp.autocast():
+            assert (a @ a).dtype == torch.float16
+    with torch.autocast("cuda", enabled=False):
+        assert (a @ a).dtype == torch.float32
+    assert not torch.is_autocast_enabled()
+
+    @torch.autocast("cuda")
+    def decorated(x):
+        return x @ x
+
+    assert decorated(a).dtype == torch.float16
+    names = {(r["api"], r["requested"], r["used"]) for r in record.rows()}
+    assert ("torch.autocast", "cuda", "cpu") in names
+    assert ("torch.cuda.amp.autocast", "cuda", "cpu") in names
+
+
+def make(seed):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+
+@pytest.mark.parametrize("spelling", ["torch.amp.GradScaler('cuda')", "torch.cuda.amp.GradScaler()",
+                                      "torch.amp.GradScaler()"])
+def test_grad_scaler_step_equals_plain_sgd(shim, spelling):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        scaler = eval(spelling)
+    assert scaler.is_enabled()
+    model = make(0).cuda()
+    plain = copy.deepcopy(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    plain_opt = torch.optim.SGD(plain.parameters(), lr=0.1)
+    x, y = torch.randn(16, 4, device="cuda"), torch.randn(16, 2, device="cuda")
+    for _ in range(3):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1e9)
+        scaler.step(opt)
+        scaler.update()
+        plain_opt.zero_grad()
+        torch.nn.functional.mse_loss(plain(x), y).backward()
+        plain_opt.step()
+    for p, q in zip(model.parameters(), plain.parameters()):
+        assert torch.equal(p, q)
+    assert scaler.get_scale() == 65536.0
+
+
+def test_grad_scaler_skips_a_step_with_inf_and_backs_off(shim):
+    scaler = torch.amp.GradScaler("cuda", init_scale=1024.0)
+    w = torch.nn.Parameter(torch.ones(2, device="cuda"))
+    opt = torch.optim.SGD([w], lr=1.0)
+    loss = (w * torch.tensor([float("inf"), 1.0], device="cuda")).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert torch.equal(w.detach(), torch.ones(2))
+    assert scaler.get_scale() == 512.0
+
+
+def test_autocast_training_with_scaler_runs(shim):
+    model = make(1).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    x, y = torch.randn(8, 4, device="cuda"), torch.randn(8, 2, device="cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        out = model(x)
+        assert out.dtype == torch.float16
+        loss = torch.nn.functional.mse_loss(out.float(), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert all(torch.isfinite(p).all() for p in model.parameters())

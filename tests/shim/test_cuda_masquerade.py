@@ -1,0 +1,251 @@
+"""torch.cuda answering for the CPU on this machine: device queries, properties, memory, RNG,
+streams and events, NotImplementedError for CUDA-only features, nvtx no-ops; and the MPS backend
+against a fake torch.mps."""
+import os
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from conftest import cpu_only  # noqa: E402
+from devshim import backends, record, unsupported  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+
+
+def apis():
+    return {r["api"] for r in record.rows()}
+
+
+def test_device_queries_agree_with_each_other(shim):
+    assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+    assert torch.cuda.current_device() == 0
+    torch.cuda.set_device(0)
+    torch.cuda.set_device("cuda:0")
+    props = torch.cuda.get_device_properties(0)
+    assert props.name == torch.cuda.get_device_name() == torch.cuda.get_device_name(0)
+    assert (props.major, props.minor) == torch.cuda.get_device_capability() == (0, 0)
+    page, pages = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_PHYS_PAGES")
+    assert props.total_memory == page * pages
+    assert props.multi_processor_count == os.cpu_count()
+    assert "cpu" in repr(props).lower()
+    assert torch.cuda.is_bf16_supported()
+    assert torch.cuda.is_tf32_supported() is False
+    assert torch.cuda.is_current_stream_capturing() is False
+    assert torch.cuda.can_device_access_peer(0, 0) is False
+    assert {"torch.cuda.get_device_properties", "torch.cuda.set_device"} <= apis()
+    row = next(r for r in record.rows() if r["api"] == "torch.cuda.get_device_properties")
+    assert (row["requested"], row["used"]) == ("cuda:0", "cpu")
+
+
+def test_device_context_managers(shim):
+    with torch.cuda.device(0) as d:
+        assert torch.cuda.current_device() == 0
+        assert d.idx == 0
+    x = torch.ones(1, device="cuda")
+    with torch.cuda.device_of(x) as d:
+        assert d.idx == 0
+    assert isinstance(torch.cuda.device(0), torch.cuda.device)
+
+
+def test_init_and_is_initialized(shim):
+    assert not torch.cuda.is_initialized()
+    torch.cuda.init()
+    assert torch.cuda.is_initialized()
+
+
+def test_memory_queries_are_honest_for_the_cpu(shim):
+    x = torch.ones(1024, device="cuda")  # noqa: F841
+    assert torch.cuda.memory_allocated() == torch.cuda.max_memory_allocated() == 0
+    assert torch.cuda.memory_reserved() == torch.cuda.max_memory_reserved() == 0
+    free, total = torch.cuda.mem_get_info()
+    assert 0 < free <= total == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.reset_max_memory_allocated()
+    stats = torch.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0
+    assert torch.cuda.memory_stats_as_nested_dict()["allocated_bytes"]["all"]["peak"] == 0
+    assert "cpu" in torch.cuda.memory_summary()
+    assert torch.cuda.memory_snapshot() == []
+    torch.cuda.set_per_process_memory_fraction(0.5)
+    assert torch.cuda.get_per_process_memory_fraction() == 0.5
+
+
+def test_same_seed_same_numbers(shim):
+    torch.cuda.manual_seed(123)
+    a = torch.randn(5, device="cuda")
+    torch.cuda.manual_seed_all(123)
+    b = torch.randn(5, device="cuda")
+    assert torch.equal(a, b)
+    assert torch.cuda.initial_seed() == 123
+    state = torch.cuda.get_rng_state()
+    c = torch.rand(4, device="cuda")
+    torch.cuda.set_rng_state(state)
+    assert torch.equal(c, torch.rand(4, device="cuda"))
+    states = torch.cuda.get_rng_state_all()
+    d = torch.rand(4, device="cuda")
+    torch.cuda.set_rng_state_all(states)
+    assert torch.equal(d, torch.rand(4, device="cuda"))
+    assert torch.cuda.default_generators[0] is torch.default_generator
+    with torch.random.fork_rng(device_type="cuda"):
+        torch.rand(3)
+    torch.cuda.seed()
+    torch.cuda.seed_all()
+
+
+def test_torch_manual_seed_calls_are_not_recorded_as_cuda_calls(shim):
+    torch.manual_seed(0)  # torch calls torch.cuda.manual_seed_all itself
+    assert "torch.cuda.manual_seed_all" not in apis()
+
+
+def test_streams(shim):
+    s = torch.cuda.Stream()
+    default = torch.cuda.default_stream()
+    assert torch.cuda.current_stream() == default
+    with torch.cuda.stream(s):
+        assert torch.cuda.current_stream() == s
+        y = torch.ones(3, device="cuda") * 2
+    assert torch.cuda.current_stream() == default
+    s.wait_stream(default)
+    default.wait_stream(s)
+    assert s.query()
+    s.synchronize()
+    e = s.record_event()
+    assert isinstance(e, torch.cuda.Event)
+    s.wait_event(e)
+    y.record_stream(s)
+    with torch.cuda.stream(None):
+        pass
+    torch.cuda.set_stream(s)
+    assert torch.cuda.current_stream() == s
+    torch.cuda.set_stream(default)
+    assert y.sum().item() == 6
+    assert isinstance(s, torch.cuda.Stream) and s.device.type == "cpu"
+
+
+def test_events_measure_real_time(shim):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    time.sleep(0.05)
+    end.record()
+    end.synchronize()
+    assert start.query() and end.query()
+    assert 50.0 <= start.elapsed_time(end) < 5000.0
+    assert "torch.cuda.Event.elapsed_time" in apis()
+
+
+def test_events_refuse_what_cuda_refuses(shim):
+    a, b = torch.cuda.Event(), torch.cuda.Event()
+    a.record()
+    b.record()
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        a.elapsed_time(b)
+    c, d = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with pytest.raises(RuntimeError, match="recorded"):
+        c.elapsed_time(d)
+    with pytest.raises(NotImplementedError, match=r"devshim: interprocess CUDA events"):
+        torch.cuda.Event(interprocess=True)
+    with pytest.raises(NotImplementedError, match=r"ipc_handle"):
+        c.ipc_handle()
+
+
+def test_cuda_only_features_raise_naming_the_feature(shim):
+    with pytest.raises(NotImplementedError) as info:
+        torch.cuda.CUDAGraph()
+    assert str(info.value) == "devshim: CUDA graphs (torch.cuda.CUDAGraph) have no equivalent on cpu"
+    with pytest.raises(NotImplementedError, match=r"\(torch\.cuda\.graph\)"):
+        with torch.cuda.graph(None):
+            pass
+    with pytest.raises(NotImplementedError, match=r"make_graphed_callables"):
+        torch.cuda.make_graphed_callables(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
+    with pytest.raises(NotImplementedError, match=r"NCCL collectives \(torch\.cuda\.nccl\.all_reduce\)"):
+        torch.cuda.nccl.all_reduce([torch.ones(1)])
+    with pytest.raises(NotImplementedError, match=r"jiterator"):
+        torch.cuda.jiterator._create_jit_fn("template <typename T> T f(T x) { return x; }")
+
+
+@pytest.mark.parametrize("path,name,feature,verb", unsupported._RAISING)
+def test_every_raising_api_names_itself(shim, path, name, feature, verb):
+    owner = torch
+    for part in path.split("."):
+        owner = getattr(owner, part)
+    with pytest.raises(NotImplementedError) as info:
+        getattr(owner, name)()
+    assert str(info.value) == f"devshim: {feature} (torch.{path}.{name}) {verb} no equivalent on cpu"
+
+
+def test_nvtx_ranges_are_no_ops(shim):
+    assert torch.cuda.nvtx.range_push("outer") == 0
+    assert torch.cuda.nvtx.range_push("inner") == 1
+    assert torch.cuda.nvtx.range_pop() == 1
+    assert torch.cuda.nvtx.range_pop() == 0
+    torch.cuda.nvtx.mark("here")
+    torch.cuda.nvtx.range_end(torch.cuda.nvtx.range_start("r"))
+    with torch.cuda.nvtx.range("block"):
+        pass
+
+
+class FakeMps:
+    """What MpsBackend asks of torch.mps."""
+
+    def __init__(self):
+        self.allocated, self.driver, self.calls = 100, 400, []
+
+    def current_allocated_memory(self):
+        return self.allocated
+
+    def driver_allocated_memory(self):
+        return self.driver
+
+    def recommended_max_memory(self):
+        return 1000
+
+    def empty_cache(self):
+        self.calls.append("empty_cache")
+
+    def synchronize(self):
+        self.calls.append("synchronize")
+
+    def manual_seed(self, seed):
+        self.calls.append(("manual_seed", seed))
+
+    def seed(self):
+        self.calls.append("seed")
+
+    def get_rng_state(self):
+        return "state"
+
+    def set_rng_state(self, state):
+        self.calls.append(("set_rng_state", state))
+
+    def set_per_process_memory_fraction(self, fraction):
+        self.calls.append(("fraction", fraction))
+
+
+class FakeTorch:
+    def __init__(self):
+        self.mps = FakeMps()
+
+
+def test_mps_backend_uses_torch_mps():
+    fake = FakeTorch()
+    b = backends.for_device(fake, "mps")
+    assert isinstance(b, backends.MpsBackend) and b.type == "mps"
+    assert (b.allocated(), b.reserved(), b.total_memory(), b.free_memory()) == (100, 400, 1000, 600)
+    fake.mps.allocated = 300
+    assert b.peak_allocated() == 300
+    fake.mps.allocated = 50
+    assert b.peak_allocated() == 300 and b.allocated() == 50
+    b.reset_peaks()
+    assert b.peak_allocated() == 50
+    b.empty_cache()
+    b.synchronize()
+    b.manual_seed(3)
+    b.seed()
+    b.set_rng_state(b.get_rng_state())
+    b.set_memory_fraction(0.25)
+    assert fake.mps.calls == ["empty_cache", "synchronize", ("manual_seed", 3), "seed",
+                              ("set_rng_state", "state"), ("fraction", 0.25)]
+    assert b.timing_event(True) is None  # this fake torch.mps has no Event
+    assert "MPS" in b.name()

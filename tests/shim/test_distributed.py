@@ -1,0 +1,71 @@
+"""Multi-process code on this machine: NCCL process groups become gloo, device ids are dropped,
+DataParallel wraps the module unchanged; pinned memory requests are harmless."""
+import pytest
+
+torch = pytest.importorskip("torch")
+from conftest import cpu_only  # noqa: E402
+from devshim import record  # noqa: E402
+from devshim.distributed import translate_backend  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+
+
+@pytest.mark.parametrize("given,expected", [
+    ("nccl", "gloo"), ("NCCL", "gloo"), ("gloo", None), (None, None), ("mpi", None),
+    ("cuda:nccl,cpu:gloo", "cpu:gloo"), ("cpu:gloo,cuda:nccl", "cpu:gloo"), ("cuda:nccl", "gloo"),
+    ("cpu:nccl", "cpu:gloo"),
+])
+def test_translate_backend(given, expected):
+    assert translate_backend(given) == expected
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed is not built")
+@pytest.mark.parametrize("backend", ["nccl", "cuda:nccl,cpu:gloo"])
+def test_single_process_nccl_group_with_ddp(shim, tmp_path, backend):
+    dist = torch.distributed
+    dist.init_process_group(backend=backend, init_method=f"file://{tmp_path / 'store'}",
+                            rank=0, world_size=1, device_id=torch.device("cuda", 0))
+    try:
+        assert dist.get_backend() in ("gloo", "cpu:gloo")
+        torch.cuda.set_device(0)
+        t = torch.ones(3, device="cuda")
+        dist.all_reduce(t)
+        assert t.tolist() == [1.0, 1.0, 1.0]
+        dist.barrier(device_ids=[0])
+        group = dist.new_group(ranks=[0], backend="nccl")
+        dist.all_reduce(t, group=group)
+        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 1).cuda(),
+                                                          device_ids=[0], output_device=0)
+        model(torch.randn(4, 3, device="cuda")).sum().backward()
+        assert model.module.weight.grad is not None
+    finally:
+        dist.destroy_process_group()
+    apis = {r["api"] for r in record.rows()}
+    assert {"torch.distributed.init_process_group", "torch.distributed.barrier",
+            "torch.distributed.new_group", "torch.nn.parallel.DistributedDataParallel"} <= apis
+
+
+def test_data_parallel_wraps_the_module(shim):
+    inner = torch.nn.Linear(3, 2)
+    model = torch.nn.DataParallel(inner).cuda()
+    x = torch.randn(5, 3, device="cuda")
+    assert torch.equal(model(x), inner(x))
+    assert model.module is inner
+
+
+def test_pin_memory(shim):
+    x = torch.ones(3)
+    assert not x.is_pinned()
+    y = x.pin_memory()
+    assert y is x and y.is_pinned()
+    assert not x.clone().is_pinned()
+    z = torch.empty(4, pin_memory=True)
+    assert z.is_pinned() and z.device.type == "cpu"
+    loader = torch.utils.data.DataLoader(torch.arange(6.0), batch_size=2, pin_memory=True)
+    assert loader.pin_memory is False
+    assert [b.tolist() for b in loader] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    loader = torch.utils.data.DataLoader(torch.arange(6.0), 3, False, None, None, 0, None, True)
+    assert loader.pin_memory is False
+    rows = {(r["api"], r["requested"]) for r in record.rows()}
+    assert {("torch.Tensor.pin_memory", "pinned"), ("torch.empty", "pinned"),
+            ("torch.utils.data.DataLoader", "pinned")} <= rows
