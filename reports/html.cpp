@@ -544,6 +544,9 @@ class Page {
     env_row("torch", torch);
     env_row("Accelerators", accelerators_text());
     env_row("Shim", shim_text());
+    if (const std::string probe = device_probe_text(env); !probe.empty()) {
+      env_row("Device probe", probe);
+    }
     std::string host = run.host;
     if (const std::string platform = env_text(env, "platform"); !platform.empty()) {
       host += (host.empty() ? "" : " · ") + platform;

@@ -99,6 +99,34 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
   return before == kPass ? "newly_skipped" : "skipped_both";
 }
 
+std::string device_probe_text(const nlohmann::json& environment) {
+  if (!environment.is_object()) return "";
+  auto it = environment.find("device_probe");
+  if (it == environment.end() || !it->is_object()) return "";
+  const nlohmann::json& p = *it;
+  if (auto e = p.find("probe_error"); e != p.end() && e->is_string()) {
+    return "unavailable: " + e->get<std::string>();
+  }
+  std::string text = "LibTorch " + p.value("torch_version", std::string("?"));
+  if (auto devices = p.find("devices"); devices != p.end() && devices->is_array()) {
+    for (const auto& d : *devices) {
+      if (!d.is_object()) continue;
+      std::string ok;
+      if (auto m = d.find("matmul"); m != d.end() && m->is_object()) {
+        for (const auto& [dtype, works] : m->items()) {
+          if (works.is_boolean() && works.get<bool>()) ok += (ok.empty() ? "" : ", ") + dtype;
+        }
+      }
+      text += fmt::format(" · {}: {} recommended (matmul {})", d.value("device", std::string("?")),
+                          d.value("recommended_dtype", std::string("?")), ok.empty() ? "none" : ok);
+    }
+  }
+  if (auto pol = p.find("policy"); pol != p.end() && pol->is_object()) {
+    text += " · cuda → " + pol->value("cuda_redirects_to", std::string("?"));
+  }
+  return text;
+}
+
 Report build_report(Store& store, std::int64_t run_id, const fs::path& report_dir) {
   auto run = store.run(run_id);
   if (!run) throw UsageError(fmt::format("no run {} in {}", run_id, store.path().string()));

@@ -109,6 +109,11 @@ struct Report {
 /// reports are written to). Throws UsageError when the run does not exist.
 Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir);
 
+/// One line on the LibTorch device probe stored in the run's environment ("device_probe"):
+/// "LibTorch 2.13.0 · cpu: float32 recommended (matmul bfloat16, float16, float32) · cuda → cpu",
+/// "unavailable: <why>", or empty when the run has no probe result.
+std::string device_probe_text(const nlohmann::json& environment);
+
 /// Fills a source_url template: {commit}, {path}, {line}. Empty when the template or the
 /// commit is empty.
 std::string upstream_url(const std::string& url_template, const std::string& commit,

@@ -28,9 +28,20 @@ except Exception as e:
     info["torch"] = None
     info["torch_error"] = "%s: %s" % (type(e).__name__, e)
 shim = sys.modules.get("devshim")
-info["shim"] = None if shim is None else {
-    "name": "devshim", "version": getattr(shim, "__version__", "?"),
-    "active": bool(shim.is_active()), "policy": os.environ.get("TORCHDEVICE_POLICY", "default")}
+info["shim"] = None
+if shim is not None:
+    st = shim.status()
+    info["shim"] = {"name": "devshim", "version": getattr(shim, "__version__", "?"),
+                    "active": bool(st.get("active")),
+                    "policy": st.get("policy") or os.environ.get("TORCHDEVICE_POLICY", "default"),
+                    "cuda_lands_on": st.get("cuda_lands_on"),
+                    "masquerading": bool(st.get("masquerading"))}
+    hw = st.get("hardware")
+    if hw and info.get("torch"):
+        # Under the shim torch.cuda answers for the device used; report the hardware itself.
+        info["cuda_device_count"] = int(hw.get("cuda_device_count") or 0)
+        info["cuda_available"] = info["cuda_device_count"] > 0
+        info["mps_available"] = bool(hw.get("mps"))
 print(json.dumps(info))
 )py";
 

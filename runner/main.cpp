@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reports/write_reports.h"
+#include "runner/devices_command.h"
 #include "runner/error.h"
 #include "runner/import_command.h"
 #include "runner/run_command.h"
@@ -37,7 +38,8 @@ int run_main(int argc, char** argv) {
       "  runner runs [--db PATH] [-n N]             list recorded runs\n"
       "  runner show [RUN] [--status S] [--all]     a run's files and tests\n"
       "  runner import LOGDIR [--suite NAME]        import TorchDevice test-runner logs\n"
-      "  runner report [RUN] [--format F] [-o DIR]  render a run's reports again",
+      "  runner report [RUN] [--format F] [-o DIR]  render a run's reports again\n"
+      "  runner devices [SUITE] [--json]            hardware, torch and the shim's policy here",
       "runner"};
   app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
   RunOptions o;
@@ -186,6 +188,25 @@ int report_main(int argc, char** argv) {
       db.empty() ? devshim::default_db_path() : std::filesystem::path(db), run, formats, out);
 }
 
+int devices_main(int argc, char** argv) {
+  CLI::App app{
+      "What a run would use here: the LibTorch device probe (devshim-probe), the Python "
+      "interpreter's torch, the shim's policy, and recommendations.",
+      "runner devices"};
+  devshim::DevicesOptions o;
+  std::string suite;
+  app.add_option("suite", suite, "suite whose python and environment to probe (optional)");
+  app.add_option("--python", o.python, "Python interpreter (default: the suite's, or python3)");
+  app.add_flag("--json", o.json, "print JSON (for tools) instead of text");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  if (!suite.empty()) o.suite = suite;
+  return devshim::devices_command(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,6 +215,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "show") return show_main(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "import") return import_main(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "report") return report_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "devices") return devices_main(argc - 1, argv + 1);
     return run_main(argc, argv);
   } catch (const devshim::Error& e) {
     std::fflush(stdout);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "runner/collect.h"
+#include "runner/device_probe.h"
 #include "runner/discovery.h"
 #include "runner/environment_probe.h"
 #include "runner/error.h"
@@ -272,6 +273,9 @@ int run_suite(const RunOptions& o) {
   // The interpreter's probe imports torch (seconds): it runs beside the tests.
   std::future<std::string> environment =
       std::async(std::launch::async, probe_environment, interpreter, env, suite.project_root);
+  // And LibTorch's view of the hardware, from devshim-probe (the runner does not link LibTorch).
+  std::future<nlohmann::json> device_probe = std::async(
+      std::launch::async, [&env] { return run_device_probe(env, std::chrono::seconds(60)); });
   run.jobs = jobs;
   run.timeout_s = timeout_s;
   const std::int64_t run_id = store.begin_run(run, planned);
@@ -314,6 +318,7 @@ int run_suite(const RunOptions& o) {
     // The probe's findings, plus where the git checkout starts (for upstream links' {path}).
     nlohmann::json env_json = nlohmann::json::parse(environment.get());
     if (!git_toplevel.empty()) env_json["git_toplevel"] = git_toplevel;
+    env_json["device_probe"] = device_probe.get();
     store.set_environment(run_id, env_json.dump());
   }
   store.finish_run(run_id, run_status, iso8601_utc_now());

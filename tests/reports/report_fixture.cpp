@@ -69,7 +69,10 @@ void record_sample_run(RecordedRun& r) {
       R"({"cores":2,"cuda_available":false,"cuda_device_count":0,"executable":"/venv/bin/python",)"
       R"("mps_available":false,"python":"3.11.7","runner_version":"0.1.0",)"
       R"("shim":{"active":true,"name":"devshim","policy":"default","version":"0.1.0"},)"
-      R"("torch":"2.13.0+cpu","git_toplevel":")" +
+      R"("torch":"2.13.0+cpu","device_probe":{"probe":"devshim-probe/1","torch_version":"2.13.0",)"
+      R"("devices":[{"device":"cpu","matmul":{"bfloat16":true,"float16":false,"float32":true},)"
+      R"("recommended_dtype":"float32"}],"policy":{"cuda_redirects_to":"cpu"}},)"
+      R"("git_toplevel":")" +
       r.dir.path().string() + "\"}";
   r.run_id = store.begin_run(run, {"test_cuda.py", "test_import.py", "test_ok.py",
                                    "test_tolerance.py", "sub/test_crash.py", "test_never.py"});

@@ -1,0 +1,31 @@
+// `runner devices`: what hardware and software a run would use, from the LibTorch device probe
+// (devshim-probe) and from the suite's Python interpreter (docs/cli.md#runner-devices).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace devshim {
+
+struct DevicesOptions {
+  std::optional<std::filesystem::path> suite;  ///< its python, env and project root
+  std::string python;                          ///< overrides the suite's; default python3
+  bool json = false;
+};
+
+/// The diagnostic as JSON: {"runner_version", "device_probe": {...devshim-probe...},
+/// "python": {...probe_environment...}, "recommendations": [...]}. Both probes run with the
+/// shim's variables set (ACTIVATE_TORCH_DEVICE=1), so the policy shown is what a run would use.
+nlohmann::json devices_report(const DevicesOptions& options);
+
+/// Prints devices_report as text or JSON. Returns 0, or 1 (RuntimeError) when neither probe
+/// could run; throws UsageError for a bad suite.
+int devices_command(const DevicesOptions& options);
+
+/// What to do, from the two probes: one sentence per finding.
+std::vector<std::string> device_recommendations(const nlohmann::json& device_probe,
+                                                const nlohmann::json& python);
+
+}  // namespace devshim
