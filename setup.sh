@@ -68,8 +68,11 @@ configure_and_build() {
   command -v ninja >/dev/null && generator=(-G Ninja)
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
     log "configuring $build_dir"
+    # LibTorch (shim/cpp, suites/libtorch-idioms) is the one inside the venv's torch wheel.
+    local torch_prefix
+    torch_prefix="$("$venv/bin/python" -c 'import torch;print(torch.utils.cmake_prefix_path)')"
     cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DDEVSHIM_PYTHON="$venv/bin/python" >/dev/null
+      -DDEVSHIM_PYTHON="$venv/bin/python" -DCMAKE_PREFIX_PATH="$torch_prefix" >/dev/null
   fi
   cmake --build "$build_dir" --parallel "$(nproc)"
 }
