@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "parsers/gtest_xml.h"
 #include "parsers/line_reader.h"
 #include "parsers/pytest_junit.h"
 #include "parsers/pytest_text.h"
@@ -16,10 +17,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-ParsedFile parse_output(const Suite& suite, const std::string& test_file, const ProcessSpec& spec,
-                        std::string& parsed_from) {
+// How a gtest binary's cases are named: "ops/math_test" → classname prefix "ops.math_test".
+GtestContext gtest_context(const Suite& suite, const TestFile& file) {
+  GtestContext ctx;
+  ctx.classname_prefix = file.file_rel();
+  std::replace(ctx.classname_prefix.begin(), ctx.classname_prefix.end(), '/', '.');
+  ctx.project_root = suite.project_root.string();
+  return ctx;
+}
+
+ParsedFile parse_output(const Suite& suite, const TestFile& file, const std::string& test_file,
+                        const ProcessSpec& spec, std::string& parsed_from) {
   std::error_code ec;
   try {
+    if (suite.framework == Framework::kGtest) {
+      // GoogleTest's XML when the binary ended normally (refined by the console output:
+      // failures outside tests, closing counts), else the console output alone.
+      const GtestContext ctx = gtest_context(suite, file);
+      const bool xml = !spec.junit_path.empty() && fs::exists(spec.junit_path, ec) &&
+                       parse_gtest_xml(spec.junit_path, ctx).has_value();
+      if (!xml && !fs::exists(spec.log_path, ec)) return {};
+      ParsedFile parsed = parse_gtest_results(spec.junit_path, spec.log_path, ctx);
+      parsed_from = xml ? "junit" : "log";
+      return parsed;
+    }
     if (suite.framework == Framework::kPytest) {
       // The XML when pytest finished writing it (refined by the log: xpasses, closing counts),
       // else the log alone.
@@ -70,7 +91,7 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
   CollectedFile out;
   const std::string test_file =
       (fs::path(suite.tests_dir) / file.rel_path).lexically_normal().generic_string();
-  ParsedFile parsed = parse_output(suite, test_file, spec, out.parsed_from);
+  ParsedFile parsed = parse_output(suite, file, test_file, spec, out.parsed_from);
   out.reported = parsed.reported;
   out.import_error = parsed.import_error;
   out.cases = std::move(parsed.cases);
@@ -91,6 +112,7 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     out.cases.push_back(std::move(c));
   }
 
+  const bool gtest = suite.framework == Framework::kGtest;
   const FileStatus ended = status_from_process(result, suite.framework);
   const bool killed = ended == FileStatus::kTimeout || ended == FileStatus::kCrashed ||
                       ended == FileStatus::kInterrupted;
@@ -103,9 +125,23 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     }
     if (culprit.message.empty()) culprit.message = culprit_message(result, ended);
     out.cases.push_back(std::move(culprit));
+  } else if (gtest && parsed.unfinished && out.parsed_from == "log" && result.exit_code &&
+             *result.exit_code != 0) {
+    // The binary exited by itself in the middle of a test (exit(), a failed check that exits):
+    // GoogleTest wrote no XML, and that test has no verdict. It is recorded as an error.
+    TestCase c = std::move(*parsed.unfinished);
+    c.status = CaseStatus::kError;
+    if (c.exception.empty()) c.exception = "ProcessExited";
+    if (c.message.empty()) {
+      c.message =
+          fmt::format("the process exited with code {} during this test", *result.exit_code);
+    }
+    out.cases.push_back(std::move(c));
   }
 
+  // GoogleTest gives its own source lines; a binary has no `def` to look up.
   for (TestCase& c : out.cases) {
+    if (gtest) break;
     if (c.source.line > 0 || !(is_failure(c.status) || !c.culprit.empty())) continue;
     if (auto line = find_def_line((suite.project_root / test_file).string(), function_of(c.name),
                                   class_of(c.classname))) {
@@ -123,7 +159,7 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
   const bool nothing_ran = out.reported.present && out.reported.ran == 0;
   if (ended == FileStatus::kError || killed) {
     out.status = ended;  // launch error, pytest collection/usage error, or killed
-  } else if (code == 5 || (code == 0 && (out.cases.empty() || nothing_ran))) {
+  } else if ((code == 5 && !gtest) || (code == 0 && (out.cases.empty() || nothing_ran))) {
     out.status = FileStatus::kNoTests;
   } else if (code == 0) {
     out.status = FileStatus::kPassed;

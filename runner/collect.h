@@ -22,18 +22,20 @@ struct CollectedFile {
 };
 
 /// Parses the file's results (pytest: the JUnit XML refined by the log, else the log alone;
-/// unittest: the log) and decides its status from both the results and how the process ended,
-/// in this order:
+/// unittest: the log; gtest: GoogleTest's XML refined by the log, else the log alone, cases named
+/// "<binary path, dotted>.<Suite>") and decides its status from both the results and how the
+/// process ended, in this order:
 ///   launch error, or pytest exit 2/4 (collection or usage error) → error;
 ///   interrupted → interrupted; timed out → timeout; killed by a signal → crashed;
-///   exit 5, or exit 0 with no test run → no_tests; exit 0 → passed;
+///   exit 5 (not gtest), or exit 0 with no test run → no_tests; exit 0 → passed;
 ///   another exit with only import/collection errors or no test run (e.g. setUpModule raised)
 ///   → error; else → failed.
 /// When the process was killed, the test running at that moment becomes a case with status
-/// error and culprit "crashed", "timeout" or "interrupted". A pytest collection error becomes a
-/// case named "<collection>" (unittest reports its import errors as a case already). Failing
-/// cases with no location in the test file get the line of their `def`. Never throws for
-/// unreadable or malformed output.
+/// error and culprit "crashed", "timeout" or "interrupted". A gtest binary that exits non-zero by
+/// itself in the middle of a test (no XML) gets that test as an error case (exception
+/// "ProcessExited", no culprit). A pytest collection error becomes a case named "<collection>"
+/// (unittest reports its import errors as a case already). Failing Python cases with no location
+/// in the test file get the line of their `def`. Never throws for unreadable or malformed output.
 CollectedFile collect_results(const Suite& suite, const TestFile& file, const ProcessSpec& spec,
                               const ProcessResult& result);
 

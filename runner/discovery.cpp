@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fnmatch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -14,6 +15,17 @@ namespace fs = std::filesystem;
 
 bool matches_pattern(const std::string& pattern, const std::string& name) {
   return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+std::string gtest_shard_suffix(int shard, int shards) {
+  return fmt::format(" [shard {} of {}]", shard + 1, shards);
+}
+
+std::string TestFile::file_rel() const {
+  if (shards <= 1) return rel_path;
+  const std::string suffix = gtest_shard_suffix(shard, shards);
+  return rel_path.ends_with(suffix) ? rel_path.substr(0, rel_path.size() - suffix.size())
+                                    : rel_path;
 }
 
 namespace {
@@ -48,6 +60,9 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
     if (seen.insert(rel).second) files.push_back(TestFile{rel, abs});
   };
 
+  const bool gtest = suite.framework == Framework::kGtest;
+  auto executable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
+
   const std::string tests_prefix = fs::path(suite.tests_dir).lexically_normal().generic_string();
   for (const std::string& target : wanted) {
     std::string t = target;
@@ -71,6 +86,10 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
           fmt::format("target \"{}\" is outside the tests folder {}", target, root.string()));
     }
     if (fs::is_regular_file(candidate, ec)) {
+      if (gtest && !executable(candidate)) {
+        throw UsageError(fmt::format(
+            "target \"{}\" is not executable (a gtest suite runs test binaries)", target));
+      }
       add(candidate);
       continue;
     }
@@ -93,7 +112,8 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
         continue;
       }
       if (entry.is_regular_file(ec) &&
-          matches_pattern(suite.pattern, entry.path().filename().string())) {
+          matches_pattern(suite.pattern, entry.path().filename().string()) &&
+          (!gtest || executable(entry.path()))) {
         found.push_back(entry.path().lexically_normal());
       }
     }
@@ -102,7 +122,16 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
   }
   std::sort(files.begin(), files.end(),
             [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
-  return files;
+  if (!gtest || suite.gtest_shards <= 1) return files;
+  std::vector<TestFile> shards;
+  shards.reserve(files.size() * static_cast<std::size_t>(suite.gtest_shards));
+  for (const TestFile& f : files) {
+    for (int i = 0; i < suite.gtest_shards; ++i) {
+      shards.push_back(TestFile{f.rel_path + gtest_shard_suffix(i, suite.gtest_shards), f.abs_path,
+                                i, suite.gtest_shards});
+    }
+  }
+  return shards;
 }
 
 }  // namespace devshim

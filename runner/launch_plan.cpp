@@ -1,5 +1,6 @@
 #include "runner/launch_plan.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -59,6 +60,12 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
 
 std::vector<std::string> test_command(const Suite& suite, const std::string& python,
                                       const TestFile& file, const fs::path& junit_path) {
+  if (suite.framework == Framework::kGtest) {
+    std::vector<std::string> argv{file.abs_path.string(),
+                                  "--gtest_output=xml:" + junit_path.string()};
+    argv.insert(argv.end(), suite.args.begin(), suite.args.end());
+    return argv;
+  }
   const std::string path =
       (fs::path(suite.tests_dir) / file.rel_path).lexically_normal().generic_string();
   std::vector<std::string> argv{python, "-m"};
@@ -70,6 +77,8 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
       argv.insert(argv.end(), {"pytest", "-v", "-rA", "--junitxml=" + junit_path.string(), "-o",
                                "junit_family=xunit1", "-p", "no:cacheprovider"});
       break;
+    case Framework::kGtest:
+      break;  // above
   }
   argv.insert(argv.end(), suite.args.begin(), suite.args.end());
   argv.push_back(path);
@@ -101,9 +110,24 @@ ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const
   if (suite.framework == Framework::kPytest) {
     spec.junit_path = options.logs_dir / (file.rel_path + ".xml");
   }
-  std::string python = options.python.empty() ? suite.python : options.python;
-  std::string resolved = find_executable(python, env);
-  spec.argv = test_command(suite, resolved.empty() ? python : resolved, file, spec.junit_path);
+  if (suite.framework == Framework::kGtest) {
+    const std::string base = file.shards > 1 ? fmt::format("{}.shard-{}-of-{}", file.file_rel(),
+                                                           file.shard + 1, file.shards)
+                                             : file.rel_path;
+    spec.log_path = options.logs_dir / (base + ".log");
+    spec.junit_path = options.logs_dir / (base + ".xml");
+    spec.env.erase("GTEST_TOTAL_SHARDS");
+    spec.env.erase("GTEST_SHARD_INDEX");
+    if (file.shards > 1) {
+      spec.env["GTEST_TOTAL_SHARDS"] = std::to_string(file.shards);
+      spec.env["GTEST_SHARD_INDEX"] = std::to_string(file.shard);
+    }
+    spec.argv = test_command(suite, "", file, spec.junit_path);  // the binary itself
+  } else {
+    std::string python = options.python.empty() ? suite.python : options.python;
+    std::string resolved = find_executable(python, env);
+    spec.argv = test_command(suite, resolved.empty() ? python : resolved, file, spec.junit_path);
+  }
   return spec;
 }
 

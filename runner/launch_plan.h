@@ -32,7 +32,8 @@ struct ProcessSpec {
   Environment env;                   ///< the complete environment of the child
   std::filesystem::path cwd;         ///< the project root
   std::filesystem::path log_path;    ///< stdout+stderr, truncated before the start
-  std::filesystem::path junit_path;  ///< pytest's --junitxml target; empty for unittest
+  std::filesystem::path junit_path;  ///< pytest's --junitxml / GoogleTest's --gtest_output=xml
+                                     ///< target; empty for unittest
 };
 
 /// The current process's environment.
@@ -48,12 +49,17 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
 
 /// argv for one file: `<python> -m unittest -v <path>` or `<python> -m pytest -v -rA
 /// --junitxml=<xml> -o junit_family=xunit1 -p no:cacheprovider <args...> <path>`; the path is
-/// relative to the project root (the child's cwd).
+/// relative to the project root (the child's cwd). gtest: `<absolute path of the binary>
+/// --gtest_output=xml:<xml> <args...>` (python unused).
 std::vector<std::string> test_command(const Suite& suite, const std::string& python,
                                       const TestFile& file,
                                       const std::filesystem::path& junit_path);
 
-/// The full spec for one file. Log: <logs_dir>/<rel_path>.log; junit: <logs_dir>/<rel_path>.xml.
+/// The full spec for one file. Log: <logs_dir>/<rel_path>.log; junit (pytest, gtest):
+/// <logs_dir>/<rel_path>.xml. A gtest shard ("x_test [shard 2 of 4]") logs to
+/// <logs_dir>/x_test.shard-2-of-4.log and .xml, and runs with GTEST_TOTAL_SHARDS=4 and
+/// GTEST_SHARD_INDEX=1; an unsharded gtest binary runs without either variable (an inherited one
+/// would make it run a part of its tests only).
 ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const Environment& env,
                          const TestFile& file);
 

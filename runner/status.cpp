@@ -46,7 +46,7 @@ FileStatus status_from_process(const ProcessResult& r, Framework framework) {
   if (r.signal) return FileStatus::kCrashed;
   const int code = r.exit_code.value_or(1);
   if (code == 0) return FileStatus::kPassed;
-  if (code == 5) return FileStatus::kNoTests;
+  if (code == 5 && framework != Framework::kGtest) return FileStatus::kNoTests;
   if (framework == Framework::kPytest && (code == 2 || code == 4)) return FileStatus::kError;
   return FileStatus::kFailed;
 }

@@ -28,7 +28,7 @@ enum class Framework;
 
 /// The file status that can be known from how the process ended, before its log is parsed:
 /// launch error → error; interrupted → interrupted; timed out → timeout; signal → crashed;
-/// exit 0 → passed; exit 5 → no_tests (pytest, and unittest since Python 3.12);
+/// exit 0 → passed; exit 5 → no_tests (pytest, and unittest since Python 3.12; not gtest);
 /// pytest exit 2 (collection errors) or 4 (usage) → error; any other exit → failed.
 FileStatus status_from_process(const ProcessResult& r, Framework framework);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,8 @@ const char* framework_name(Framework f) {
       return "unittest";
     case Framework::kPytest:
       return "pytest";
+    case Framework::kGtest:
+      return "gtest";
   }
   return "?";
 }
@@ -29,16 +32,19 @@ const char* framework_name(Framework f) {
 std::optional<Framework> parse_framework(const std::string& name) {
   if (name == "unittest") return Framework::kUnittest;
   if (name == "pytest") return Framework::kPytest;
+  if (name == "gtest") return Framework::kGtest;
   return std::nullopt;
 }
 
 namespace {
 
 // The keys a suite file may hold. Keys starting with '_' or "$" are comments and ignored.
-const std::set<std::string> kKnownKeys = {"name",      "project_root", "project_root_env",
-                                          "tests_dir", "pattern",      "framework",
-                                          "python",    "pythonpath",   "env",
-                                          "args",      "timeout_s",    "source_url"};
+const std::set<std::string> kKnownKeys = {
+    "name",      "project_root", "project_root_env", "tests_dir", "pattern",
+    "framework", "python",       "pythonpath",       "env",       "args",
+    "timeout_s", "source_url",   "gtest_shards"};
+
+constexpr std::int64_t kMaxGtestShards = 1000;
 
 // Edit distance, for "did you mean" suggestions on unknown keys.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -173,8 +179,22 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
   if (auto it = doc.find("framework"); it != doc.end()) {
     std::string name = r.string_at(*it, "/framework");
     auto f = parse_framework(name);
-    if (!f) r.fail("/framework", fmt::format("unknown framework \"{}\" (unittest, pytest)", name));
+    if (!f) {
+      r.fail("/framework", fmt::format("unknown framework \"{}\" (unittest, pytest, gtest)", name));
+    }
     s.framework = *f;
+  }
+  if (s.framework == Framework::kGtest && doc.find("pattern") == doc.end()) s.pattern = "*_test";
+  if (auto it = doc.find("gtest_shards"); it != doc.end()) {
+    if (s.framework != Framework::kGtest) {
+      r.fail("/gtest_shards", "only for \"framework\": \"gtest\"");
+    }
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 ||
+        it->get<std::int64_t>() > kMaxGtestShards) {
+      r.fail("/gtest_shards",
+             fmt::format("expected a whole number of shards from 1 to {}", kMaxGtestShards));
+    }
+    s.gtest_shards = it->get<int>();
   }
   if (auto it = doc.find("timeout_s"); it != doc.end()) {
     if (!it->is_number() || it->get<double>() <= 0) {

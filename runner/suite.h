@@ -9,9 +9,9 @@
 
 namespace devshim {
 
-enum class Framework { kUnittest, kPytest };
+enum class Framework { kUnittest, kPytest, kGtest };
 
-/// "unittest" / "pytest"; the inverse of parse_framework.
+/// "unittest" / "pytest" / "gtest"; the inverse of parse_framework.
 const char* framework_name(Framework f);
 std::optional<Framework> parse_framework(const std::string& name);
 
@@ -21,14 +21,19 @@ struct Suite {
   std::filesystem::path project_root;  ///< absolute; exists (checked by load_suite)
   std::string project_root_env;        ///< variable that overrode project_root, if any names one
   std::string tests_dir = "tests";     ///< relative to project_root
-  std::string pattern = "test_*.py";   ///< fnmatch pattern for files found in folders
+  std::string pattern = "test_*.py";   ///< fnmatch pattern for files found in folders ("*_test"
+                                       ///< by default for gtest)
   Framework framework = Framework::kUnittest;
-  std::string python = "python3";  ///< interpreter: a PATH name, or a path (resolved)
+  std::string python =
+      "python3";  ///< interpreter: a PATH name, or a path (resolved); unused by gtest
   std::vector<std::filesystem::path> pythonpath;  ///< absolute (relative ones: to project_root)
   std::map<std::string, std::string> env;         ///< extra environment for every test process
   std::vector<std::string> args;                  ///< extra framework arguments, before the file
   double timeout_s = 900;                         ///< per-file timeout
   std::string source_url;  ///< template with {commit}, {path}, {line}; may be empty
+  /// gtest: each binary runs as this many processes (GTEST_TOTAL_SHARDS), each one a test file of
+  /// the run; 1 = unsharded.
+  int gtest_shards = 1;
 
   std::filesystem::path tests_root() const { return project_root / tests_dir; }
 };
@@ -37,7 +42,8 @@ struct Suite {
 ///
 /// project_root is relative to the suite file's folder unless the environment variable named by
 /// project_root_env is set and non-empty, in which case its value is used. A `python` value
-/// containing '/' is resolved relative to the suite file's folder.
+/// containing '/' is resolved relative to the suite file's folder. `pattern` defaults to
+/// "*_test" for the gtest framework; `gtest_shards` (an integer ≥ 1) is accepted only with it.
 ///
 /// Throws UsageError naming the file, line and key for a missing file, malformed JSON, an unknown
 /// key, a value of the wrong type, or a project root / tests folder that does not exist.

@@ -76,5 +76,65 @@ TEST(MatchesPattern, FollowsFnmatch) {
   EXPECT_TRUE(matches_pattern("*_test", "runner_test"));
 }
 
+namespace fs = std::filesystem;
+
+class GtestDiscoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* f : {"bin/b_test", "bin/a_test", "bin/sub/c_test", "bin/notes_test",
+                          "bin/a_test.cpp", "bin/.hidden/h_test", "bin/helper"}) {
+      write_file(dir_ / f, "");
+      fs::permissions(dir_ / f, fs::perms::owner_all);
+    }
+    fs::permissions(dir_ / "bin/notes_test", fs::perms::owner_read | fs::perms::owner_write);
+    fs::permissions(dir_ / "bin/a_test.cpp", fs::perms::owner_read | fs::perms::owner_write);
+    suite_.name = "g";
+    suite_.project_root = dir_.path();
+    suite_.tests_dir = "bin";
+    suite_.framework = Framework::kGtest;
+    suite_.pattern = "*_test";
+  }
+  std::vector<std::string> rel(const std::vector<std::string>& targets) {
+    std::vector<std::string> out;
+    for (const auto& f : discover_test_files(suite_, targets)) out.push_back(f.rel_path);
+    return out;
+  }
+  TempDir dir_;
+  Suite suite_;
+};
+
+TEST_F(GtestDiscoveryTest, FindsExecutablesMatchingThePattern) {
+  EXPECT_EQ(rel({}), (std::vector<std::string>{"a_test", "b_test", "sub/c_test"}));
+  EXPECT_EQ(rel({"helper"}), std::vector<std::string>{"helper"}) << "named: any executable";
+}
+
+TEST_F(GtestDiscoveryTest, ANamedFileThatIsNotExecutableIsAUsageError) {
+  try {
+    discover_test_files(suite_, {"notes_test"});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("target \"notes_test\" is not executable"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(GtestDiscoveryTest, ShardsFollowTheirBinaryInOrder) {
+  suite_.gtest_shards = 3;
+  auto files = discover_test_files(suite_, {"sub", "a_test"});
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(f.rel_path);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"a_test [shard 1 of 3]", "a_test [shard 2 of 3]",
+                                      "a_test [shard 3 of 3]", "sub/c_test [shard 1 of 3]",
+                                      "sub/c_test [shard 2 of 3]", "sub/c_test [shard 3 of 3]"}));
+  EXPECT_EQ(files[4].shard, 1);
+  EXPECT_EQ(files[4].shards, 3);
+  EXPECT_EQ(files[4].file_rel(), "sub/c_test");
+  EXPECT_EQ(files[4].abs_path, dir_ / "bin/sub/c_test");
+  suite_.gtest_shards = 1;
+  EXPECT_EQ(discover_test_files(suite_, {"a_test"}).at(0).file_rel(), "a_test");
+}
+
 }  // namespace
 }  // namespace devshim

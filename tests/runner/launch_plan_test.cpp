@@ -83,6 +83,47 @@ TEST(PlanProcess, LogsMirrorTheTestsTreeAndCwdIsTheProjectRoot) {
   EXPECT_EQ(p.argv.front(), "/venv/bin/python");
 }
 
+TEST(TestCommand, GtestRunsTheBinaryWithXmlOutputAndTheSuitesArgs) {
+  Suite s = make_suite(Framework::kGtest);
+  s.args = {"--gtest_brief=0"};
+  TestFile f{"ops/math_test", "/proj/tests/ops/math_test"};
+  EXPECT_EQ(test_command(s, "", f, "/out/logs/ops/math_test.xml"),
+            (std::vector<std::string>{"/proj/tests/ops/math_test",
+                                      "--gtest_output=xml:/out/logs/ops/math_test.xml",
+                                      "--gtest_brief=0"}));
+}
+
+TEST(PlanProcess, GtestNeedsNoPythonAndDropsInheritedShardVariables) {
+  Suite s = make_suite(Framework::kGtest);
+  s.python = "no-such-python";
+  TestFile f{"ops/math_test", "/proj/tests/ops/math_test"};
+  ProcessSpec p = plan_process(
+      s, make_options(true),
+      {{"GTEST_TOTAL_SHARDS", "9"}, {"GTEST_SHARD_INDEX", "3"}, {"ACTIVATE_TORCH_DEVICE", "1"}}, f);
+  EXPECT_EQ(p.argv.front(), "/proj/tests/ops/math_test");
+  EXPECT_EQ(p.log_path, "/out/logs/ops/math_test.log");
+  EXPECT_EQ(p.junit_path, "/out/logs/ops/math_test.xml");
+  EXPECT_EQ(p.argv.at(1), "--gtest_output=xml:/out/logs/ops/math_test.xml");
+  EXPECT_EQ(p.env.count("GTEST_TOTAL_SHARDS"), 0U);
+  EXPECT_EQ(p.env.count("GTEST_SHARD_INDEX"), 0U);
+  EXPECT_EQ(p.env.at("ACTIVATE_TORCH_DEVICE"), "1");
+  EXPECT_EQ(p.cwd, "/proj");
+}
+
+TEST(PlanProcess, AGtestShardRunsWithGoogleTestsShardVariablesAndItsOwnLog) {
+  Suite s = make_suite(Framework::kGtest);
+  TestFile f{"ops/math_test" + gtest_shard_suffix(1, 4), "/proj/tests/ops/math_test", 1, 4};
+  ProcessSpec p = plan_process(s, make_options(true), {}, f);
+  EXPECT_EQ(f.rel_path, "ops/math_test [shard 2 of 4]");
+  EXPECT_EQ(p.env.at("GTEST_TOTAL_SHARDS"), "4");
+  EXPECT_EQ(p.env.at("GTEST_SHARD_INDEX"), "1");
+  EXPECT_EQ(p.log_path, "/out/logs/ops/math_test.shard-2-of-4.log");
+  EXPECT_EQ(p.junit_path, "/out/logs/ops/math_test.shard-2-of-4.xml");
+  EXPECT_EQ(p.argv, (std::vector<std::string>{
+                        "/proj/tests/ops/math_test",
+                        "--gtest_output=xml:/out/logs/ops/math_test.shard-2-of-4.xml"}));
+}
+
 TEST(FindExecutable, SearchesPathLikeExecvp) {
   EXPECT_EQ(find_executable("sh", {{"PATH", "/nonexistent:/bin"}}), "/bin/sh");
   EXPECT_EQ(find_executable("no-such-program-xyz", {{"PATH", "/bin"}}), "");

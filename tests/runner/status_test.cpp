@@ -23,6 +23,9 @@ TEST(StatusFromProcess, MapsHowTheProcessEnded) {
   EXPECT_EQ(status_from_process(exited(2), Framework::kPytest), FileStatus::kError);
   EXPECT_EQ(status_from_process(exited(4), Framework::kPytest), FileStatus::kError);
   EXPECT_EQ(status_from_process(exited(2), Framework::kUnittest), FileStatus::kFailed);
+  // GoogleTest gives exit 5 no meaning of its own.
+  EXPECT_EQ(status_from_process(exited(5), Framework::kGtest), FileStatus::kFailed);
+  EXPECT_EQ(status_from_process(exited(2), Framework::kGtest), FileStatus::kFailed);
   // Exit code 9 is an exit, not a SIGKILL.
   EXPECT_EQ(status_from_process(exited(9), Framework::kUnittest), FileStatus::kFailed);
 

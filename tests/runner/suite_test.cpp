@@ -138,5 +138,37 @@ TEST_F(SuiteTest, MissingSuiteFileAndMissingTestsFolderAreUsageErrors) {
   EXPECT_NE(e.find("tests folder"), std::string::npos) << e;
 }
 
+TEST_F(SuiteTest, GtestSuitesNeedNoPythonAndMayBeSharded) {
+  write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
+                               "gtest_shards": 4})");
+  Suite s = load_suite(suite_file());
+  EXPECT_EQ(s.framework, Framework::kGtest);
+  EXPECT_EQ(std::string(framework_name(s.framework)), "gtest");
+  EXPECT_EQ(s.pattern, "*_test") << "the default pattern names test binaries";
+  EXPECT_EQ(s.gtest_shards, 4);
+
+  write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
+                               "pattern": "test_*"})");
+  EXPECT_EQ(load_suite(suite_file()).pattern, "test_*");
+  EXPECT_EQ(load_suite(suite_file()).gtest_shards, 1);
+}
+
+TEST_F(SuiteTest, GtestShardsMustBeAWholeNumberAndOnlyForGtest) {
+  for (const char* bad : {"0", "-1", "2.5", "\"2\"", "100000"}) {
+    std::string e =
+        load_error(std::string(R"({"name": "g", "project_root": "../project", "framework": "gtest",
+"gtest_shards": )") +
+                   bad + "}");
+    EXPECT_NE(e.find(":2: key \"gtest_shards\": expected a whole number of shards"),
+              std::string::npos)
+        << bad << ": " << e;
+  }
+  std::string e = load_error(R"({"name": "g", "project_root": "../project", "gtest_shards": 2})");
+  EXPECT_NE(e.find("key \"gtest_shards\": only for \"framework\": \"gtest\""), std::string::npos)
+      << e;
+  e = load_error(R"({"name": "g", "project_root": "../project", "framework": "catch2"})");
+  EXPECT_NE(e.find("(unittest, pytest, gtest)"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace devshim
