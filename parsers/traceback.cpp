@@ -40,7 +40,7 @@ std::optional<TracebackFrame> parse_frame_line(std::string_view line) {
   int n = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
   if (ec != std::errc()) return std::nullopt;
-  f.line = n;
+  f.line = std::max(n, 0);  // "line -3" (no interpreter prints it): unknown, not negative
   s.remove_prefix(static_cast<std::size_t>(ptr - s.data()));
   // Interpreter tracebacks: ", in f"; faulthandler dumps: " in f".
   if (starts_with(s, ", in ")) {
@@ -109,7 +109,14 @@ ParsedTraceback parse_traceback(std::string_view text) {
         tb.frames.push_back(std::move(*f));
         continue;
       }
-      if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) continue;  // source, carets
+      if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) {  // source, carets
+        std::string_view code = trim(line);
+        const bool carets = code.find_first_not_of("^~ ") == std::string_view::npos;
+        if (!tb.frames.empty() && tb.frames.back().code.empty() && !carets) {
+          tb.frames.back().code = std::string(code);
+        }
+        continue;
+      }
       in_frames = false;
       if (most_recent_first) {
         std::reverse(tb.frames.begin(), tb.frames.end());

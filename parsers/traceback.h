@@ -14,6 +14,7 @@ struct TracebackFrame {
   std::string file;  ///< as printed: usually absolute
   int line = 0;
   std::string function;  ///< "<module>" for module level
+  std::string code;      ///< the source line printed under the frame, trimmed; may be empty
 };
 
 struct ParsedTraceback {

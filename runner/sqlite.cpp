@@ -41,6 +41,8 @@ void Database::exec(std::string_view sql) {
   }
 }
 
+int Database::changes() const { return sqlite3_changes(db_); }
+
 std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
 Statement::Statement(Database& db, std::string_view sql) : db_(db) {

@@ -64,6 +64,8 @@ class Database {
   /// Runs one or more statements that return no rows.
   void exec(std::string_view sql);
   std::int64_t last_insert_rowid() const;
+  /// Rows changed by the last INSERT, UPDATE or DELETE.
+  int changes() const;
   sqlite3* handle() const { return db_; }
   const std::filesystem::path& path() const { return path_; }
   [[noreturn]] void fail(std::string_view what) const;

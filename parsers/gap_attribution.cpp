@@ -1,0 +1,230 @@
+#include "parsers/gap_attribution.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace devshim {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
+  return s;
+}
+
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// The text between `open` and the next `close` after it, searching from the start of s.
+std::optional<std::string_view> between(std::string_view s, std::string_view open,
+                                        std::string_view close) {
+  auto a = s.find(open);
+  if (a == std::string_view::npos) return std::nullopt;
+  a += open.size();
+  auto b = s.find(close, a);
+  if (b == std::string_view::npos) return std::nullopt;
+  return s.substr(a, b - a);
+}
+
+// "path:123: rest" → path, 123, rest (rest may be empty). The path has no spaces.
+bool split_location(std::string_view line, std::string_view& path, int& lineno,
+                    std::string_view& rest) {
+  if (line.empty() || line.front() == ' ' || line.front() == '\t') return false;
+  for (std::size_t colon = line.find(':'); colon != std::string_view::npos;
+       colon = line.find(':', colon + 1)) {
+    std::size_t d = colon + 1;
+    while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d])) != 0) ++d;
+    if (d == colon + 1 || d >= line.size() || line[d] != ':') continue;
+    path = line.substr(0, colon);
+    if (path.find(' ') != std::string_view::npos) return false;
+    lineno = 0;
+    for (std::size_t i = colon + 1; i < d; ++i) lineno = lineno * 10 + (line[i] - '0');
+    rest = trim(line.substr(d + 1));
+    return true;
+  }
+  return false;
+}
+
+// pytest's --tb=long/short text: sections separated by "_ _ _" lines.
+std::vector<TracebackFrame> pytest_frames(std::string_view text) {
+  std::vector<TracebackFrame> frames;
+  std::string function, code;
+  bool expect_code = false;  // after "path:line: in function"
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::string_view t = trim(line);
+    if (t.rfind("_ _ _", 0) == 0) {
+      function.clear();
+      code.clear();
+      expect_code = false;
+      continue;
+    }
+    if (expect_code) {
+      expect_code = false;
+      if (!t.empty() && t.find_first_not_of("^~ ") != std::string_view::npos &&
+          (line.front() == ' ' || line.front() == '\t')) {
+        frames.back().code = std::string(t);
+        continue;
+      }
+    }
+    std::string_view path, rest;
+    int lineno = 0;
+    if (split_location(line, path, lineno, rest)) {
+      TracebackFrame f;
+      f.file = std::string(path);
+      f.line = lineno;
+      if (rest.rfind("in ", 0) == 0) {  // short format: the code line follows
+        f.function = std::string(trim(rest.substr(3)));
+        frames.push_back(std::move(f));
+        expect_code = true;
+      } else {  // end of a long-format section: its function and '>' line came before
+        f.function = function;
+        f.code = code;
+        frames.push_back(std::move(f));
+      }
+      function.clear();
+      code.clear();
+      continue;
+    }
+    if (t.rfind("def ", 0) == 0 || t.rfind("async def ", 0) == 0) {
+      if (function.empty()) {
+        std::string_view name = t.substr(t.find("def ") + 4);
+        std::size_t end = 0;
+        while (end < name.size() && is_ident_char(name[end])) ++end;
+        function = std::string(name.substr(0, end));
+      }
+      continue;
+    }
+    if (!line.empty() && line.front() == '>') code = std::string(trim(line.substr(1)));
+  }
+  return frames;
+}
+
+bool is_torch_file(std::string_view file) { return module_of_file(file).rfind("torch", 0) == 0; }
+
+std::string frame_api(const TracebackFrame& f) {
+  const std::string module = module_of_file(f.file);
+  if (module.empty()) return "";
+  if (f.function.empty() || f.function == "<module>") return module;
+  return module + "." + f.function;
+}
+
+// The first `torch.a.b(` call named on a source line: "x = torch.zeros(2, device=...)" →
+// "torch.zeros".
+std::string torch_call_in(std::string_view code) {
+  for (std::size_t p = code.find("torch."); p != std::string_view::npos;
+       p = code.find("torch.", p + 1)) {
+    if (p > 0 && (is_ident_char(code[p - 1]) || code[p - 1] == '.')) continue;
+    std::size_t e = p;
+    while (e < code.size() && (is_ident_char(code[e]) || code[e] == '.')) ++e;
+    std::size_t after = e;
+    while (after < code.size() && code[after] == ' ') ++after;
+    if (after < code.size() && code[after] == '(') return std::string(code.substr(p, e - p));
+  }
+  return "";
+}
+
+constexpr std::array<std::string_view, 4> kCudaInitFailures = {
+    "Torch not compiled with CUDA enabled", "Found no NVIDIA driver on your system",
+    "CUDA driver initialization failed", "No CUDA GPUs are available"};
+
+}  // namespace
+
+std::string module_of_file(std::string_view file) {
+  std::string f(file);
+  std::replace(f.begin(), f.end(), '\\', '/');
+  std::size_t start = std::string::npos;
+  for (std::string_view root : {"/torch/", "/devshim/"}) {
+    // The last occurrence: site-packages/torch/..., shim/python/devshim/...
+    std::size_t p = f.rfind(root);
+    if (p != std::string::npos && (start == std::string::npos || p > start)) start = p + 1;
+  }
+  if (start == std::string::npos) {
+    if (f.rfind("torch/", 0) == 0 || f.rfind("devshim/", 0) == 0) {
+      start = 0;
+    } else {
+      return "";
+    }
+  }
+  std::string rel = f.substr(start);
+  if (rel.size() < 3 || rel.compare(rel.size() - 3, 3, ".py") != 0) return "";
+  rel.resize(rel.size() - 3);
+  if (rel.size() > 9 && rel.compare(rel.size() - 9, 9, "/__init__") == 0)
+    rel.resize(rel.size() - 9);
+  std::replace(rel.begin(), rel.end(), '/', '.');
+  return rel;
+}
+
+std::vector<TracebackFrame> failure_frames(std::string_view traceback) {
+  ParsedTraceback tb = parse_traceback(traceback);
+  if (!tb.frames.empty()) return tb.frames;
+  return pytest_frames(traceback);
+}
+
+std::optional<GapAttribution> attribute_failure(std::string_view exception,
+                                                std::string_view message,
+                                                std::string_view traceback) {
+  // 1. The shim's own NotImplementedError names the CUDA-only feature.
+  if (exception.find("NotImplementedError") != std::string_view::npos &&
+      message.rfind("devshim: ", 0) == 0) {
+    if (auto api = between(message, "(", ")"); api && api->rfind("torch.", 0) == 0) {
+      return GapAttribution{std::string(*api), std::string(kGapCudaOnly),
+                            "the shim raised NotImplementedError for a CUDA-only feature"};
+    }
+  }
+  // 2. An operator the backend lacks.
+  for (std::string_view open : {"The operator '", "Could not run '"}) {
+    if (auto op = between(message, open, "'"); op && op->find("::") != std::string_view::npos) {
+      return GapAttribution{std::string(*op), std::string(kGapUnsupportedOp),
+                            "the message names the operator"};
+    }
+  }
+  // 3. A binding torch lacks in this build.
+  if (auto module = between(message, "module '", "' has no attribute '");
+      module && module->rfind("torch", 0) == 0) {
+    const std::string_view rest = message.substr(message.find("' has no attribute '") + 20);
+    const std::string_view attr = rest.substr(0, rest.find('\''));
+    if (!attr.empty()) {
+      return GapAttribution{std::string(*module) + "." + std::string(attr),
+                            std::string(kGapFailing), "the message names the missing attribute"};
+    }
+  }
+  const std::vector<TracebackFrame> frames = failure_frames(traceback);
+  // 4. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
+  const bool cuda_init =
+      std::any_of(kCudaInitFailures.begin(), kCudaInitFailures.end(),
+                  [&](std::string_view m) { return message.find(m) != std::string_view::npos; });
+  if (cuda_init) {
+    for (std::size_t i = frames.size(); i-- > 0;) {
+      if (frames[i].function != "_lazy_init" || !is_torch_file(frames[i].file)) continue;
+      if (i > 0 && is_torch_file(frames[i - 1].file)) {
+        return GapAttribution{frame_api(frames[i - 1]), std::string(kGapFailing),
+                              "the torch function that initialised CUDA"};
+      }
+      const std::string call = i > 0 ? torch_call_in(frames[i - 1].code) : "";
+      if (!call.empty()) {
+        return GapAttribution{call, std::string(kGapFailing),
+                              "the torch call on the line that initialised CUDA"};
+      }
+      return GapAttribution{"torch.cuda._lazy_init", std::string(kGapFailing),
+                            "CUDA initialised from outside Python"};
+    }
+  }
+  // 5. The deepest frame in torch or in the shim.
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    std::string api = frame_api(*it);
+    if (!api.empty()) {
+      return GapAttribution{std::move(api), std::string(kGapFailing),
+                            "the deepest traceback frame inside torch or the shim"};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace devshim

@@ -1,0 +1,51 @@
+// Which torch API a failure under the shim is the fault of (the API gap log, docs/gaps.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parsers/traceback.h"
+
+namespace devshim {
+
+/// Kinds of gap entries. Attribution yields failing, unsupported_op or cuda_only; `runner gaps
+/// scan` yields unpatched.
+inline constexpr std::string_view kGapFailing = "failing";
+inline constexpr std::string_view kGapUnpatched = "unpatched";
+inline constexpr std::string_view kGapUnsupportedOp = "unsupported_op";
+inline constexpr std::string_view kGapCudaOnly = "cuda_only";
+
+struct GapAttribution {
+  std::string api;   ///< "torch.cuda.get_device_properties", "aten::_fft_r2c", "torch.zeros"
+  std::string kind;  ///< failing, unsupported_op or cuda_only
+  std::string why;   ///< which rule decided, for people ("message names the operator", ...)
+};
+
+/// The frames of a failure's text, outermost first, from Python's own traceback format
+/// (unittest, pytest --tb=native, faulthandler) or from pytest's long and short formats
+/// (`path:line: in function`, `>` source lines, `path:line: Error` locations).
+std::vector<TracebackFrame> failure_frames(std::string_view traceback);
+
+/// The API at fault for one failing test, from its exception, message and traceback text; nullopt
+/// when nothing points into torch (an assertion of the test itself). Rules, first match wins:
+///  1. the shim's own NotImplementedError ("devshim: <feature> (torch.x.Y) have no equivalent")
+///     → torch.x.Y, cuda_only;
+///  2. "The operator 'aten::x' is not currently implemented for the MPS device", "Could not run
+///     'aten::x' with arguments from the '…' backend" → aten::x, unsupported_op;
+///  3. "module 'torch._C' has no attribute '_cuda_getDevice'" → torch._C._cuda_getDevice;
+///  4. "Torch not compiled with CUDA enabled" (and the other CUDA initialisation failures) → the
+///     torch function that called the initialisation (torch.cuda._lazy_init's caller); when torch
+///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the
+///     calling source line (torch.zeros);
+///  5. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function.
+std::optional<GapAttribution> attribute_failure(std::string_view exception,
+                                                std::string_view message,
+                                                std::string_view traceback);
+
+/// "site-packages/torch/cuda/__init__.py" → "torch.cuda"; ".../devshim/record.py" →
+/// "devshim.record"; empty for a file outside torch and the shim.
+std::string module_of_file(std::string_view file);
+
+}  // namespace devshim

@@ -1,0 +1,126 @@
+// The API gap log end to end: the real runner on tests/e2e/suites/gaps, a suite whose tests hit
+// torch APIs the shim does not carry; `runner gaps` reads what the runs recorded.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/gap_log.h"
+#include "runner/store.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+class GapsE2E : public ::testing::Test {
+ protected:
+  fs::path db() const { return dir_.path() / "results.db"; }
+
+  // One shim run of the given file of the gaps suite; fixed=true: the gap is gone.
+  void run_suite(const std::string& file, bool fixed) {
+    auto r = testing::run(
+        {RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(), file, "--db", db().string(),
+         "--out", (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
+        {{"E2E_GAP_FIXED", fixed ? "1" : "0"}, {"NO_COLOR", "1"}}, 110s);
+    ASSERT_EQ(r.exit_code, fixed ? 0 : 1) << r.output;
+  }
+  testing::RunResult gaps(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{RUNNER_PATH, "gaps"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--db", db().string()});
+    return testing::run(argv, {}, 60s);
+  }
+  std::optional<GapEntry> entry(const std::string& api) {
+    Store store(db());
+    return GapLog(store).entry(api);
+  }
+  TempDir dir_;
+};
+
+TEST_F(GapsE2E, AnApiTheShimMissesIsExactlyTheGapAndFixingItMarksItFixed) {
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
+  {
+    Store store(db());
+    auto all = GapLog(store).list();
+    ASSERT_EQ(all.size(), 1U) << "only the missing API is a gap";
+    EXPECT_EQ(all[0].api, "torch._C._cuda_ipc_collect");
+    EXPECT_EQ(all[0].kind, "failing");
+    EXPECT_EQ(all[0].status, "open");
+    EXPECT_EQ(all[0].tests, 1);
+  }
+  auto shown = gaps({"show", "torch._C._cuda_ipc_collect"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("test_torch_gap.py::tests.test_torch_gap::test_ipc_collect"),
+            std::string::npos)
+      << shown.output;
+
+  // The report of the run lists it.
+  auto report = nlohmann::json::parse(testing::read_file(dir_.path() / "out" / "report.json"));
+  ASSERT_EQ(report["gaps"].size(), 1U);
+  EXPECT_EQ(report["gaps"][0]["api"], "torch._C._cuda_ipc_collect");
+  EXPECT_EQ(report["gaps"][0]["tests"], 1);
+  const std::string md = testing::read_file(dir_.path() / "out" / "report.md");
+  EXPECT_NE(md.find("## Gaps"), std::string::npos);
+  EXPECT_NE(md.find("| torch.\\_C.\\_cuda\\_ipc\\_collect | failing | open | low | 1 |"),
+            std::string::npos)
+      << md;
+  const std::string html = testing::read_file(dir_.path() / "out" / "report.html");
+  EXPECT_NE(html.find("<section id=\"gaps\">"), std::string::npos);
+
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", true));
+  auto fixed = entry("torch._C._cuda_ipc_collect");
+  ASSERT_TRUE(fixed);
+  EXPECT_EQ(fixed->status, "fixed");
+  EXPECT_EQ(fixed->fixed_in_run, 2);
+
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
+  EXPECT_EQ(entry("torch._C._cuda_ipc_collect")->status, "open") << "it came back: reopened";
+}
+
+TEST_F(GapsE2E, AHandSetStatusAndSeveritySurviveTenRuns) {
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));
+  const std::string api = "torch._C._cuda_e2e_binding";
+  ASSERT_TRUE(entry(api)) << "the failing assertion of the test itself is not a gap";
+  {
+    Store store(db());
+    EXPECT_EQ(GapLog(store).list().size(), 1U);
+  }
+  auto set = gaps({"set", api, "--status", "wontfix", "--severity", "high", "--action",
+                   "document it", "--note", "needs a CUDA build"});
+  ASSERT_EQ(set.exit_code, 0) << set.output;
+  for (int i = 0; i < 10; ++i) {
+    // Alternately present and absent: neither reopens nor fixes what a person decided.
+    ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", i % 2 == 0));
+  }
+  auto e = entry(api);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, "wontfix");
+  EXPECT_TRUE(e->status_by_person);
+  EXPECT_EQ(e->severity, "high");
+  EXPECT_EQ(e->action, "document it");
+  EXPECT_EQ(e->note, "needs a CUDA build");
+  EXPECT_EQ(e->last_seen_run, 11);  // runs 1, 3, 5, ..., 11 showed it
+}
+
+TEST_F(GapsE2E, BadInputExits2AndExportWritesAStatusPage) {
+  EXPECT_EQ(gaps({"list"}).exit_code, 2) << "no database yet";
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));
+  EXPECT_EQ(gaps({"show", "torch.nothing"}).exit_code, 2);
+  EXPECT_EQ(gaps({"set", "torch.x", "--status", "maybe"}).exit_code, 2);
+  EXPECT_EQ(gaps({"export", "--format", "xml"}).exit_code, 2);
+  auto md = gaps({"export", "--format", "md"});
+  ASSERT_EQ(md.exit_code, 0) << md.output;
+  EXPECT_NE(md.output.find("| `torch._C._cuda_e2e_binding` | failing | open |"), std::string::npos)
+      << md.output;
+  auto json = gaps({"export", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0);
+  auto j = nlohmann::json::parse(json.output);
+  ASSERT_EQ(j.size(), 1U);
+  EXPECT_EQ(j[0]["tests"], 1);
+}
+
+}  // namespace
+}  // namespace devshim

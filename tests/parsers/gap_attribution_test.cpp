@@ -1,0 +1,101 @@
+#include "parsers/gap_attribution.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace devshim {
+namespace {
+
+const std::string kGaps = std::string(PARSER_FIXTURES_DIR) + "/gaps/";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Real failures of torch 2.13 (CPU build), with and without the shim, as pytest and unittest
+// printed them; expected.json says which API each is the fault of.
+TEST(GapAttribution, RealTorchFailuresAreAttributedToTheApiAtFault) {
+  const auto expected = nlohmann::json::parse(read(kGaps + "expected.json"));
+  ASSERT_GE(expected.size(), 14U);
+  for (const auto& e : expected) {
+    const std::string file = e["traceback"];
+    SCOPED_TRACE(file);
+    auto got = attribute_failure(e["exception"].get<std::string>(), e["message"].get<std::string>(),
+                                 read(kGaps + file));
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->api, e["api"].get<std::string>()) << got->why;
+    EXPECT_EQ(got->kind, e["kind"].get<std::string>());
+  }
+}
+
+TEST(GapAttribution, BothTracebackFormatsGiveTheSameFrames) {
+  auto native = failure_frames(read(kGaps + "unittest-baseline-test_capability.txt"));
+  auto pytest = failure_frames(read(kGaps + "pytest-baseline-test_capability.txt"));
+  ASSERT_EQ(native.size(), 4U);
+  ASSERT_EQ(pytest.size(), native.size());
+  for (std::size_t i = 1; i < native.size(); ++i) {
+    EXPECT_EQ(module_of_file(native[i].file), module_of_file(pytest[i].file)) << i;
+    EXPECT_EQ(native[i].function, pytest[i].function) << i;
+    EXPECT_EQ(native[i].line, pytest[i].line) << i;
+  }
+  EXPECT_EQ(native[0].code, "major, _ = torch.cuda.get_device_capability()");
+  EXPECT_EQ(pytest[0].code, "major, minor = torch.cuda.get_device_capability()");
+}
+
+TEST(GapAttribution, MessagesOfEachKind) {
+  auto mps = attribute_failure(
+      "NotImplementedError",
+      "The operator 'aten::_fft_r2c' is not currently implemented for the MPS device. If you "
+      "want this op to be added in priority during the prototype phase of this feature, please "
+      "comment on https://github.com/pytorch/pytorch/issues/77764.",
+      "");
+  ASSERT_TRUE(mps);
+  EXPECT_EQ(mps->api, "aten::_fft_r2c");
+  EXPECT_EQ(mps->kind, "unsupported_op");
+
+  auto backend = attribute_failure(
+      "NotImplementedError",
+      "Could not run 'aten::empty_strided' with arguments from the 'CUDA' backend.", "");
+  ASSERT_TRUE(backend);
+  EXPECT_EQ(backend->api, "aten::empty_strided");
+
+  auto binding = attribute_failure("AttributeError",
+                                   "module 'torch._C' has no attribute '_cuda_getDevice'", "");
+  ASSERT_TRUE(binding);
+  EXPECT_EQ(binding->api, "torch._C._cuda_getDevice");
+  EXPECT_EQ(binding->kind, "failing");
+
+  auto graph = attribute_failure(
+      "NotImplementedError",
+      "devshim: CUDA graphs (torch.cuda.make_graphed_callables) have no equivalent on mps", "");
+  ASSERT_TRUE(graph);
+  EXPECT_EQ(graph->api, "torch.cuda.make_graphed_callables");
+  EXPECT_EQ(graph->kind, "cuda_only");
+}
+
+TEST(GapAttribution, AFailureOfTheTestItselfIsNoGap) {
+  EXPECT_FALSE(attribute_failure("AssertionError", "1 != 2",
+                                 "Traceback (most recent call last):\n"
+                                 "  File \"/p/tests/test_x.py\", line 3, in test_x\n"
+                                 "    self.assertEqual(1, 2)\n"
+                                 "AssertionError: 1 != 2\n"));
+}
+
+TEST(GapAttribution, ModulesComeFromTheTorchOrShimPackagePath) {
+  EXPECT_EQ(module_of_file("/venv/lib/python3.11/site-packages/torch/cuda/__init__.py"),
+            "torch.cuda");
+  EXPECT_EQ(module_of_file("../venv/lib/python3.11/site-packages/torch/nn/modules/module.py"),
+            "torch.nn.modules.module");
+  EXPECT_EQ(module_of_file("/src/devshim/shim/python/devshim/cuda_masquerade.py"),
+            "devshim.cuda_masquerade");
+  EXPECT_EQ(module_of_file("tests/test_x.py"), "");
+}
+
+}  // namespace
+}  // namespace devshim
