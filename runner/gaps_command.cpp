@@ -121,10 +121,10 @@ int gaps_list(const fs::path& db, const std::string& status, const std::string& 
   for (const auto& e : log.list()) {
     if ((!status.empty() && e.status != status) || (!kind.empty() && e.kind != kind)) continue;
     if (shown++ == 0) {
-      fmt::print("{:<48} {:<14} {:<8} {:<9} {:>5}  {}\n", "API", "KIND", "STATUS", "SEVERITY",
+      fmt::print("{:<56} {:<14} {:<8} {:<9} {:>5}  {}\n", "API", "KIND", "STATUS", "SEVERITY",
                  "TESTS", "LAST SEEN");
     }
-    fmt::print("{:<48} {:<14} {:<8} {:<9} {:>5}  {}\n", e.api, e.kind, e.status, e.severity,
+    fmt::print("{:<56} {:<14} {:<8} {:<9} {:>5}  {}\n", e.api, e.kind, e.status, e.severity,
                e.tests,
                e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at);
   }

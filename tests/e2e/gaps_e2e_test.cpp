@@ -122,5 +122,18 @@ TEST_F(GapsE2E, BadInputExits2AndExportWritesAStatusPage) {
   EXPECT_EQ(j[0]["tests"], 1);
 }
 
+TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
+  auto scan = testing::run({RUNNER_PATH, "gaps", "scan", "--python", TEST_PYTHON, "--shim-dir",
+                            SHIM_DIR, "--db", db().string()},
+                           {}, 120s);
+  ASSERT_EQ(scan.exit_code, 0) << scan.output;
+  EXPECT_NE(scan.output.find("public CUDA APIs, the shim carries"), std::string::npos);
+  auto uncarried = entry("torch.cuda.ipc_collect");  // torch has it; the shim does not
+  ASSERT_TRUE(uncarried);
+  EXPECT_EQ(uncarried->kind, "unpatched");
+  EXPECT_EQ(uncarried->status, "open");
+  EXPECT_FALSE(entry("torch.cuda.get_device_properties")) << "the shim carries it";
+}
+
 }  // namespace
 }  // namespace devshim
