@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 
 namespace devshim {
 
@@ -38,8 +39,8 @@ bool split_location(std::string_view line, std::string_view& path, int& lineno,
     if (d == colon + 1 || d >= line.size() || line[d] != ':') continue;
     path = line.substr(0, colon);
     if (path.find(' ') != std::string_view::npos) return false;
-    lineno = 0;
-    for (std::size_t i = colon + 1; i < d; ++i) lineno = lineno * 10 + (line[i] - '0');
+    lineno = 0;  // stays 0 (unknown) when the digits overflow an int
+    std::from_chars(line.data() + colon + 1, line.data() + d, lineno);
     rest = trim(line.substr(d + 1));
     return true;
   }

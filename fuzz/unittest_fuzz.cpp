@@ -1,0 +1,11 @@
+// libFuzzer target: `python -m unittest -v` output (parse_unittest_log).
+// The checks live in fuzz/fuzz_checks.h, shared with the regression test.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/fuzz_checks.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  devshim::fuzz::run_unittest({reinterpret_cast<const char*>(data), size});
+  return 0;
+}
