@@ -412,11 +412,14 @@ class Page {
         "<!-- Later sections (differential: baseline vs shim; run-to-run: against an earlier run)"
         " go in this element, above the summary. -->\n"
         "<div id=\"later-sections\" class=\"later-sections\">";
+    previous();
+    flaky();
     differential();
     out_ += "</div>\n";
     summary();
     clusters();
     failures();
+    gaps();
     redirections();
     files();
     out_ += "</main>\n";
@@ -603,14 +606,21 @@ class Page {
 
   void nav() {
     out_ += fmt::format(
-        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#environment\">Environment</a>{}"
+        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#environment\">Environment</a>{}{}{}"
         "<a href=\"#summary\">Summary</a><a href=\"#clusters\">Clusters ({})</a>"
         "<a href=\"#failures\">Failures ({})</a>{}<a href=\"#files\">Files ({})</a></nav>\n",
+        report_.previous ? "<a href=\"#previous\">Changes</a>" : "",
+        report_.flaky.empty()
+            ? std::string()
+            : fmt::format("<a href=\"#flaky\">Flaky ({})</a>", report_.flaky.size()),
         report_.differential ? "<a href=\"#differential\">Differential</a>" : "",
         report_.clusters.size(), rows_.size(),
-        show_redirections() ? fmt::format("<a href=\"#redirections\">Redirections ({})</a>",
-                                          report_.redirections.size())
-                            : std::string(),
+        (report_.gaps.empty()
+             ? std::string()
+             : fmt::format("<a href=\"#gaps\">Gaps ({})</a>", report_.gaps.size())) +
+            (show_redirections() ? fmt::format("<a href=\"#redirections\">Redirections ({})</a>",
+                                               report_.redirections.size())
+                                 : std::string()),
         report_.files.size());
   }
 
@@ -623,6 +633,79 @@ class Page {
       out_ += "</li>";
     }
     out_ += "</ul>";
+  }
+
+  // The run against its previous run: the class of every test, new failures and fixes listed.
+  void previous() {
+    if (!report_.previous) return;
+    const ReportPrevious& p = *report_.previous;
+    out_ +=
+        fmt::format("<section id=\"previous\">\n<h2>Changes since run {}</h2>\n<p class=\"hint\">",
+                    p.previous_run);
+    text("the previous run of the same suite, targets and mode, started " + p.started_at);
+    out_ +=
+        "</p>\n<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead>"
+        "<tbody>\n";
+    for (const auto& [cls, meaning] : change_classes()) {
+      auto it = p.counts.find(cls);
+      out_ += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", cls,
+                          it == p.counts.end() ? 0 : it->second, meaning);
+    }
+    out_ += "</tbody></table>\n";
+    auto list = [&](const char* title, const std::vector<ReportPrevious::Change>& changes,
+                    const char* none) {
+      out_ += fmt::format("<h3>{}</h3>\n", title);
+      if (changes.empty()) {
+        out_ += fmt::format("<p>{}</p>\n", none);
+        return;
+      }
+      out_ += "<ul class=\"regressions\">\n";
+      for (const auto& c : changes) {
+        out_ += "<li>";
+        text(c.file + " · " + (c.classname.empty() ? "" : c.classname + ".") + c.name);
+        out_ += " ";
+        text(c.previous_status + " → " + c.status);
+        out_ += " ";
+        source_links(c.links);
+        if (!c.message.empty()) {
+          out_ += "<br>";
+          long_text(c.message);
+        }
+        out_ += "</li>\n";
+      }
+      out_ += "</ul>\n";
+    };
+    list("New failures", p.new_failures, "None: nothing fails that did not fail before.");
+    list("Fixed", p.fixed, "None.");
+    out_ += "</section>\n";
+  }
+
+  // Tests that failed, then passed on a rerun (--rerun-failures), with every attempt.
+  void flaky() {
+    if (report_.flaky.empty()) return;
+    out_ += fmt::format(
+        "<section id=\"flaky\">\n<h2>Flaky tests <span class=\"count\">({})</span></h2>\n"
+        "<p class=\"hint\">Failed, then passed on a rerun: not counted as failures.</p>\n"
+        "<ul class=\"regressions\">\n",
+        report_.flaky.size());
+    for (const auto& f : report_.flaky) {
+      out_ += "<li>";
+      text(f.file + " · " + (f.classname.empty() ? "" : f.classname + ".") + f.name);
+      out_ += " ";
+      std::string attempts;
+      for (const auto& a : f.attempts) {
+        attempts += (attempts.empty() ? "" : " → ") + std::string(to_string(a.status));
+      }
+      text(attempts);
+      out_ += " ";
+      source_links(f.links);
+      if (!f.attempts.empty() && !f.attempts.front().message.empty()) {
+        out_ += "<br>";
+        long_text(f.attempts.front().message);
+      }
+      out_ += "</li>\n";
+    }
+    out_ += "</ul>\n</section>\n";
   }
 
   // Differential runs: the class of every test (shim on vs. the baseline run), regressions
@@ -798,6 +881,36 @@ class Page {
       out_ += "<span class=\"links\">";
       link(row.file->log_link, "log");
       out_ += "</span></td></tr>\n";
+    }
+    out_ += "</tbody>\n</table>\n</section>\n";
+  }
+
+  void gaps() {
+    const auto& list = report_.gaps;
+    if (list.empty()) return;
+    out_ += fmt::format(
+        "<section id=\"gaps\">\n<h2>Gaps <span class=\"count\">({})</span></h2>\n"
+        "<p class=\"hint\">Torch APIs this run's failures under the shim are attributed to "
+        "(<code>runner gaps</code>).</p>\n"
+        "<table class=\"gaps\">\n<thead><tr><th>API</th><th>Kind</th><th>Status</th>"
+        "<th>Severity</th><th>Tests</th><th>Affected tests</th></tr></thead>\n<tbody>\n",
+        list.size());
+    for (const auto& g : list) {
+      out_ += "<tr><td class=\"path\">";
+      text(g.api);
+      out_ += "</td><td>";
+      text(g.kind);
+      out_ += "</td><td>";
+      text(g.status);
+      out_ += "</td><td>";
+      text(g.severity);
+      out_ += fmt::format("</td><td class=\"num\">{}</td><td>", g.tests);
+      std::string tests;
+      for (const auto& t : g.test_list) {
+        tests += (tests.empty() ? "" : "\n") + t.file + "::" + t.classname + "::" + t.name;
+      }
+      long_text(tests);
+      out_ += "</td></tr>\n";
     }
     out_ += "</tbody>\n</table>\n</section>\n";
   }

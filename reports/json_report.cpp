@@ -16,6 +16,54 @@ json links_json(const SourceLinks& l) {
 // Text comes from the store, already valid UTF-8; the dump replaces anything invalid anyway.
 json opt(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
+// A rerun test's attempts, or null when it was not rerun.
+json attempts_json(const std::vector<CaseAttempt>& attempts) {
+  if (attempts.empty()) return nullptr;
+  json out = json::array();
+  for (const auto& a : attempts) {
+    out.push_back({{"attempt", a.attempt},
+                   {"status", std::string(to_string(a.status))},
+                   {"message", opt(a.message)}});
+  }
+  return out;
+}
+
+// The run against its previous run: counts by class, new failures and fixes listed.
+json previous_json(const Report& r) {
+  if (!r.previous) return nullptr;
+  auto changes = [](const std::vector<ReportPrevious::Change>& list) {
+    json out = json::array();
+    for (const auto& c : list) {
+      out.push_back({{"file", c.file},
+                     {"classname", c.classname},
+                     {"name", c.name},
+                     {"previous_status", c.previous_status},
+                     {"status", c.status},
+                     {"message", opt(c.message)},
+                     {"links", links_json(c.links)}});
+    }
+    return out;
+  };
+  return {{"run", r.previous->previous_run},
+          {"started_at", r.previous->started_at},
+          {"counts", r.previous->counts},
+          {"new_failures", changes(r.previous->new_failures)},
+          {"fixed", changes(r.previous->fixed)}};
+}
+
+// Every flaky test of the run with its attempts ([] when none).
+json flaky_json(const Report& r) {
+  json flaky = json::array();
+  for (const auto& f : r.flaky) {
+    flaky.push_back({{"file", f.file},
+                     {"classname", f.classname},
+                     {"name", f.name},
+                     {"attempts", attempts_json(f.attempts)},
+                     {"links", links_json(f.links)}});
+  }
+  return flaky;
+}
+
 }  // namespace
 
 json render_json(const Report& r) {
@@ -64,6 +112,9 @@ json render_json(const Report& r) {
                                 {"line", t.source.line > 0 ? json(t.source.line) : json(nullptr)}}},
           {"links", links_json(c.links)},
           {"diff_class", opt(c.diff_class)},
+          {"change", opt(c.change)},
+          {"flaky", c.flaky},
+          {"attempts", attempts_json(c.attempts)},
       });
     }
     json fj = {{"path", f.file.path},
@@ -128,13 +179,32 @@ json render_json(const Report& r) {
                      {"function", opt(d.first_function)}}},
          {"links", links_json(d.links)}});
   }
+  json gaps = json::array();
+  for (const auto& g : r.gaps) {
+    json tests = json::array();
+    for (const auto& t : g.test_list) {
+      tests.push_back({{"file", t.file}, {"classname", t.classname}, {"name", t.name}});
+    }
+    gaps.push_back({{"api", g.api},
+                    {"kind", g.kind},
+                    {"status", g.status},
+                    {"severity", g.severity},
+                    {"tests", g.tests},
+                    {"test_list", std::move(tests)},
+                    {"first_seen_run", g.first_seen_run > 0 ? json(g.first_seen_run) : json()},
+                    {"action", opt(g.action)},
+                    {"note", opt(g.note)}});
+  }
   return {{"schema_version", kReportSchemaVersion},
+          {"previous", previous_json(r)},
+          {"flaky", flaky_json(r)},
           {"differential", std::move(differential)},
           {"run", std::move(run)},
           {"summary", std::move(summary)},
           {"files", std::move(files)},
           {"clusters", std::move(clusters)},
-          {"redirections", std::move(redirections)}};
+          {"redirections", std::move(redirections)},
+          {"gaps", std::move(gaps)}};
 }
 
 std::string dump_report_json(const json& report) {

@@ -19,16 +19,15 @@ std::string_view cut(std::string_view s, std::size_t max_chars, bool& cut_off) {
 
 std::string link(const std::string& text, const std::string& href) {
   if (href.empty()) return text;
-  // Targets come from the model (relative paths, http(s) URLs); spaces and parentheses would
-  // end a Markdown link target.
+  // Targets come from the model (relative paths, http(s) URLs) and hold paths from tests: spaces,
+  // parentheses, brackets, `<>`, backslashes and backticks would end or escape the link target,
+  // `|` and line breaks the table row it sits in (found by fuzz/report_fuzz).
   std::string target;
   for (char c : href) {
-    if (c == ' ') {
-      target += "%20";
-    } else if (c == '(') {
-      target += "%28";
-    } else if (c == ')') {
-      target += "%29";
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7F || c == '(' || c == ')' || c == '[' || c == ']' || c == '<' ||
+        c == '>' || c == '|' || c == '\\' || c == '`') {
+      target += fmt::format("%{:02X}", u);
     } else {
       target += c;
     }
@@ -98,6 +97,66 @@ void environment_section(const Report& r, std::string& out) {
   row("Command", command);
 }
 
+std::string source_link(const SourceLinks& links) {
+  std::string src = links.local.empty() ? "" : link("source", links.local);
+  if (!links.upstream.empty()) src += " " + link("upstream", links.upstream);
+  return src;
+}
+
+// "file::classname::name", or "file::(file)" for a file that failed as a whole.
+std::string test_label(const std::string& file, const std::string& classname,
+                       const std::string& name) {
+  return file + (classname.empty() ? "" : "::" + classname) + "::" + name;
+}
+
+std::string attempts_text(const std::vector<CaseAttempt>& attempts) {
+  std::string s;
+  for (const auto& a : attempts) s += (s.empty() ? "" : " → ") + std::string(to_string(a.status));
+  return s;
+}
+
+// Changes since the previous run (first when there is one), then the flaky tests.
+void previous_section(const Report& r, std::string& out) {
+  if (r.previous) {
+    const ReportPrevious& p = *r.previous;
+    out += fmt::format("\n## Changes since run {} ({})\n\n", p.previous_run, p.started_at);
+    out += "| class | tests | meaning |\n| --- | --- | --- |\n";
+    for (const auto& [cls, meaning] : change_classes()) {
+      auto it = p.counts.find(cls);
+      out += fmt::format("| {} | {} | {} |\n", cls, it == p.counts.end() ? 0 : it->second, meaning);
+    }
+    auto table = [&](const std::vector<ReportPrevious::Change>& list, const char* none) {
+      if (list.empty()) {
+        out += none;
+        return;
+      }
+      out += "| test | before → now | message | source |\n| --- | --- | --- | --- |\n";
+      for (const auto& c : list) {
+        out += fmt::format("| {} | {} → {} | {} | {} |\n",
+                           md_cell(test_label(c.file, c.classname, c.name)), c.previous_status,
+                           c.status, md_cell(c.message, 200), source_link(c.links));
+      }
+    };
+    out += "\n### New failures\n\n";
+    table(p.new_failures, "None: nothing fails that did not fail in the previous run.\n");
+    out += "\n### Fixed\n\n";
+    table(p.fixed, "None.\n");
+  }
+  if (!r.flaky.empty()) {
+    out += fmt::format(
+        "\n## Flaky tests\n\n{} test{} failed, then passed on a rerun: not "
+        "counted as failures.\n\n",
+        r.flaky.size(), r.flaky.size() == 1 ? "" : "s");
+    out += "| test | attempts | first failure | source |\n| --- | --- | --- | --- |\n";
+    for (const auto& f : r.flaky) {
+      const std::string first = f.attempts.empty() ? "" : f.attempts.front().message;
+      out +=
+          fmt::format("| {} | {} | {} | {} |\n", md_cell(test_label(f.file, f.classname, f.name)),
+                      attempts_text(f.attempts), md_cell(first, 200), source_link(f.links));
+    }
+  }
+}
+
 }  // namespace
 
 std::string md_cell(std::string_view text, std::size_t max_chars) {
@@ -162,6 +221,7 @@ std::string render_markdown(const Report& r) {
   out += fmt::format("# devshim report: {} run {} ({})\n\n", md_cell(r.run.suite), r.run.id,
                      r.run.mode);
   environment_section(r, out);
+  previous_section(r, out);
 
   if (r.differential) {
     const ReportDifferential& d = *r.differential;
@@ -237,6 +297,27 @@ std::string render_markdown(const Report& r) {
     }
   }
   if (!any) out += "None.\n";
+
+  if (!r.gaps.empty()) {
+    constexpr std::size_t kTop = 10;
+    out += fmt::format(
+        "\n## Gaps\n\nTorch APIs this run's failures under the shim are attributed to "
+        "(`runner gaps`, docs/gaps.md){}.\n\n",
+        r.gaps.size() > kTop ? fmt::format("; the {} with most tests of {}", kTop, r.gaps.size())
+                             : "");
+    out +=
+        "| API | kind | status | severity | tests | example |\n"
+        "| --- | --- | --- | --- | --- | --- |\n";
+    for (std::size_t i = 0; i < r.gaps.size() && i < kTop; ++i) {
+      const GapEntry& g = r.gaps[i];
+      const std::string example = g.test_list.empty() ? ""
+                                                      : g.test_list.front().file +
+                                                            "::" + g.test_list.front().classname +
+                                                            "::" + g.test_list.front().name;
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_cell(g.api, 120), g.kind, g.status,
+                         g.severity, g.tests, md_cell(example, 200));
+    }
+  }
 
   if (r.run.mode == "shim" || !r.redirections.empty()) {
     out += "\n## Redirections\n\n";

@@ -99,6 +99,23 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
   return before == kPass ? "newly_skipped" : "skipped_both";
 }
 
+const std::vector<std::pair<std::string, std::string>>& change_classes() {
+  static const std::vector<std::pair<std::string, std::string>> classes{
+      {"new_failure", "fails now; passed, skipped or was absent in the previous run"},
+      {"fixed", "failed in the previous run, does not fail now"},
+      {"still_failing", "failed in the previous run and fails now"},
+      {"flaky", "failed, then passed on a rerun (--rerun-failures)"},
+      {"unchanged", "did not fail either time"}};
+  return classes;
+}
+
+std::string change_class(std::optional<CaseStatus> previous, CaseStatus current, bool flaky) {
+  if (flaky) return "flaky";
+  const bool before = previous && is_failure(*previous);
+  if (is_failure(current)) return before ? "still_failing" : "new_failure";
+  return before ? "fixed" : "unchanged";
+}
+
 std::string device_probe_text(const nlohmann::json& environment) {
   if (!environment.is_object()) return "";
   auto it = environment.find("device_probe");
@@ -184,6 +201,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
       ReportCase rc;
       rc.links = links_for(sc.test.source);
       rc.signature = sc.signature;
+      rc.flaky = sc.flaky;
       rc.test = std::move(sc.test);
       if (r.differential) {
         auto b = baseline.find(test_key(f.path, rc.test));
@@ -205,7 +223,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
       ++rf.counts[status];
       ++r.summary.tests[status];
       ++r.summary.tests_total;
-      if (!rc.signature.empty()) {
+      if (!rc.signature.empty() && !rc.flaky) {  // a flaky test passed in the end
         auto [it, fresh] = cluster_index.emplace(rc.signature, r.clusters.size());
         if (fresh) {
           ReportCluster cl;
@@ -225,6 +243,9 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   for (auto& cl : r.clusters) {
     cl.message = normalize_message(cl.example_message);
   }
+  r.gaps = GapLog(store).for_run(run_id);
+  std::stable_sort(r.gaps.begin(), r.gaps.end(),
+                   [](const GapEntry& a, const GapEntry& b) { return a.tests > b.tests; });
   for (const RunRedirection& rr : store.redirections(run_id)) {
     ReportRedirection red;
     red.shim = rr.first.shim;
@@ -258,6 +279,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   std::stable_sort(r.files.begin(), r.files.end(), [](const ReportFile& a, const ReportFile& b) {
     return file_rank(a.status) < file_rank(b.status);
   });
+  add_run_to_run(store, r);
   const int counted =
       r.summary.tests_total - r.summary.tests["skipped"] - r.summary.tests["xfailed"];
   r.summary.pass_rate = counted > 0 ? static_cast<double>(r.summary.tests["passed"]) / counted : 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "runner/gap_log.h"
 #include "runner/store.h"
 
 namespace devshim {
@@ -27,6 +28,9 @@ struct ReportCase {
   std::string signature;  ///< empty unless the case failed
   SourceLinks links;
   std::string diff_class;  ///< differential runs: compatible, regression, ...; else empty
+  std::string change;      ///< with a previous run: new_failure, fixed, ...; else empty
+  bool flaky = false;      ///< failed, then passed on a rerun (test.status: the passing outcome)
+  std::vector<CaseAttempt> attempts;  ///< --rerun-failures: every attempt; else empty
 };
 
 /// A shim run compared with its baseline (shim off) run, test by test (shared/DESIGN.md):
@@ -50,6 +54,38 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes();
 /// The class of one test from its status in the baseline run (nullopt: absent) and under the
 /// shim.
 std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
+
+/// A run compared with the previous comparable run (runs.previous_run: same suite, targets,
+/// mode and shard), test by test, matched by file, class name and test name:
+/// new_failure (fails now; passed, skipped or was absent before), fixed (failed before, does not
+/// fail now), still_failing, unchanged (did not fail either time), flaky (failed, then passed
+/// on a rerun: neither a new failure nor a fix). Failed and error are failures. A file that
+/// failed without any test result counts as one test named "(file)".
+struct ReportPrevious {
+  std::int64_t previous_run = 0;
+  std::string started_at;             ///< the previous run's
+  std::map<std::string, int> counts;  ///< class → tests
+  struct Change {
+    std::string file, classname, name, previous_status, status, message;
+    SourceLinks links;
+  };
+  std::vector<Change> new_failures;
+  std::vector<Change> fixed;
+};
+
+/// The run-to-run classes in the order reports list them, each with its meaning.
+const std::vector<std::pair<std::string, std::string>>& change_classes();
+
+/// The class of one test from its status in the previous run (nullopt: absent) and now.
+std::string change_class(std::optional<CaseStatus> previous, CaseStatus current,
+                         bool flaky = false);
+
+/// A flaky test of the run: its attempts in order (Store::attempts).
+struct ReportFlaky {
+  std::string file, classname, name;
+  std::vector<CaseAttempt> attempts;
+  SourceLinks links;
+};
 
 struct ReportFile {
   FileRecord file;                    ///< status empty: the file never ran (not_run)
@@ -102,12 +138,22 @@ struct Report {
   std::vector<ReportFile> files;  ///< failing first (by status), then by path
   std::vector<ReportCluster> clusters;
   std::optional<ReportDifferential> differential;  ///< set when the run has a baseline run
+  std::optional<ReportPrevious> previous;          ///< set when the run has a previous run
+  std::vector<ReportFlaky> flaky;                  ///< tests that passed on a rerun
   std::vector<ReportRedirection> redirections;
+  /// Entries of the API gap log with evidence in this run (runner/gap_log.h), most affected
+  /// tests first; test_list holds this run's affected tests.
+  std::vector<GapEntry> gaps;
 };
 
 /// Reads run run_id from store and computes links relative to report_dir (the folder the
 /// reports are written to). Throws UsageError when the run does not exist.
 Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir);
+
+/// Fills in what build_report says about the run against its previous run and its reruns:
+/// report.previous (when the run has a previous run), each case's change and attempts,
+/// report.flaky. build_report calls it (reports/run_to_run.cpp).
+void add_run_to_run(Store& store, Report& report);
 
 /// One line on the LibTorch device probe stored in the run's environment ("device_probe"):
 /// "LibTorch 2.13.0 · cpu: float32 recommended (matmul bfloat16, float16, float32) · cuda → cpu",

@@ -4,13 +4,20 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "reports/fail_on.h"
+#include "reports/report.h"
 #include "reports/write_reports.h"
 #include "runner/devices_command.h"
 #include "runner/error.h"
+#include "runner/gaps_command.h"
+#include "runner/history_command.h"
 #include "runner/import_command.h"
+#include "runner/merge_command.h"
+#include "runner/prune_command.h"
 #include "runner/run_command.h"
 #include "runner/runs_command.h"
 #include "runner/show_command.h"
@@ -39,7 +46,11 @@ int run_main(int argc, char** argv) {
       "  runner show [RUN] [--status S] [--all]     a run's files and tests\n"
       "  runner import LOGDIR [--suite NAME]        import TorchDevice test-runner logs\n"
       "  runner report [RUN] [--format F] [-o DIR]  render a run's reports again\n"
-      "  runner devices [SUITE] [--json]            hardware, torch and the shim's policy here",
+      "  runner devices [SUITE] [--json]            hardware, torch and the shim's policy here\n"
+      "  runner history TEST [--suite S] [-n N]     one test's outcomes across runs\n"
+      "  runner merge A.db B.db ... -o ALL.db       merge shard databases into one run\n"
+      "  runner prune --keep N | --older-than DAYS  delete old runs and their logs\n"
+      "  runner gaps [list|show|set|scan|export]    the API gap log",
       "runner"};
   app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
   RunOptions o;
@@ -77,6 +88,26 @@ int run_main(int argc, char** argv) {
   app.add_option("--baseline", baseline,
                  "compare with this recorded baseline run (an id or \"latest\") instead of "
                  "running one; implies --differential");
+  std::string previous, fail_on = "any";
+  app.add_option("--previous", previous,
+                 "compare with this recorded run (an id or \"latest\"; default: the latest run "
+                 "of the same suite, targets, mode and shard)");
+  app.add_option("--fail-on", fail_on,
+                 "what makes the exit code 1: any (a file failed), new-failures (a test fails that "
+                 "did not in the previous run), regressions (differential regressions)")
+      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+      ->capture_default_str();
+  app.add_option("--rerun-failures", o.rerun_failures,
+                 "rerun failing files (their failing tests where the framework can name them) up "
+                 "to N times; a test that then passes is flaky")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--failed-first", o.failed_first, "start the previous run's failing files first");
+  app.add_option("--shard", o.shard,
+                 "run shard I of N (1-based, e.g. 2/4); also TEST_TOTAL_SHARDS/TEST_SHARD_INDEX "
+                 "or JOB_COMPLETION_INDEX");
+  app.add_option("--shard-total", o.shard_total,
+                 "number of shards, with JOB_COMPLETION_INDEX (or DEVSHIM_SHARD_TOTAL)")
+      ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,13 +119,24 @@ int run_main(int argc, char** argv) {
   if (!shim_dir.empty()) o.shim_dir = shim_dir;
   if (app.count("--timeout") > 0) o.timeout_s = timeout;
   o.command_line.assign(argv, argv + argc);
+  if (!previous.empty()) {
+    devshim::Store store(o.db_path.value_or(devshim::default_db_path()));
+    o.previous_run = store.resolve_run(previous).id;
+  }
   std::int64_t recorded = 0;
-  o.on_recorded = [&recorded](devshim::Store& store, std::int64_t run_id,
-                              const std::filesystem::path& out_dir) {
+  const devshim::FailOn policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  std::optional<devshim::Report> verdict;  // the last recorded run's report, for --fail-on
+  o.on_recorded = [&recorded, &verdict, policy](devshim::Store& store, std::int64_t run_id,
+                                                const std::filesystem::path& out_dir) {
     recorded = run_id;
+    verdict.reset();
+    if (policy != devshim::FailOn::kAny) verdict = devshim::build_report(store, run_id, out_dir);
     return devshim::write_reports(store, run_id, out_dir, devshim::report_formats());
   };
-  if (!differential && baseline.empty()) return devshim::run_suite(o);
+  auto decide = [&](int rc) {
+    return verdict ? devshim::fail_on_exit_code(policy, *verdict, rc) : rc;
+  };
+  if (!differential && baseline.empty()) return decide(devshim::run_suite(o));
 
   if (!o.shim)
     throw devshim::UsageError("--differential compares with the shim on: drop --no-shim");
@@ -112,12 +154,14 @@ int run_main(int argc, char** argv) {
     // First the baseline (shim off), into <out>/baseline when --out is given.
     devshim::RunOptions b = o;
     b.shim = false;
+    b.previous_run = 0;    // --previous names the shim run's; the baseline finds its own
+    b.rerun_failures = 0;  // without the shim, failures are expected: no reruns
     if (o.out_dir) b.out_dir = *o.out_dir / "baseline";
     const int rc = devshim::run_suite(b);
     if (rc == devshim::kExitInterrupted) return rc;
     o.baseline_run = recorded;
   }
-  return devshim::run_suite(o);
+  return decide(devshim::run_suite(o));
 }
 
 int runs_main(int argc, char** argv) {
@@ -207,6 +251,142 @@ int devices_main(int argc, char** argv) {
   return devshim::devices_command(o);
 }
 
+int gaps_main(int argc, char** argv) {
+  CLI::App app{
+      "The API gap log: torch APIs the shim does not carry well yet (docs/gaps.md).\n\n"
+      "  runner gaps [list] [--status S] [--kind K]   every entry\n"
+      "  runner gaps show API                         one entry and its tests\n"
+      "  runner gaps set API [--severity ...] [--status ...] [--action ...] [--note ...]\n"
+      "  runner gaps scan [--python PY]               torch's CUDA surface vs the shim\n"
+      "  runner gaps export --format md|json [-o F]   a status page",
+      "runner gaps"};
+  app.require_subcommand(0, 1);
+  std::string db;
+  app.add_option("--db", db, "results database")->capture_default_str();
+  auto* list = app.add_subcommand("list", "every entry, biggest impact first");
+  std::string status, kind;
+  list->add_option("--status", status, "only entries with this status (open, fixed, wontfix)");
+  list->add_option("--kind", kind,
+                   "only this kind (failing, unpatched, unsupported_op, cuda_only)");
+  auto* show = app.add_subcommand("show", "one entry and its affected tests");
+  std::string api;
+  show->add_option("api", api, "the API, e.g. torch.cuda.get_device_properties")->required();
+  auto* set = app.add_subcommand("set", "set fields by hand; later runs never overwrite them");
+  devshim::GapEdit edit;
+  set->add_option("api", api, "the API")->required();
+  set->add_option("--severity", edit.severity, "critical, high, medium, low, or auto");
+  set->add_option("--status", edit.status, "open, fixed, wontfix, or auto");
+  set->add_option("--kind", edit.kind, "failing, unpatched, unsupported_op, cuda_only");
+  set->add_option("--action", edit.action, "planned action");
+  set->add_option("--note", edit.note, "free text");
+  set->add_option("--equivalent", edit.equivalent, "the shim's equivalent, if any");
+  auto* scan = app.add_subcommand("scan", "compare torch's public CUDA surface with the shim");
+  std::string python = "python3", shim_dir;
+  scan->add_option("--python", python, "interpreter with torch")->capture_default_str();
+  scan->add_option("--shim-dir", shim_dir, "folder holding the devshim package");
+  auto* exp = app.add_subcommand("export", "the log as Markdown or JSON");
+  std::string format = "md", out;
+  exp->add_option("--format", format, "md or json")->capture_default_str();
+  exp->add_option("-o,--out", out, "file to write (default: stdout)");
+  for (auto* sub : {list, show, set, scan, exp}) {
+    sub->add_option("--db", db, "results database");
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  const std::filesystem::path database =
+      db.empty() ? devshim::default_db_path() : std::filesystem::path(db);
+  if (*show) return devshim::gaps_show(database, api);
+  if (*set) return devshim::gaps_set(database, api, edit);
+  if (*scan) {
+    return devshim::gaps_scan(
+        database, python,
+        shim_dir.empty() ? devshim::default_shim_dir() : std::filesystem::path(shim_dir));
+  }
+  if (*exp) return devshim::gaps_export(database, format, out);
+  return devshim::gaps_list(database, status, kind);
+}
+
+int history_main(int argc, char** argv) {
+  CLI::App app{"One test's outcomes across recorded runs, newest first.", "runner history"};
+  std::string db, test, suite;
+  int limit = 30;
+  app.add_option("test", test,
+                 "the test: classname::name (as `runner show` prints it), file::classname::name, "
+                 "classname.name, or a bare name")
+      ->required();
+  app.add_option("--db", db, "results database");
+  app.add_option("--suite", suite, "only runs of this suite");
+  app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  return devshim::history_command(
+      db.empty() ? devshim::default_db_path() : std::filesystem::path(db), test, suite, limit);
+}
+
+int merge_main(int argc, char** argv) {
+  CLI::App app{
+      "Merge shard databases (runner --shard I/N, each into its own --db) into one run of the "
+      "output database, and render its reports.",
+      "runner merge"};
+  devshim::MergeOptions o;
+  std::string output, out, fail_on = "any";
+  app.add_option("inputs", o.inputs, "the shard databases; the newest run of each is merged")
+      ->required();
+  app.add_option("-o,--output", output, "the database to add the merged run to (created)")
+      ->required();
+  app.add_option("--out", out,
+                 "folder for the merged run's reports and logs (default: $DEVSHIM_OUT or "
+                 "./devshim-out, then SUITE/STAMP-merged)");
+  app.add_option("--fail-on", fail_on, "what makes the exit code 1: any, new-failures, regressions")
+      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  o.output = output;
+  if (!out.empty()) o.out_dir = out;
+  o.command_line = {"runner"};
+  o.command_line.insert(o.command_line.end(), argv, argv + argc);
+  const devshim::FailOn policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  std::optional<devshim::Report> verdict;
+  o.on_recorded = [&verdict, policy](devshim::Store& store, std::int64_t run_id,
+                                     const std::filesystem::path& out_dir) {
+    if (policy != devshim::FailOn::kAny) verdict = devshim::build_report(store, run_id, out_dir);
+    return devshim::write_reports(store, run_id, out_dir, devshim::report_formats());
+  };
+  const devshim::MergeResult merged = devshim::merge_command(o);
+  const int rc = merged.status == "passed" ? devshim::kExitOk : devshim::kExitFailures;
+  return verdict ? devshim::fail_on_exit_code(policy, *verdict, rc) : rc;
+}
+
+int prune_main(int argc, char** argv) {
+  CLI::App app{"Delete old runs from the database, with their logs and reports.", "runner prune"};
+  devshim::PruneOptions o;
+  std::string db;
+  app.add_option("--keep", o.keep, "keep the newest N runs of each suite")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--older-than", o.older_than_days, "delete runs started more than DAYS ago")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--suite", o.suite, "only runs of this suite");
+  app.add_flag("--dry-run", o.dry_run, "print what would be deleted, delete nothing");
+  app.add_option("--db", db, "results database");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e);
+  }
+  o.db = db.empty() ? devshim::default_db_path() : std::filesystem::path(db);
+  return devshim::prune_command(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -216,6 +396,10 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "import") return import_main(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "report") return report_main(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "devices") return devices_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "history") return history_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "merge") return merge_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "prune") return prune_main(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "gaps") return gaps_main(argc - 1, argv + 1);
     return run_main(argc, argv);
   } catch (const devshim::Error& e) {
     std::fflush(stdout);

@@ -10,6 +10,7 @@
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -18,11 +19,14 @@
 #include "runner/discovery.h"
 #include "runner/environment_probe.h"
 #include "runner/error.h"
+#include "runner/gap_log.h"
 #include "runner/launch_plan.h"
 #include "runner/process_pool.h"
 #include "runner/progress.h"
 #include "runner/redirection_record.h"
+#include "runner/rerun.h"
 #include "runner/run_log.h"
+#include "runner/schedule.h"
 #include "runner/status.h"
 #include "runner/store.h"
 #include "runner/suite.h"
@@ -173,6 +177,37 @@ class RunObserver : public PoolObserver {
   std::map<CaseStatus, std::size_t> case_counts_;
 };
 
+std::size_t failing_files(const std::map<FileStatus, std::size_t>& counts) {
+  std::size_t n = 0;
+  for (const auto& [status, count] : counts) n += is_failure(status) ? count : 0;
+  return n;
+}
+
+// What makes an earlier run comparable with this one (Store::comparable_run).
+RunRecord comparable_key(const Suite& suite, const RunOptions& o,
+                         const std::optional<Shard>& shard) {
+  RunRecord r;
+  r.suite = suite.name;
+  r.targets = o.targets;
+  r.mode = o.shim ? "shim" : "baseline";
+  r.shard = shard ? shard_text(*shard) : "";
+  return r;
+}
+
+// --list with a shard: its files, planned with the durations of the database when it exists
+// (the same plan the run would make), in path order.
+std::vector<TestFile> list_shard(const std::vector<TestFile>& files, const Shard& shard,
+                                 const Suite& suite, const RunOptions& o) {
+  const fs::path db = fs::absolute(o.db_path.value_or(default_db_path()));
+  std::map<std::string, double> recorded;
+  std::error_code ec;
+  if (fs::exists(db, ec)) recorded = Store(db).durations(suite.name);
+  std::vector<TestFile> out = schedule_files(files, recorded, shard).files;
+  std::sort(out.begin(), out.end(),
+            [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
+  return out;
+}
+
 }  // namespace
 
 fs::path default_db_path() {
@@ -188,9 +223,11 @@ fs::path default_shim_dir() { return env_or("DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_S
 
 int run_suite(const RunOptions& o) {
   const Suite suite = load_suite(o.suite);
-  const std::vector<TestFile> files = discover_test_files(suite, o.targets);
+  std::vector<TestFile> files = discover_test_files(suite, o.targets);
+  const std::optional<Shard> shard = resolve_shard(o.shard, o.shard_total, inherited_environment());
 
   if (o.list_only) {
+    if (shard) files = list_shard(files, *shard, suite, o);
     for (const auto& f : files) std::printf("%s\n", f.rel_path.c_str());
     return kExitOk;
   }
@@ -211,14 +248,19 @@ int run_suite(const RunOptions& o) {
   const Environment env = child_environment(suite, launch, inherited_environment());
   // The interpreter is looked up once; every file's argv then names it by its path.
   const std::string python = launch.python.empty() ? suite.python : launch.python;
-  const std::string interpreter = find_executable(python, env);
+  // GoogleTest binaries need no Python: for them a missing interpreter only means no probe.
+  std::string interpreter = find_executable(python, env);
   if (interpreter.empty() || ::access(interpreter.c_str(), X_OK) != 0) {
-    throw UsageError(
-        fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
-                    "of {}, or --python)",
-                    python, suite.file.string()));
+    if (suite.framework != Framework::kGtest) {
+      throw UsageError(
+          fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
+                      "of {}, or --python)",
+                      python, suite.file.string()));
+    }
+    interpreter.clear();
+  } else {
+    launch.python = interpreter;
   }
-  launch.python = interpreter;
   if (files.empty()) {
     throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
                                  suite.pattern, suite.tests_root().string()));
@@ -228,6 +270,26 @@ int run_suite(const RunOptions& o) {
   launch.logs_dir = out_dir / "logs";
   RunLog run_log(out_dir / "run.log");
   Store store(fs::absolute(o.db_path.value_or(default_db_path())));
+
+  // Longest first by recorded durations, this shard's share only (runner/schedule.h).
+  const RunRecord comparable = comparable_key(suite, o, shard);
+  std::int64_t previous_run = o.previous_run;
+  if (previous_run == 0) {
+    if (auto p = store.comparable_run(comparable)) previous_run = p->id;
+  }
+  std::set<std::string> failed_before;
+  if (o.failed_first && previous_run > 0) {
+    for (const auto& f : store.files(previous_run)) {
+      if (f.status && is_failure(*f.status)) failed_before.insert(f.path);
+    }
+  }
+  Schedule schedule = schedule_files(files, store.durations(suite.name), shard, failed_before);
+  files = std::move(schedule.files);
+  if (auto status_file = inherited_environment().find("TEST_SHARD_STATUS_FILE");
+      shard && status_file != inherited_environment().end() && !status_file->second.empty()) {
+    std::FILE* touched = std::fopen(status_file->second.c_str(), "a");  // Bazel: "we shard"
+    if (touched != nullptr) std::fclose(touched);
+  }
 
   const int jobs =
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
@@ -270,9 +332,21 @@ int run_suite(const RunOptions& o) {
   run.out_dir = out_dir.string();
   run.source_url = suite.source_url;
   run.baseline_run = o.baseline_run;
+  run.previous_run = previous_run;
+  run.shard = comparable.shard;
+  run.shard_plan = schedule.shard_plan;
   // The interpreter's probe imports torch (seconds): it runs beside the tests.
   std::future<std::string> environment =
-      std::async(std::launch::async, probe_environment, interpreter, env, suite.project_root);
+      interpreter.empty()
+          ? std::async(std::launch::deferred,
+                       [] {
+                         return nlohmann::json{
+                             {"python", nullptr},
+                             {"cores", std::max(1U, std::thread::hardware_concurrency())},
+                             {"runner_version", DEVSHIM_VERSION}}
+                             .dump();
+                       })
+          : std::async(std::launch::async, probe_environment, interpreter, env, suite.project_root);
   // And LibTorch's view of the hardware, from devshim-probe (the runner does not link LibTorch).
   std::future<nlohmann::json> device_probe = std::async(
       std::launch::async, [&env] { return run_device_probe(env, std::chrono::seconds(60)); });
@@ -280,10 +354,12 @@ int run_suite(const RunOptions& o) {
   run.timeout_s = timeout_s;
   const std::int64_t run_id = store.begin_run(run, planned);
 
-  run_log.line(fmt::format(
-      "Run {} of suite {} ({} mode): {} files, -j {}, timeout {}s, "
-      "database {}",
-      run_id, suite.name, run.mode, files.size(), jobs, timeout_s, store.path().string()));
+  const std::string shard_note = run.shard.empty() ? "" : " (shard " + run.shard + ")";
+  run_log.line(
+      fmt::format("Run {} of suite {}{} ({} mode): {} files, -j {}, timeout {}s, "
+                  "database {}",
+                  run_id, suite.name, shard_note, run.mode, files.size(), jobs, timeout_s,
+                  store.path().string()));
 
   PoolOptions pool_options;
   pool_options.jobs = jobs;
@@ -292,24 +368,36 @@ int run_suite(const RunOptions& o) {
   pool_options.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
 
   Progress progress(stdout, TerminalInfo::detect(stdout), files.size());
-  std::printf("runner: run %lld: %zu file%s of %s, %d at once, %s -> %s\n",
+  std::printf("runner: run %lld: %zu file%s of %s%s, %d at once, %s -> %s\n",
               static_cast<long long>(run_id), files.size(), files.size() == 1 ? "" : "s",
-              suite.name.c_str(), jobs, o.shim ? "shim on" : "shim off (baseline)",
-              out_dir.c_str());
+              suite.name.c_str(), shard_note.c_str(), jobs,
+              o.shim ? "shim on" : "shim off (baseline)", out_dir.c_str());
   std::fflush(stdout);
   RunObserver observer(files, specs, suite, out_dir, store, run_id, run_log, progress,
                        pool_options.max_file_bytes);
-  const bool completed = ProcessPool(pool_options).run(specs, observer);
+  bool completed = ProcessPool(pool_options).run(specs, observer);
   progress.close();
+
+  std::map<FileStatus, std::size_t> file_counts = observer.counts();
+  std::map<CaseStatus, std::size_t> case_counts = observer.case_counts();
+  if (completed && o.rerun_failures > 0 && failing_files(file_counts) > 0) {
+    RerunOptions rerun{o.rerun_failures, pool_options, out_dir};
+    completed = rerun_failures(suite, launch, env, files, store, run_id, run_log, rerun);
+    file_counts.clear();
+    for (const auto& f : store.files(run_id)) {
+      if (f.status) ++file_counts[*f.status];
+    }
+    case_counts = store.case_counts(run_id);
+  }
 
   std::size_t failures = 0;
   std::string summary;
-  for (const auto& [status, n] : observer.counts()) {
+  for (const auto& [status, n] : file_counts) {
     if (is_failure(status)) failures += n;
     summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, to_string(status));
   }
   std::size_t finished = 0;
-  for (const auto& [status, n] : observer.counts()) finished += n;
+  for (const auto& [status, n] : file_counts) finished += n;
   if (finished < files.size()) {
     summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", files.size() - finished);
   }
@@ -322,9 +410,14 @@ int run_suite(const RunOptions& o) {
     store.set_environment(run_id, env_json.dump());
   }
   store.finish_run(run_id, run_status, iso8601_utc_now());
+  try {
+    GapLog(store).update_from_run(run_id);  // the API gap log (docs/gaps.md)
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runner: error: gap log not updated: %s\n", e.what());
+  }
   std::string tests;
   std::size_t total_tests = 0;
-  for (const auto& [status, n] : observer.case_counts()) {
+  for (const auto& [status, n] : case_counts) {
     total_tests += n;
     tests += fmt::format(", {} {}", n, to_string(status));
   }

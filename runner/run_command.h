@@ -24,8 +24,13 @@ struct RunOptions {
   std::string python;                             ///< overrides suite.json's python
   std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir()
   double max_log_mb = 1024;                       ///< per-process file size limit; 0: none
-  std::int64_t baseline_run = 0;          ///< --differential: the baseline run compared with
-  bool list_only = false;                 ///< --list: print the planned files, run nothing
+  std::int64_t baseline_run = 0;  ///< --differential: the baseline run compared with
+  bool list_only = false;         ///< --list: print the planned files, run nothing
+  std::int64_t previous_run = 0;  ///< --previous: the run compared with; 0: latest comparable
+  int rerun_failures = 0;         ///< --rerun-failures N: rerun failing files up to N times
+  bool failed_first = false;      ///< --failed-first: the previous run's failing files first
+  std::string shard;              ///< --shard I/N; empty: from the environment (schedule.h)
+  int shard_total = 0;            ///< --shard-total N, with JOB_COMPLETION_INDEX
   std::vector<std::string> command_line;  ///< argv of the runner, stored with the run
   /// Called once the run is recorded (interrupted runs included), before the closing lines;
   /// returns the files it wrote (the reports), which the closing lines list.

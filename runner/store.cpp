@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 5> kMigrations = {
+constexpr std::array<const char*, 7> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -124,6 +124,67 @@ CREATE TABLE redirections (
 CREATE INDEX redirections_by_run ON redirections(run_id, api);
 CREATE INDEX redirections_by_file ON redirections(file_id);
 )sql",
+    // 6: nightly: the run compared with, shards, flaky tests' attempts, durations for scheduling.
+    R"sql(
+ALTER TABLE runs ADD COLUMN previous_run INTEGER REFERENCES runs(id) ON DELETE SET NULL;
+ALTER TABLE runs ADD COLUMN shard TEXT;            -- '2/4' for --shard; NULL otherwise
+ALTER TABLE runs ADD COLUMN shard_plan TEXT;       -- fingerprint of the whole shard assignment
+ALTER TABLE cases ADD COLUMN flaky INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE attempts (
+  id         INTEGER PRIMARY KEY,
+  run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id    INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  classname  TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  attempt    INTEGER NOT NULL CHECK (attempt >= 1),  -- 1: the first run; 2...: reruns
+  status     TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error', 'skipped', 'xfailed',
+                                             'xpassed')),
+  message    TEXT,
+  UNIQUE (file_id, classname, name, attempt)
+);
+CREATE INDEX attempts_by_run ON attempts(run_id);
+CREATE TABLE durations (
+  suite    TEXT NOT NULL,
+  path     TEXT NOT NULL,                          -- files.path
+  avg_s    REAL NOT NULL,                          -- running average of files.duration_s
+  samples  INTEGER NOT NULL,
+  last_run INTEGER NOT NULL,                       -- the run that last updated it
+  PRIMARY KEY (suite, path)
+);
+)sql",
+    // 7: the API gap log (runner/gap_log.h): one row per torch API; the tests that showed it.
+    R"sql(
+CREATE TABLE gaps (
+  api            TEXT PRIMARY KEY,
+  kind           TEXT NOT NULL CHECK (kind IN ('failing', 'unpatched', 'unsupported_op',
+                                               'cuda_only')),
+  status         TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'fixed', 'wontfix')),
+  status_by      TEXT NOT NULL DEFAULT 'auto' CHECK (status_by IN ('auto', 'person')),
+  severity       TEXT NOT NULL DEFAULT 'low' CHECK (severity IN ('critical', 'high', 'medium',
+                                                                 'low')),
+  severity_by    TEXT NOT NULL DEFAULT 'auto' CHECK (severity_by IN ('auto', 'person')),
+  equivalent     TEXT,
+  action         TEXT,
+  note           TEXT,
+  why            TEXT,
+  first_seen_run INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  last_seen_run  INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  fixed_in_run   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  first_seen_at  TEXT NOT NULL,
+  last_seen_at   TEXT NOT NULL,
+  updated_at     TEXT NOT NULL
+);
+CREATE TABLE gap_tests (
+  id        INTEGER PRIMARY KEY,
+  api       TEXT NOT NULL REFERENCES gaps(api) ON DELETE CASCADE,
+  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file      TEXT NOT NULL,
+  classname TEXT NOT NULL,
+  name      TEXT NOT NULL,
+  UNIQUE (api, run_id, file, classname, name)
+);
+CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
+)sql",
 };
 
 std::string host_name() {
@@ -165,13 +226,16 @@ RunRecord read_run(const sql::Statement& s) {
   r.source_url = s.text(18);
   r.environment = s.text(19);
   r.baseline_run = s.opt_int64(20).value_or(0);
+  r.previous_run = s.opt_int64(21).value_or(0);
+  r.shard = s.text(22);
+  r.shard_plan = s.text(23);
   return r;
 }
 
 constexpr const char* kRunColumns =
     "id, suite, suite_file, framework, targets, command_line, mode, status, started_at, "
     "finished_at, host, project_root, tests_dir, project_commit, out_dir, jobs, timeout_s, "
-    "runner_pid, source_url, environment, baseline_run";
+    "runner_pid, source_url, environment, baseline_run, previous_run, shard, shard_plan";
 
 }  // namespace
 
@@ -237,8 +301,8 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
                      "INSERT INTO runs (suite, suite_file, framework, targets, command_line, mode, "
                      "status, started_at, finished_at, host, project_root, tests_dir, "
                      "project_commit, out_dir, jobs, timeout_s, runner_pid, source_url, "
-                     "environment, baseline_run) "
-                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?)");
+                     "environment, baseline_run, previous_run, shard, shard_plan) "
+                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, run.suite)
       .bind(2, run.suite_file)
       .bind(3, run.framework)
@@ -262,6 +326,15 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
   } else {
     ins.bind_null(19);
   }
+  auto id_or_null = [](std::int64_t id) {
+    return id > 0 ? std::optional<std::int64_t>(id) : std::nullopt;
+  };
+  auto text_or_null = [](const std::string& v) {
+    return v.empty() ? std::nullopt : std::optional<std::string>(v);
+  };
+  ins.bind(20, id_or_null(run.previous_run))
+      .bind(21, text_or_null(run.shard))
+      .bind(22, text_or_null(run.shard_plan));
   ins.run();
   const std::int64_t id = db_.last_insert_rowid();
   sql::Statement f(db_, "INSERT INTO files (run_id, path) VALUES (?, ?)");
@@ -329,6 +402,7 @@ void Store::record_file(std::int64_t run_id, const FileRecord& file,
   sql::Statement del_redirections(db_, "DELETE FROM redirections WHERE file_id = ?");
   del_redirections.bind(1, file_id).run();
   insert_redirections(run_id, file_id, redirections);
+  update_duration(run_id, file);
   tx.commit();
 }
 
@@ -388,7 +462,8 @@ void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
 std::vector<StoredCase> Store::cases(std::int64_t run_id) {
   sql::Statement s(db_,
                    "SELECT f.path, c.classname, c.name, c.status, c.duration_s, c.exception, "
-                   "c.message, c.traceback, c.signature, c.source_path, c.source_line, c.culprit "
+                   "c.message, c.traceback, c.signature, c.source_path, c.source_line, c.culprit, "
+                   "c.flaky "
                    "FROM cases c JOIN files f ON f.id = c.file_id WHERE c.run_id = ? "
                    "ORDER BY f.path, c.id");
   s.bind(1, run_id);
@@ -408,6 +483,7 @@ std::vector<StoredCase> Store::cases(std::int64_t run_id) {
     c.source.path = s.text(9);
     c.source.line = static_cast<int>(s.opt_int64(10).value_or(0));
     c.culprit = s.text(11);
+    sc.flaky = s.int64(12) != 0;
     out.push_back(std::move(sc));
   }
   return out;

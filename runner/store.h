@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct RunRecord {
   std::string source_url;         ///< suite.json's source_url template ({commit}, {path}, {line})
   std::string environment;        ///< JSON object: the suite interpreter's versions, cores, ...
   std::int64_t baseline_run = 0;  ///< shim runs of --differential: the baseline run; 0: none
+  std::int64_t previous_run = 0;  ///< the earlier run it is compared with (--previous); 0: none
+  std::string shard;              ///< "2/4" for a run of --shard; empty otherwise
+  std::string shard_plan;         ///< fingerprint of the shard assignment (schedule.h); or empty
 };
 
 /// One test file of a run. status is empty until the file has finished ("not run").
@@ -60,6 +64,7 @@ struct StoredCase {
   std::string file;  ///< FileRecord::path
   TestCase test;
   std::string signature;  ///< empty for cases that did not fail
+  bool flaky = false;     ///< failed, then passed on a rerun (status: the passing outcome)
 };
 
 /// A run's redirections of one kind (Store::redirections).
@@ -68,6 +73,38 @@ struct RunRedirection {
   long long count = 0;
   int files = 0;  ///< how many test files made it
   int sites = 0;  ///< from how many call sites
+};
+
+/// One outcome of one test in a run with --rerun-failures: attempt 1 is the first run, 2… the
+/// reruns. A file that failed without any test result has attempts named "(file)" (classname
+/// empty).
+struct CaseAttempt {
+  std::string file;  ///< FileRecord::path
+  std::string classname;
+  std::string name;
+  int attempt = 1;
+  CaseStatus status = CaseStatus::kPassed;
+  std::string message;  ///< "Exception: message" of a failing attempt; may be empty
+};
+
+/// What the reruns of one file found (Store::record_reruns).
+struct RerunResult {
+  std::string path;                   ///< the file
+  std::vector<CaseAttempt> attempts;  ///< every attempt of each rerun test, the first included
+  /// Tests that passed on a rerun: their outcome there (status, duration). The stored case keeps
+  /// the first attempt's failure (exception, message, traceback, signature) and gets flaky = 1.
+  std::vector<TestCase> flaky;
+  std::optional<FileStatus> status;  ///< the file's status after the reruns, when it changed
+  std::string note;                  ///< appended to the file's note; empty: none
+};
+
+/// One run's outcome of a test (Store::test_history), newest run first.
+struct TestHistoryEntry {
+  RunRecord run;
+  std::string file;
+  TestCase test;
+  bool flaky = false;
+  int attempts = 0;  ///< rows in attempts (0: not rerun)
 };
 
 class Store {
@@ -79,6 +116,8 @@ class Store {
 
   static int schema_version();
   const std::filesystem::path& path() const { return db_.path(); }
+  /// The connection, for modules that keep their own tables in the same file (runner/gap_log.h).
+  sql::Database& database() { return db_; }
 
   /// Inserts the run (status "running") and a row per planned file, in one transaction.
   std::int64_t begin_run(RunRecord run, const std::vector<std::string>& planned_files);
@@ -104,7 +143,38 @@ class Store {
   /// used), most frequent first; the call site is the first one recorded.
   std::vector<RunRedirection> redirections(std::int64_t run_id);
 
+  // Nightly operations (store_nightly.cpp).
+
+  /// The newest finished (passed or failed) run older than before_id (0: any) with the same suite,
+  /// targets, mode and shard as run: the run a nightly run is compared with.
+  std::optional<RunRecord> comparable_run(const RunRecord& run, std::int64_t before_id = 0);
+  /// Running average duration of each file of a suite (table durations), by files.path.
+  std::map<std::string, double> durations(const std::string& suite);
+  /// Stores what --rerun-failures found for one file, in one transaction: its attempts, flaky = 1
+  /// and the passing outcome on the flaky tests, the file's new status and note.
+  void record_reruns(std::int64_t run_id, const RerunResult& rerun);
+  /// Every attempt recorded for a run, by file path, test and attempt.
+  std::vector<CaseAttempt> attempts(std::int64_t run_id);
+  /// Each file's redirection record as stored (for runner merge), by file path.
+  std::map<std::string, std::vector<Redirection>> file_redirections(std::int64_t run_id);
+  /// Counts of the run's test results by status.
+  std::map<CaseStatus, std::size_t> case_counts(std::int64_t run_id);
+  /// The outcomes of one test across runs, newest first. test is "file::classname::name",
+  /// "classname::name", "classname.name" or a bare name; suite (when not empty) narrows the runs.
+  std::vector<TestHistoryEntry> test_history(const std::string& test, const std::string& suite,
+                                             int limit);
+  /// Runs to delete: beyond the newest keep runs of each suite (keep > 0), or started before
+  /// older_than (ISO 8601; when not empty); only of suite when not empty. Running runs are
+  /// never chosen. Newest first.
+  std::vector<RunRecord> prunable_runs(int keep, const std::string& older_than,
+                                       const std::string& suite);
+  /// Deletes runs with their files, cases, attempts and redirections in one transaction; other
+  /// runs' baseline_run / previous_run naming them become NULL; signatures no case uses any more
+  /// are deleted.
+  void delete_runs(const std::vector<std::int64_t>& run_ids);
+
  private:
+  void update_duration(std::int64_t run_id, const FileRecord& file);
   void insert_cases(std::int64_t run_id, std::int64_t file_id, const std::vector<TestCase>& cases);
   void insert_redirections(std::int64_t run_id, std::int64_t file_id,
                            const std::vector<Redirection>& redirections);

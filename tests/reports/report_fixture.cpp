@@ -31,6 +31,40 @@ TestCase make_case(const std::string& cls, const std::string& name, CaseStatus s
   return c;
 }
 
+// The night before: the tolerance tests and test_import.py failed already, test_zeros,
+// test_segv and test_ok passed, test_xfail failed; the hostile test did not exist.
+std::int64_t record_previous_run(Store& store, RunRecord run) {
+  run.started_at = "2026-11-20T10:00:00Z";
+  const std::int64_t id = store.begin_run(run, {"test_cuda.py", "test_import.py", "test_ok.py",
+                                                "test_tolerance.py", "sub/test_crash.py"});
+  auto file = [](const std::string& path, FileStatus status) {
+    FileRecord f;
+    f.path = path;
+    f.status = status;
+    f.duration_s = 1;
+    f.log_path = "logs/" + path + ".log";
+    return f;
+  };
+  std::vector<TestCase> tol;
+  for (int i = 0; i < 30; ++i) {
+    tol.push_back(make_case("tests.test_tolerance.Tol", fmt::format("test_{:02}", i),
+                            CaseStatus::kFailed, "AssertionError", "0.5 not less than 1e-05"));
+  }
+  store.record_file(id, file("test_tolerance.py", FileStatus::kFailed), tol);
+  store.record_file(id, file("test_cuda.py", FileStatus::kFailed),
+                    {make_case("tests.test_cuda", "test_zeros", CaseStatus::kPassed),
+                     make_case("tests.test_cuda", "test_skipped", CaseStatus::kSkipped),
+                     make_case("tests.test_cuda", "test_xfail", CaseStatus::kFailed,
+                               "AssertionError", "was broken")});
+  store.record_file(id, file("test_ok.py", FileStatus::kPassed),
+                    {make_case("tests.test_ok", "test_ok", CaseStatus::kPassed)});
+  store.record_file(id, file("sub/test_crash.py", FileStatus::kPassed),
+                    {make_case("tests.sub.test_crash", "test_segv", CaseStatus::kPassed)});
+  store.record_file(id, file("test_import.py", FileStatus::kError), {});
+  store.finish_run(id, "failed", "2026-11-20T10:00:40Z");
+  return id;
+}
+
 }  // namespace
 
 void record_sample_run(RecordedRun& r) {
@@ -74,6 +108,7 @@ void record_sample_run(RecordedRun& r) {
       R"("recommended_dtype":"float32"}],"policy":{"cuda_redirects_to":"cpu"}},)"
       R"("git_toplevel":")" +
       r.dir.path().string() + "\"}";
+  run.previous_run = record_previous_run(store, run);
   r.run_id = store.begin_run(run, {"test_cuda.py", "test_import.py", "test_ok.py",
                                    "test_tolerance.py", "sub/test_crash.py", "test_never.py"});
 
@@ -138,6 +173,15 @@ void record_sample_run(RecordedRun& r) {
                     file("sub/test_crash.py", FileStatus::kCrashed, 0.75, "killed by SIGSEGV"),
                     {culprit});
   store.record_file(r.run_id, file("test_import.py", FileStatus::kError, 0.5), {});
+  // test_ok failed at first and passed on a rerun: flaky.
+  RerunResult rerun;
+  rerun.path = "test_ok.py";
+  rerun.attempts = {
+      {"test_ok.py", "tests.test_ok", "test_ok", 1, CaseStatus::kFailed, "TimeoutError: slow disk"},
+      {"test_ok.py", "tests.test_ok", "test_ok", 2, CaseStatus::kPassed, ""}};
+  rerun.flaky = {make_case("tests.test_ok", "test_ok", CaseStatus::kPassed)};
+  rerun.note = "flaky: 1 failing test passed on a rerun";
+  store.record_reruns(r.run_id, rerun);
   store.finish_run(r.run_id, "failed", "2026-11-21T10:00:42Z");
 }
 

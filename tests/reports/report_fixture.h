@@ -17,7 +17,8 @@ struct RecordedRun {
   std::filesystem::path db() const { return dir / "results.db"; }
 };
 
-/// Records a run with passing, failing (30 sharing one signature), erroring, crashed
+/// Records a run (after its previous run, the night before: new failures, a fix, still failing
+/// tests) with a flaky test, passing, failing (30 sharing one signature), erroring, crashed
 /// (culprit), skipped and import-error files, hostile test names and a 10 KB message.
 void record_sample_run(RecordedRun& r);
 

@@ -1,0 +1,308 @@
+#include "runner/rerun.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "runner/collect.h"
+#include "runner/progress.h"
+#include "runner/run_log.h"
+#include "runner/status.h"
+#include "runner/store.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+}
+
+// "tests/sub/test_x.py" → "tests.sub.test_x"; empty when a part is not a Python identifier.
+std::string python_module(const Suite& suite, const TestFile& file) {
+  fs::path p = (fs::path(suite.tests_dir) / file.rel_path).lexically_normal();
+  if (p.extension() != ".py") return "";
+  p.replace_extension();
+  std::string dotted;
+  for (const auto& part : p) {
+    if (!is_identifier(part.string())) return "";
+    dotted += (dotted.empty() ? "" : ".") + part.string();
+  }
+  return dotted;
+}
+
+bool is_fixture_name(const std::string& name) {
+  static const std::set<std::string> fixtures{"setUpClass", "tearDownClass", "setUpModule",
+                                              "tearDownModule"};
+  // unittest names a fixture error "setUpClass (tests.test_x.MyTest)".
+  return name.empty() || name[0] == '<' || fixtures.count(name) > 0 ||
+         fixtures.count(name.substr(0, name.find(" ("))) > 0;
+}
+
+std::string key_of(const TestCase& c) { return c.classname + '\n' + c.name; }
+
+std::string failure_text(const TestCase& c) {
+  if (c.exception.empty()) return c.message;
+  return c.message.empty() ? c.exception : c.exception + ": " + c.message;
+}
+
+// One failing file being rerun.
+struct Tracked {
+  TestFile file;
+  FileRecord first;               // its first attempt's record
+  std::vector<TestCase> pending;  // failing tests not yet seen passing
+  bool file_level = false;        // it failed without a failing test: rerun it whole
+  bool done = false;
+  std::size_t flaky_tests = 0;
+  RerunResult result;
+};
+
+class RerunObserver : public PoolObserver {
+ public:
+  struct Finished {
+    ProcessResult process;
+    CollectedFile collected;
+  };
+
+  RerunObserver(const Suite& suite, std::vector<Tracked*>& tracked,
+                const std::vector<ProcessSpec>& specs, RunLog& log, Progress& progress, int attempt)
+      : suite_(suite),
+        tracked_(tracked),
+        specs_(specs),
+        log_(log),
+        progress_(progress),
+        attempt_(attempt) {}
+
+  void on_start(std::size_t i) override {
+    log_.line(
+        fmt::format("Rerun (attempt {}): Started test: {}", attempt_, tracked_[i]->file.rel_path));
+    progress_.started(tracked_[i]->file.rel_path);
+  }
+  void on_finish(std::size_t i, const ProcessResult& r) override {
+    Finished f{r, collect_results(suite_, tracked_[i]->file, specs_[i], r)};
+    const FileStatus status = f.collected.status;
+    log_.line(fmt::format("Rerun (attempt {}): Finished test: {} - Status: {} Duration: {:.2f}s",
+                          attempt_, tracked_[i]->file.rel_path, to_string(status), r.duration_s));
+    progress_.finished(tracked_[i]->file.rel_path, status, r.duration_s,
+                       specs_[i].log_path.string(), "");
+    finished_.emplace(i, std::move(f));
+  }
+  void on_tick() override { progress_.tick(); }
+  void on_interrupt(int signo) override {
+    log_.line("Interrupted by " + signal_name(signo) + ": stopping the reruns");
+  }
+  const std::map<std::size_t, Finished>& finished() const { return finished_; }
+
+ private:
+  const Suite& suite_;
+  std::vector<Tracked*>& tracked_;
+  const std::vector<ProcessSpec>& specs_;
+  RunLog& log_;
+  Progress& progress_;
+  int attempt_;
+  std::map<std::size_t, Finished> finished_;
+};
+
+}  // namespace
+
+std::optional<std::vector<std::string>> rerun_selectors(const Suite& suite, const TestFile& file,
+                                                        const std::vector<TestCase>& failing) {
+  if (failing.empty()) return std::nullopt;
+  std::vector<std::string> ids;
+  std::set<std::string> seen;
+  auto add = [&](std::string id) {
+    if (seen.insert(id).second) ids.push_back(std::move(id));
+  };
+  if (suite.framework == Framework::kGtest) {
+    std::string prefix = file.file_rel();
+    std::replace(prefix.begin(), prefix.end(), '/', '.');
+    for (const TestCase& c : failing) {
+      if (c.name.empty() || c.classname.rfind(prefix + ".", 0) != 0) return std::nullopt;
+      const std::string test_suite = c.classname.substr(prefix.size() + 1);
+      if (test_suite.empty() || c.name.find_first_of(":*?") != std::string::npos) {
+        return std::nullopt;
+      }
+      add(test_suite + "." + c.name);
+    }
+    std::string filter = "--gtest_filter=";
+    for (std::size_t i = 0; i < ids.size(); ++i) filter += (i == 0 ? "" : ":") + ids[i];
+    return std::vector<std::string>{filter};
+  }
+  const std::string module = python_module(suite, file);
+  if (module.empty()) return std::nullopt;
+  for (const TestCase& c : failing) {
+    if (is_fixture_name(c.name) || c.classname.rfind(module, 0) != 0) return std::nullopt;
+    const std::string rest = c.classname.substr(module.size());  // "" or ".Class[.Inner]"
+    if (!rest.empty() && rest[0] != '.') return std::nullopt;
+    if (suite.framework == Framework::kUnittest) {
+      if (rest.empty()) return std::nullopt;
+      std::string method = c.name.substr(0, c.name.find(" ("));  // "test_y (i=1)" → test_y
+      if (!is_identifier(method)) return std::nullopt;
+      add(c.classname + "." + method);
+    } else {
+      std::string id =
+          (fs::path(suite.tests_dir) / file.rel_path).lexically_normal().generic_string();
+      std::string classes = rest.empty() ? "" : rest.substr(1);
+      for (std::size_t p = 0; (p = classes.find('.', p)) != std::string::npos; p += 2) {
+        classes.replace(p, 1, "::");
+      }
+      if (!classes.empty()) id += "::" + classes;
+      add(id + "::" + c.name);
+    }
+  }
+  return ids;
+}
+
+ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                       const TestFile& file, const fs::path& out_dir, int attempt,
+                       const std::optional<std::vector<std::string>>& selectors) {
+  LaunchOptions options = launch;
+  options.logs_dir = out_dir / "reruns" / fmt::format("attempt-{}", attempt);
+  ProcessSpec spec = plan_process(suite, options, env, file);
+  if (!selectors) return spec;
+  if (suite.framework == Framework::kGtest) {
+    spec.env.erase("GTEST_TOTAL_SHARDS");
+    spec.env.erase("GTEST_SHARD_INDEX");
+    spec.argv.insert(spec.argv.end(), selectors->begin(), selectors->end());
+  } else {
+    spec.argv.pop_back();  // the file's path: test_command puts it last
+    spec.argv.insert(spec.argv.end(), selectors->begin(), selectors->end());
+  }
+  return spec;
+}
+
+bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                    const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
+                    RunLog& log, const RerunOptions& options) {
+  if (options.max_reruns <= 0) return true;
+  std::map<std::string, TestFile> by_path;
+  for (const auto& f : files) by_path.emplace(f.rel_path, f);
+  std::map<std::string, std::vector<TestCase>> failing;
+  for (auto& c : store.cases(run_id)) {
+    if (is_failure(c.test.status) || !c.test.culprit.empty()) {
+      failing[c.file].push_back(std::move(c.test));
+    }
+  }
+  std::vector<Tracked> tracked;
+  for (auto& f : store.files(run_id)) {
+    if (!f.status || !is_failure(*f.status) || by_path.count(f.path) == 0) continue;
+    Tracked t;
+    t.file = by_path.at(f.path);
+    t.pending = failing[f.path];
+    t.file_level = t.pending.empty();
+    t.result.path = f.path;
+    for (const TestCase& c : t.pending) {
+      t.result.attempts.push_back({f.path, c.classname, c.name, 1, c.status, failure_text(c)});
+    }
+    if (t.file_level) {
+      t.result.attempts.push_back(
+          {f.path, "", "(file)", 1, CaseStatus::kError,
+           std::string(to_string(*f.status)) + (f.note.empty() ? "" : ": " + f.note)});
+    }
+    t.first = std::move(f);
+    tracked.push_back(std::move(t));
+  }
+  bool completed = true;
+  for (int attempt = 2; completed && attempt <= options.max_reruns + 1; ++attempt) {
+    std::vector<Tracked*> now;
+    std::vector<ProcessSpec> specs;
+    std::size_t selected = 0;
+    for (auto& t : tracked) {
+      if (t.done) continue;
+      std::optional<std::vector<std::string>> selectors;
+      if (!t.file_level && t.first.status == FileStatus::kFailed) {
+        selectors = rerun_selectors(suite, t.file, t.pending);
+      }
+      if (selectors) ++selected;
+      specs.push_back(plan_rerun(suite, launch, env, t.file, options.out_dir, attempt, selectors));
+      now.push_back(&t);
+    }
+    if (now.empty()) break;
+    std::printf("runner: rerun %d of %d: %zu failing file%s (%zu by their failing tests alone)\n",
+                attempt - 1, options.max_reruns, now.size(), now.size() == 1 ? "" : "s", selected);
+    std::fflush(stdout);
+    log.line(fmt::format("Rerun (attempt {}): {} files", attempt, now.size()));
+    Progress progress(stdout, TerminalInfo::detect(stdout), now.size());
+    RerunObserver observer(suite, now, specs, log, progress, attempt);
+    completed = ProcessPool(options.pool).run(specs, observer);
+    progress.close();
+
+    for (const auto& [i, finished] : observer.finished()) {
+      Tracked& t = *now[i];
+      const ProcessResult& r = finished.process;
+      const CollectedFile& got = finished.collected;
+      if (r.interrupted) continue;
+      if (t.file_level) {
+        const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
+        t.result.attempts.push_back({t.file.rel_path, "", "(file)", attempt,
+                                     passed ? CaseStatus::kPassed : CaseStatus::kError,
+                                     passed ? "" : std::string(to_string(got.status))});
+        if (!passed) continue;
+        // It failed before any test said why, and passes now: its results are this attempt's.
+        FileRecord rec;
+        rec.path = t.file.rel_path;
+        rec.status = got.status;
+        rec.exit_code = r.exit_code;
+        rec.signal = r.signal;
+        rec.duration_s = r.duration_s;
+        rec.log_path = specs[i].log_path.lexically_relative(options.out_dir).generic_string();
+        rec.started_at = iso8601_utc(r.started_at);
+        rec.finished_at = iso8601_utc(r.finished_at);
+        rec.parsed_from = got.parsed_from;
+        rec.reported = got.reported;
+        store.record_file(run_id, rec, got.cases);
+        t.result.note =
+            fmt::format("flaky: {} on attempt 1, {} on attempt {} ({})", to_string(*t.first.status),
+                        to_string(got.status), attempt, rec.log_path);
+        t.done = true;
+        continue;
+      }
+      std::map<std::string, const TestCase*> seen;
+      for (const TestCase& c : got.cases) seen.emplace(key_of(c), &c);
+      std::vector<TestCase> still;
+      for (TestCase& p : t.pending) {
+        auto it = seen.find(key_of(p));
+        if (it == seen.end()) {
+          still.push_back(std::move(p));  // not reported this time: try again
+          continue;
+        }
+        const TestCase& now_case = *it->second;
+        t.result.attempts.push_back({t.file.rel_path, p.classname, p.name, attempt, now_case.status,
+                                     is_failure(now_case.status) ? failure_text(now_case) : ""});
+        if (is_failure(now_case.status) || !now_case.culprit.empty()) {
+          still.push_back(std::move(p));
+        } else {
+          t.result.flaky.push_back(now_case);
+          ++t.flaky_tests;
+        }
+      }
+      t.pending = std::move(still);
+      if (t.pending.empty()) {
+        t.done = true;
+        t.result.status = FileStatus::kPassed;
+        t.result.note = fmt::format("flaky: {} failing test{} passed on a rerun", t.flaky_tests,
+                                    t.flaky_tests == 1 ? "" : "s");
+      }
+    }
+  }
+  for (auto& t : tracked) {
+    const bool rerun = std::any_of(t.result.attempts.begin(), t.result.attempts.end(),
+                                   [](const CaseAttempt& a) { return a.attempt > 1; });
+    if (!rerun) continue;  // interrupted before its rerun started
+    if (!t.done && t.flaky_tests > 0) {
+      t.result.note = fmt::format("flaky: {} failing test{} passed on a rerun", t.flaky_tests,
+                                  t.flaky_tests == 1 ? "" : "s");
+    }
+    store.record_reruns(run_id, t.result);
+  }
+  return completed;
+}
+
+}  // namespace devshim

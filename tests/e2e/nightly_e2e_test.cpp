@@ -1,0 +1,339 @@
+// Nightly operations with the real runner binary on a purpose-made suite (suites/nightly): the
+// comparison with the previous run and --fail-on, flaky tests found by --rerun-failures (unittest
+// and pytest), runner history, --failed-first, shards (--shard, Bazel and Kubernetes variables)
+// merged back into the run one machine makes, and runner prune.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "runner/sqlite.h"
+#include "runner/store.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+const fs::path kSuite = fs::path(E2E_SUITES_DIR) / "nightly";
+
+class NightlyE2E : public ::testing::Test {
+ protected:
+  fs::path db() const { return dir_ / "results.db"; }
+
+  // runner <suite> --db <db> --python <python> extra..., with env added.
+  testing::RunResult runner(const std::vector<std::string>& extra,
+                            std::map<std::string, std::string> env = {},
+                            const fs::path& suite = kSuite) {
+    std::vector<std::string> argv{RUNNER_PATH,   suite.string(), "--db",
+                                  db().string(), "--python",     TEST_PYTHON};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    env.emplace("NO_COLOR", "1");
+    // Nothing from the environment of the test run may shard these runs.
+    for (const char* v : {"TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "JOB_COMPLETION_INDEX",
+                          "DEVSHIM_SHARD_TOTAL", "E2E_NIGHT", "E2E_FLAKY_DIR"}) {
+      env.emplace(v, "");
+    }
+    return testing::run(argv, env, 120s);
+  }
+  // A runner subcommand (history, merge, prune, runs).
+  testing::RunResult command(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{RUNNER_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::run(argv, {{"NO_COLOR", "1"}}, 120s);
+  }
+  json report(const fs::path& out) { return json::parse(testing::read_file(out / "report.json")); }
+  // The case of report.json for file::name.
+  static json find_case(const json& report, const std::string& file, const std::string& name) {
+    for (const auto& f : report["files"]) {
+      if (f["path"] != file) continue;
+      for (const auto& c : f["cases"]) {
+        if (c["name"] == name) return c;
+      }
+    }
+    return nullptr;
+  }
+  TempDir dir_;
+};
+
+TEST_F(NightlyE2E, EachRunIsComparedWithThePreviousOneAndFailOnDecidesTheExitCode) {
+  auto night1 = runner({"--out", (dir_ / "n1").string()});
+  ASSERT_EQ(night1.exit_code, 1) << night1.output;  // test_flip fails
+  EXPECT_TRUE(report(dir_ / "n1")["previous"].is_null());
+  const std::int64_t first = Store(db()).runs(1).at(0).id;
+
+  auto night2 = runner({"--out", (dir_ / "n2").string()}, {{"E2E_NIGHT", "2"}});
+  ASSERT_EQ(night2.exit_code, 1) << night2.output;
+  json r = report(dir_ / "n2");
+  ASSERT_TRUE(r["previous"].is_object()) << r["previous"];
+  EXPECT_EQ(r["previous"]["run"], first);
+  const json& counts = r["previous"]["counts"];
+  EXPECT_EQ(counts["new_failure"], 1) << counts;
+  EXPECT_EQ(counts["fixed"], 1) << counts;
+  EXPECT_EQ(counts["still_failing"], 1) << counts;
+  EXPECT_EQ(counts["flaky"], 0) << counts;
+  EXPECT_EQ(find_case(r, "test_flip.py", "test_breaks")["change"], "new_failure");
+  EXPECT_EQ(find_case(r, "test_flip.py", "test_heals")["change"], "fixed");
+  EXPECT_EQ(find_case(r, "test_flip.py", "test_broken")["change"], "still_failing");
+  EXPECT_EQ(find_case(r, "test_stable.py", "test_one")["change"], "unchanged");
+  ASSERT_EQ(r["previous"]["new_failures"].size(), 1U);
+  EXPECT_EQ(r["previous"]["new_failures"][0]["name"], "test_breaks");
+  // The section comes first, before the summary, in Markdown and HTML.
+  const std::string md = testing::read_file(dir_ / "n2/report.md");
+  EXPECT_NE(md.find("## Changes since run " + std::to_string(first)), std::string::npos) << md;
+  EXPECT_LT(md.find("## Changes since run"), md.find("## Summary"));
+  const std::string html = testing::read_file(dir_ / "n2/report.html");
+  EXPECT_LT(html.find("id=\"previous\""), html.find("id=\"summary\""));
+  EXPECT_EQ(Store(db()).runs(1).at(0).previous_run, first);
+
+  // Night 2 again: only still-failing tests, so new-failures is green and any is red.
+  auto again =
+      runner({"--out", (dir_ / "n3").string(), "--fail-on", "new-failures"}, {{"E2E_NIGHT", "2"}});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(report(dir_ / "n3")["previous"]["counts"]["new_failure"], 0);
+  auto any = runner({"--out", (dir_ / "n4").string(), "--fail-on", "any"}, {{"E2E_NIGHT", "2"}});
+  EXPECT_EQ(any.exit_code, 1) << any.output;
+  // No baseline: regressions behaves like new-failures.
+  auto regressions =
+      runner({"--out", (dir_ / "n5").string(), "--fail-on", "regressions"}, {{"E2E_NIGHT", "2"}});
+  EXPECT_EQ(regressions.exit_code, 0) << regressions.output;
+  // Back to night 1: test_heals fails again, a new failure.
+  auto back = runner({"--out", (dir_ / "n6").string(), "--fail-on", "new-failures"});
+  EXPECT_EQ(back.exit_code, 1) << back.output;
+  // --previous names the run to compare with.
+  auto explicit_previous =
+      runner({"--out", (dir_ / "n7").string(), "--previous", std::to_string(first)});
+  EXPECT_EQ(report(dir_ / "n7")["previous"]["run"], first);
+  EXPECT_EQ(report(dir_ / "n7")["previous"]["counts"]["new_failure"], 0);
+  // Another set of targets is not comparable.
+  auto other = runner({"test_stable.py", "--out", (dir_ / "n8").string()});
+  EXPECT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_TRUE(report(dir_ / "n8")["previous"].is_null());
+}
+
+TEST_F(NightlyE2E, RerunFailuresFindsTheFlakyTestAndRerunsItAlone) {
+  auto r = runner(
+      {"test_flaky.py", "test_flip.py", "--out", (dir_ / "out").string(), "--rerun-failures", "2"},
+      {{"E2E_FLAKY_DIR", dir_.path().string()}, {"E2E_NIGHT", "1"}});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // test_flip still fails
+  EXPECT_NE(r.output.find("runner: rerun 1 of 2: 2 failing files"), std::string::npos) << r.output;
+  EXPECT_EQ(testing::read_file(dir_ / "test_sometimes.count"), "2");
+
+  Store store(db());
+  const RunRecord run = store.runs(1).at(0);
+  std::map<std::string, FileRecord> files;
+  for (auto& f : store.files(run.id)) files[f.path] = f;
+  EXPECT_EQ(files.at("test_flaky.py").status, FileStatus::kPassed);
+  EXPECT_NE(files.at("test_flaky.py").note.find("flaky"), std::string::npos);
+  EXPECT_EQ(files.at("test_flip.py").status, FileStatus::kFailed);
+  std::map<std::string, std::vector<std::string>> attempts;
+  for (const auto& a : store.attempts(run.id)) {
+    attempts[a.file + "::" + a.name].push_back(std::string(to_string(a.status)));
+  }
+  EXPECT_EQ(attempts["test_flaky.py::test_sometimes"],
+            (std::vector<std::string>{"failed", "passed"}));
+  EXPECT_EQ(attempts["test_flip.py::test_broken"],
+            (std::vector<std::string>{"failed", "failed", "failed"}));
+  EXPECT_EQ(attempts.count("test_flaky.py::test_other"), 0U);
+  // The rerun ran the failing test alone.
+  const std::string rerun_log = testing::read_file(dir_ / "out/reruns/attempt-2/test_flaky.py.log");
+  EXPECT_NE(rerun_log.find("test_sometimes"), std::string::npos) << rerun_log;
+  EXPECT_EQ(rerun_log.find("test_other"), std::string::npos) << rerun_log;
+
+  json rep = report(dir_ / "out");
+  json flaky = find_case(rep, "test_flaky.py", "test_sometimes");
+  EXPECT_EQ(flaky["flaky"], true) << flaky;
+  EXPECT_EQ(flaky["status"], "passed");
+  ASSERT_EQ(flaky["attempts"].size(), 2U) << flaky;
+  EXPECT_EQ(flaky["attempts"][0]["status"], "failed");
+  EXPECT_NE(flaky["attempts"][0]["message"].get<std::string>().find("fails the first time"),
+            std::string::npos);
+  EXPECT_EQ(rep["flaky"].size(), 1U);
+  EXPECT_EQ(find_case(rep, "test_flip.py", "test_broken")["flaky"], false);
+  const std::string md = testing::read_file(dir_ / "out/report.md");
+  EXPECT_NE(md.find("## Flaky tests"), std::string::npos);
+  EXPECT_NE(md.find("failed → passed"), std::string::npos);
+
+  // Its history says so.
+  auto h = command({"history", "tests.test_flaky.Flaky::test_sometimes", "--db", db().string()});
+  EXPECT_EQ(h.exit_code, 0) << h.output;
+  EXPECT_NE(h.output.find("flaky (2 attempts)"), std::string::npos) << h.output;
+  EXPECT_NE(h.output.find("timeline, oldest to newest: f"), std::string::npos) << h.output;
+  // Flaky is not a new failure: the next run, where it passes at once, is green for new-failures.
+  auto next =
+      runner({"test_flaky.py", "--out", (dir_ / "next").string(), "--fail-on", "new-failures"},
+             {{"E2E_FLAKY_DIR", dir_.path().string()}});
+  EXPECT_EQ(next.exit_code, 0) << next.output;
+  auto h2 = command({"history", "tests.test_flaky.Flaky.test_sometimes", "--db", db().string()});
+  EXPECT_NE(h2.output.find("timeline, oldest to newest: fP"), std::string::npos) << h2.output;
+  auto unknown = command({"history", "no.such::test", "--db", db().string()});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+}
+
+TEST_F(NightlyE2E, PytestReruns) {
+  auto r = runner({"test_flaky.py", "--out", (dir_ / "out").string(), "--rerun-failures", "1"},
+                  {{"E2E_FLAKY_DIR", dir_.path().string()}}, kSuite / "pytest-suite.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string rerun_log = testing::read_file(dir_ / "out/reruns/attempt-2/test_flaky.py.log");
+  EXPECT_NE(rerun_log.find("test_flaky.py::Flaky::test_sometimes PASSED"), std::string::npos)
+      << rerun_log;
+  EXPECT_EQ(rerun_log.find("test_other"), std::string::npos) << rerun_log;
+  json c = find_case(report(dir_ / "out"), "test_flaky.py", "test_sometimes");
+  EXPECT_EQ(c["flaky"], true) << c;
+}
+
+TEST_F(NightlyE2E, GtestRerunsTheFailingTestsThroughAFilter) {
+  auto r =
+      testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gtest").string(), "pass_test", "--db",
+                    db().string(), "--out", (dir_ / "out").string(), "--rerun-failures", "1"},
+                   {{"E2E_GTEST_ROOT", E2E_GTEST_ROOT}, {"NO_COLOR", "1"}}, 120s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // Basic.Fails fails every time
+  EXPECT_NE(r.output.find("(1 by their failing tests alone)"), std::string::npos) << r.output;
+  const std::string log = testing::read_file(dir_ / "out/reruns/attempt-2/pass_test.log");
+  EXPECT_NE(log.find("Google Test filter = Basic.Fails"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Basic.Passes"), std::string::npos) << log;
+  Store store(db());
+  std::vector<int> attempts;
+  for (const auto& a : store.attempts(store.runs(1).at(0).id)) {
+    if (a.name == "Fails") attempts.push_back(a.attempt);
+  }
+  EXPECT_EQ(attempts, (std::vector<int>{1, 2}));
+}
+
+TEST_F(NightlyE2E, FailedFirstStartsTheLastRunsFailuresFirst) {
+  ASSERT_EQ(runner({"--out", (dir_ / "a").string()}).exit_code, 1);
+  auto r = runner({"--out", (dir_ / "b").string(), "-j", "1", "--failed-first"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string log = testing::read_file(dir_ / "b/run.log");
+  const auto first = log.find("Started test: ");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.compare(first, 26, "Started test: test_flip.py"), 0) << log;
+}
+
+// Normalises what differs between two runs of the same files: ids, times, the command line,
+// the number of workers.
+json comparable(json r) {
+  for (const char* k : {"id", "started_at", "finished_at", "duration_s", "command_line", "jobs"}) {
+    r["run"].erase(k);
+  }
+  for (auto& f : r["files"]) {
+    f["duration_s"] = 0;
+    for (auto& c : f["cases"]) c["duration_s"] = 0;
+  }
+  return r;
+}
+
+TEST_F(NightlyE2E, ShardsMergedGiveTheReportOfOneMachine) {
+  const fs::path one = dir_ / "one", s1 = dir_ / "s1", s2 = dir_ / "s2";
+  auto single = testing::run({RUNNER_PATH, kSuite.string(), "--db", (one / "results.db").string(),
+                              "--out", one.string(), "--python", TEST_PYTHON, "-j", "2"},
+                             {{"NO_COLOR", "1"}}, 120s);
+  ASSERT_EQ(single.exit_code, 1) << single.output;
+  std::set<std::string> seen;
+  for (const auto& [shard, dir] : {std::pair{"1/2", s1}, std::pair{"2/2", s2}}) {
+    auto r = testing::run({RUNNER_PATH, kSuite.string(), "--db", (dir / "results.db").string(),
+                           "--out", dir.string(), "--python", TEST_PYTHON, "--shard", shard},
+                          {{"NO_COLOR", "1"}}, 120s);
+    EXPECT_LE(r.exit_code, 1) << r.output;
+    Store store(dir / "results.db");
+    const RunRecord run = store.runs(1).at(0);
+    EXPECT_EQ(run.shard, shard);
+    EXPECT_EQ(run.shard_plan.size(), 16U);
+    for (const auto& f : store.files(run.id)) {
+      EXPECT_TRUE(seen.insert(f.path).second) << f.path << " ran in two shards";
+    }
+  }
+  EXPECT_EQ(seen.size(), 4U);
+
+  const fs::path all = dir_ / "all.db", merged = dir_ / "merged";
+  auto m = command({"merge", (s1 / "results.db").string(), (s2 / "results.db").string(), "-o",
+                    all.string(), "--out", merged.string()});
+  ASSERT_EQ(m.exit_code, 1) << m.output;  // like the run: test_flip fails
+  EXPECT_NE(m.output.find("merged 2 runs of e2e-nightly (1/2, 2/2)"), std::string::npos)
+      << m.output;
+  EXPECT_TRUE(fs::exists(merged / "logs/test_flip.py.log"));
+  EXPECT_TRUE(fs::exists(merged / "report.md"));
+  EXPECT_EQ(comparable(report(merged)), comparable(report(one)));
+  {
+    sql::Database check(all);
+    sql::Statement fk(check, "PRAGMA foreign_key_check");
+    EXPECT_FALSE(fk.step()) << "dangling reference in the merged database";
+  }
+  // --fail-on applies to the merged run as to a run.
+  auto again =
+      command({"merge", (s1 / "results.db").string(), (s2 / "results.db").string(), "-o",
+               all.string(), "--out", (dir_ / "merged2").string(), "--fail-on", "new-failures"});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(report(dir_ / "merged2")["previous"]["counts"]["still_failing"], 2);
+
+  // What does not belong together is refused.
+  auto mixed = command({"merge", (s1 / "results.db").string(), (one / "results.db").string(), "-o",
+                        (dir_ / "bad.db").string()});
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.output;
+  auto twice = command({"merge", (s1 / "results.db").string(), (s1 / "results.db").string(), "-o",
+                        (dir_ / "bad.db").string()});
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("same shard"), std::string::npos) << twice.output;
+}
+
+TEST_F(NightlyE2E, ShardsFromBazelAndKubernetesVariables) {
+  auto list = [&](const std::vector<std::string>& extra, std::map<std::string, std::string> env) {
+    std::vector<std::string> argv{RUNNER_PATH, kSuite.string(), "--db", db().string(), "--list"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    for (const char* v :
+         {"TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "JOB_COMPLETION_INDEX", "DEVSHIM_SHARD_TOTAL"}) {
+      env.emplace(v, "");
+    }
+    return testing::run(argv, env, 30s);
+  };
+  auto first = list({"--shard", "1/2"}, {});
+  auto second = list({"--shard", "2/2"}, {});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output, second.output);
+  EXPECT_EQ(list({}, {{"TEST_TOTAL_SHARDS", "2"}, {"TEST_SHARD_INDEX", "1"}}).output,
+            second.output);
+  EXPECT_EQ(list({}, {{"JOB_COMPLETION_INDEX", "0"}, {"DEVSHIM_SHARD_TOTAL", "2"}}).output,
+            first.output);
+  EXPECT_EQ(list({"--shard-total", "2"}, {{"JOB_COMPLETION_INDEX", "1"}}).output, second.output);
+  auto no_total = list({}, {{"JOB_COMPLETION_INDEX", "1"}});
+  EXPECT_EQ(no_total.exit_code, 2);
+  EXPECT_NE(no_total.output.find("DEVSHIM_SHARD_TOTAL"), std::string::npos) << no_total.output;
+  EXPECT_EQ(list({"--shard", "3/2"}, {}).exit_code, 2);
+  EXPECT_FALSE(fs::exists(db())) << "--list touches no database";
+}
+
+TEST_F(NightlyE2E, PruneDeletesOldRunsWithTheirLogs) {
+  for (const char* out : {"p1", "p2", "p3"}) {
+    ASSERT_LE(runner({"test_stable.py", "test_flip.py", "--out", (dir_ / out).string()}).exit_code,
+              1);
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "p1/logs/test_flip.py.log"));
+  auto dry = command({"prune", "--keep", "1", "--dry-run", "--db", db().string()});
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_EQ(Store(db()).runs(10).size(), 3U);
+  auto p = command({"prune", "--keep", "1", "--db", db().string()});
+  EXPECT_EQ(p.exit_code, 0) << p.output;
+  auto runs = Store(db()).runs(10);
+  ASSERT_EQ(runs.size(), 1U);
+  EXPECT_EQ(fs::path(runs[0].out_dir), dir_ / "p3");
+  EXPECT_FALSE(fs::exists(dir_ / "p1")) << "its logs, reports and folder go with the run";
+  EXPECT_FALSE(fs::exists(dir_ / "p2"));
+  EXPECT_TRUE(fs::exists(dir_ / "p3/logs/test_flip.py.log"));
+  sql::Database check(db());
+  sql::Statement fk(check, "PRAGMA foreign_key_check");
+  EXPECT_FALSE(fk.step()) << "dangling reference after prune";
+  sql::Statement orphans(check,
+                         "SELECT count(*) FROM signatures WHERE signature NOT IN "
+                         "(SELECT signature FROM cases WHERE signature IS NOT NULL)");
+  ASSERT_TRUE(orphans.step());
+  EXPECT_EQ(orphans.int64(0), 0);
+  auto none = command({"prune", "--db", db().string()});
+  EXPECT_EQ(none.exit_code, 2) << "neither --keep nor --older-than";
+}
+
+}  // namespace
+}  // namespace devshim

@@ -1,0 +1,97 @@
+// A run against its previous run and its flaky tests (reports/run_to_run.cpp), and --fail-on
+// (reports/fail_on.cpp), on the recorded sample run of report_fixture.cpp.
+#include <gtest/gtest.h>
+
+#include "reports/fail_on.h"
+#include "reports/report.h"
+#include "runner/error.h"
+#include "tests/reports/report_fixture.h"
+
+namespace devshim {
+namespace {
+
+TEST(ChangeClass, EveryCombination) {
+  using S = CaseStatus;
+  EXPECT_EQ(change_class(S::kPassed, S::kFailed), "new_failure");
+  EXPECT_EQ(change_class(S::kSkipped, S::kError), "new_failure");
+  EXPECT_EQ(change_class(std::nullopt, S::kFailed), "new_failure");
+  EXPECT_EQ(change_class(S::kFailed, S::kPassed), "fixed");
+  EXPECT_EQ(change_class(S::kError, S::kSkipped), "fixed");
+  EXPECT_EQ(change_class(S::kFailed, S::kError), "still_failing");
+  EXPECT_EQ(change_class(S::kPassed, S::kPassed), "unchanged");
+  EXPECT_EQ(change_class(std::nullopt, S::kPassed), "unchanged");
+  EXPECT_EQ(change_class(S::kPassed, S::kPassed, true), "flaky");
+  EXPECT_EQ(change_class(S::kFailed, S::kPassed, true), "flaky") << "neither fixed nor new";
+  EXPECT_EQ(change_classes().size(), 5U);
+}
+
+class RunToRun : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::record_sample_run(run_); }
+  Report report() {
+    Store store(run_.db());
+    return build_report(store, run_.run_id, run_.out());
+  }
+  testing::RecordedRun run_;
+};
+
+TEST_F(RunToRun, ClassifiesEveryTestAgainstThePreviousRun) {
+  const Report r = report();
+  ASSERT_TRUE(r.previous);
+  EXPECT_EQ(r.previous->previous_run, r.run.previous_run);
+  EXPECT_EQ(r.previous->started_at, "2026-11-20T10:00:00Z");
+  const auto& c = r.previous->counts;
+  EXPECT_EQ(c.at("still_failing"), 31) << "30 tolerance tests and test_import.py as a whole";
+  EXPECT_EQ(c.at("new_failure"), 3) << "test_zeros, the hostile test, test_segv";
+  EXPECT_EQ(c.at("fixed"), 1) << "test_xfail";
+  EXPECT_EQ(c.at("flaky"), 1);
+  EXPECT_EQ(c.at("unchanged"), 1) << "test_skipped";
+  ASSERT_EQ(r.previous->fixed.size(), 1U);
+  EXPECT_EQ(r.previous->fixed[0].name, "test_xfail");
+  EXPECT_EQ(r.previous->fixed[0].previous_status, "failed");
+  EXPECT_EQ(r.previous->fixed[0].status, "xfailed");
+  bool absent = false;
+  for (const auto& n : r.previous->new_failures) absent = absent || n.previous_status == "absent";
+  EXPECT_TRUE(absent);
+  ASSERT_EQ(r.flaky.size(), 1U);
+  EXPECT_EQ(r.flaky[0].name, "test_ok");
+  ASSERT_EQ(r.flaky[0].attempts.size(), 2U);
+  EXPECT_EQ(r.flaky[0].attempts[0].message, "TimeoutError: slow disk");
+  for (const auto& f : r.files) {
+    for (const auto& rc : f.cases) {
+      EXPECT_FALSE(rc.change.empty()) << rc.test.name;
+      EXPECT_EQ(rc.flaky, rc.test.name == "test_ok");
+    }
+  }
+}
+
+TEST_F(RunToRun, FailOnDecidesTheExitCode) {
+  Report r = report();
+  EXPECT_EQ(fail_on_exit_code(FailOn::kAny, r, kExitFailures), kExitFailures);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kNewFailures, r, kExitFailures), kExitFailures);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kNewFailures, r, kExitInterrupted), kExitInterrupted);
+  r.previous->counts["new_failure"] = 0;
+  EXPECT_EQ(fail_on_exit_code(FailOn::kNewFailures, r, kExitFailures), kExitOk)
+      << "only still failing and flaky tests";
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitOk)
+      << "no baseline: like new-failures";
+  r.differential.emplace();
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitOk);
+  r.differential->regressions.push_back({});
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitOk), kExitFailures);
+  r.previous.reset();
+  EXPECT_EQ(fail_on_exit_code(FailOn::kNewFailures, r, kExitFailures), kExitFailures)
+      << "no previous run: every failure is new";
+  EXPECT_EQ(parse_fail_on("new-failures"), FailOn::kNewFailures);
+  EXPECT_FALSE(parse_fail_on("sometimes"));
+}
+
+TEST_F(RunToRun, FlakyTestsAreNoFailureCluster) {
+  const Report r = report();
+  for (const auto& cl : r.clusters) {
+    for (const auto& t : cl.tests) EXPECT_NE(t.name, "test_ok");
+  }
+}
+
+}  // namespace
+}  // namespace devshim
