@@ -8,9 +8,7 @@
 //
 // Prints the median of kRepeats launches of each and the ratio LibTorch load / runner command.
 // Exit status 0 when every launch ran, 1 when one could not, 2 on bad usage.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,31 +18,22 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration)
+
 namespace {
 
-namespace fs = std::filesystem;
+using namespace devshim::bench;  // NOLINT(google-build-using-namespace)
 using Clock = std::chrono::steady_clock;
 
 constexpr int kRepeats = 15;
 
-// Runs argv (argv[0] a path) with stdout/stderr to /dev/null; returns the exit status or -1.
+// Runs argv (argv[0] a path) with its output discarded; returns the exit status, -1 if killed.
 int run_quiet(const std::vector<std::string>& argv) {
-  pid_t pid = ::fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    std::vector<char*> args;
-    args.reserve(argv.size() + 1);
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  return spawn_and_wait({argv, fs::current_path(), env, "/dev/null"}).exit_code;
 }
 
 // Median wall time in milliseconds; nullopt-like -1 when a launch did not exit as expected.

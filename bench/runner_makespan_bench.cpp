@@ -36,125 +36,17 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;  // NOLINT(readability-redundant-declaration)
+#include "bench/bench_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace devshim::bench;  // NOLINT(google-build-using-namespace)
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMakespanFiles = 40;
 constexpr int kMakespanJobs = 2;
 constexpr int kOverheadFiles = 20;
 constexpr int kOverheadRepeats = 3;
-
-// Thrown when a measurement cannot be taken; main() prints it and exits 1.
-struct BenchError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Processes
-
-// How to start one process: argv[0] must be a path (no PATH lookup happens here).
-struct Command {
-  std::vector<std::string> argv;
-  fs::path cwd;
-  std::vector<std::string> env;  // "KEY=VALUE" entries, exactly the child's environment
-  fs::path output;               // stdout and stderr go here (truncated first); stdin = /dev/null
-};
-
-// How it ended and how long it took, fork to reaped exit.
-struct Outcome {
-  int exit_code = -1;  // -1 when killed by a signal
-  int signal = 0;      // the terminating signal, 0 when it exited
-  double seconds = 0;
-};
-
-// The child side of spawn_and_wait(): never returns. Only async-signal-safe calls.
-[[noreturn]] void exec_child(const Command& c, const std::vector<char*>& argv,
-                             const std::vector<char*>& envp) {
-  int in = ::open("/dev/null", O_RDONLY);
-  int out = ::open(c.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (in < 0 || out < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 ||
-      ::chdir(c.cwd.c_str()) != 0) {
-    ::_exit(127);
-  }
-  ::execve(argv[0], argv.data(), envp.data());
-  ::_exit(127);
-}
-
-// Starts `c`, waits for it, and returns how it ended. Throws BenchError if fork fails.
-Outcome spawn_and_wait(const Command& c) {
-  std::vector<char*> argv, envp;
-  for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  for (const auto& e : c.env) envp.push_back(const_cast<char*>(e.c_str()));
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
-
-  const auto start = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) throw BenchError(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) exec_child(c, argv, envp);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw BenchError(fmt::format("waitpid: {}", std::strerror(errno)));
-  }
-  Outcome o;
-  o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
-  return o;
-}
-
-// The last `max_chars` characters of a file, for error messages.
-std::string tail_of(const fs::path& file, std::size_t max_chars = 2000) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > max_chars ? "..." + s.substr(s.size() - max_chars) : s;
-}
-
-// Throws BenchError naming `what` unless the process exited 0.
-void require_success(const Outcome& o, const std::string& what, const fs::path& output) {
-  if (o.exit_code == 0) return;
-  std::string how = o.signal != 0 ? fmt::format("was killed by signal {}", o.signal)
-                                  : fmt::format("exited with code {}", o.exit_code);
-  if (o.exit_code == 127) how += " (127: could not start it)";
-  throw BenchError(
-      fmt::format("{} {}; its output ({}):\n{}", what, how, output.string(), tail_of(output)));
-}
-
-// The environment the runner gives a test file with --no-shim and a suite without pythonpath/env:
-// the inherited one, PYTHONUNBUFFERED=1, without ACTIVATE_TORCH_DEVICE and PYTHONSTARTUP. Direct
-// launches use it too so that both sides start the same interpreter the same way.
-std::vector<std::string> baseline_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    std::string key = kv.substr(0, kv.find('='));
-    if (key == "PYTHONUNBUFFERED" || key == "ACTIVATE_TORCH_DEVICE" || key == "PYTHONSTARTUP") {
-      continue;
-    }
-    env.push_back(kv);
-  }
-  env.emplace_back("PYTHONUNBUFFERED=1");
-  return env;
-}
-
-// `name` if it holds a '/', else the first executable `name` in PATH; "" if none.
-std::string find_executable(const std::string& name) {
-  if (name.find('/') != std::string::npos) return fs::absolute(name).string();
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate).string();
-  }
-  return "";
-}
 
 // ---------------------------------------------------------------------------------------------
 // Generated suites
@@ -172,12 +64,6 @@ struct GeneratedSuite {
 double makespan_sleep_s(int i) {
   double f = ((i * 17) % kMakespanFiles) / static_cast<double>(kMakespanFiles - 1);
   return 0.05 + 1.45 * f * f * f;
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) throw BenchError(fmt::format("cannot write {}", path.string()));
 }
 
 // Writes DIR/suite.json and DIR/tests/test_NN.py, file i sleeping sleeps[i] seconds in one test.
@@ -300,17 +186,6 @@ void bench_overhead(const Tools& t) {
       kOverheadRepeats);
 }
 
-// A fresh folder under $TMPDIR (or /tmp). Throws BenchError if it cannot be made.
-fs::path make_temp_dir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      (fs::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / "devshim-bench-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw BenchError(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
-  }
-  return pattern;
-}
-
 int usage() {
   std::fprintf(stderr, "usage: runner_makespan_bench RUNNER PYTHON [--keep]\n");
   return 2;
@@ -333,7 +208,7 @@ int main(int argc, char** argv) {
   t.env = baseline_environment();
   int status = 0;
   try {
-    t.work = make_temp_dir();
+    t.work = make_temp_dir("devshim-bench");
     fmt::print("runner: {}\npython: {}\nwork folder: {}\ncores: {}\n", t.runner, t.python,
                t.work.string(), std::thread::hardware_concurrency());
     bench_makespan(t);

@@ -1,11 +1,8 @@
 #include "parsers/gtest_xml.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <pugixml.hpp>
@@ -14,6 +11,7 @@
 #include <vector>
 
 #include "parsers/line_reader.h"
+#include "parsers/read_file.h"
 #include "runner/error.h"
 
 namespace devshim {
@@ -25,30 +23,6 @@ namespace fs = std::filesystem;
 constexpr std::string_view kNonTestSuiteFailure = "NonTestSuiteFailure";
 
 bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
-
-// Reads the whole file; nullopt when it does not exist. Throws RuntimeError when unreadable.
-std::optional<std::string> read_file(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    throw RuntimeError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
-  }
-  std::string data;
-  char buf[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      throw RuntimeError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(err)));
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return data;
-}
 
 // A <failure> or <skipped> element as a part: its text ("path:line\nmessage"), else its
 // message attribute, which GoogleTest fills with the same.

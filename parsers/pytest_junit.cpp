@@ -1,11 +1,8 @@
 #include "parsers/pytest_junit.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -16,6 +13,7 @@
 
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
+#include "parsers/read_file.h"
 #include "runner/error.h"
 
 namespace devshim {
@@ -49,30 +47,6 @@ std::string first_line(std::string_view s) {
     s = s.substr(0, n);
   }
   return sanitize_text(s);
-}
-
-// Reads the whole file; nullopt when it does not exist. Throws RuntimeError when unreadable.
-std::optional<std::string> read_file(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    throw RuntimeError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
-  }
-  std::string data;
-  char buf[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      throw RuntimeError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(err)));
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return data;
 }
 
 struct Outcome {

@@ -1,0 +1,57 @@
+// Process and file helpers shared by the benchmarks that launch the runner and Python files
+// (runner_makespan_bench, schedule_makespan_bench, cli_startup_bench).
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace devshim::bench {
+
+namespace fs = std::filesystem;
+
+/// Thrown when a measurement cannot be taken; main() prints it and exits 1.
+struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// How to start one process: argv[0] must be a path (no PATH lookup happens here).
+struct Command {
+  std::vector<std::string> argv;
+  fs::path cwd;
+  std::vector<std::string> env;  ///< "KEY=VALUE" entries, exactly the child's environment
+  fs::path output;               ///< stdout and stderr go here (truncated first); stdin = /dev/null
+};
+
+/// How it ended and how long it took, fork to reaped exit.
+struct Outcome {
+  int exit_code = -1;  ///< -1 when killed by a signal
+  int signal = 0;      ///< the terminating signal, 0 when it exited
+  double seconds = 0;
+};
+
+/// Starts `c`, waits for it, and returns how it ended. Throws BenchError if fork fails.
+Outcome spawn_and_wait(const Command& c);
+
+/// The last `max_chars` characters of a file, for error messages.
+std::string tail_of(const fs::path& file, std::size_t max_chars = 2000);
+
+/// Throws BenchError naming `what` unless the process exited 0.
+void require_success(const Outcome& o, const std::string& what, const fs::path& output);
+
+/// The environment the runner gives a test file with --no-shim and a suite without
+/// pythonpath/env: the inherited one, PYTHONUNBUFFERED=1, without ACTIVATE_TORCH_DEVICE and
+/// PYTHONSTARTUP. Direct launches use it too so that both sides start the interpreter the same way.
+std::vector<std::string> baseline_environment();
+
+/// `name` if it holds a '/', else the first executable `name` in PATH; "" if none.
+std::string find_executable(const std::string& name);
+
+/// Writes text to path (truncating). Throws BenchError on failure.
+void write_file(const fs::path& path, const std::string& text);
+
+/// A fresh folder $TMPDIR/<prefix>-XXXXXX (or under /tmp). Throws BenchError if it cannot be made.
+fs::path make_temp_dir(const std::string& prefix);
+
+}  // namespace devshim::bench
