@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
@@ -161,6 +162,18 @@ TEST_F(GtestE2E, ShardsGiveTheSameResultsAsOneProcessPerBinary) {
                            {{"E2E_GTEST_ROOT", kRoot.string()}});
   EXPECT_EQ(list.output,
             "many_test [shard 1 of 3]\nmany_test [shard 2 of 3]\nmany_test [shard 3 of 3]\n");
+}
+
+TEST_F(GtestE2E, AGtestSuiteNeedsNoPython) {
+  auto r = testing::run({RUNNER_PATH, kSuite.string(), "pass_test", "--db", db().string(), "--out",
+                         out().string(), "--python", "/nonexistent/python3"},
+                        {{"E2E_GTEST_ROOT", kRoot.string()}, {"NO_COLOR", "1"}}, 100s);
+  ASSERT_EQ(r.exit_code, 1) << r.output;  // pass_test holds failing tests: it ran
+  auto run = Store(db()).run(last_run());
+  ASSERT_TRUE(run);
+  auto env = nlohmann::json::parse(run->environment);
+  EXPECT_TRUE(env["python"].is_null()) << run->environment;
+  EXPECT_TRUE(env.contains("device_probe"));
 }
 
 }  // namespace
