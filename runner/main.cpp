@@ -42,6 +42,7 @@ int run_main(int argc, char** argv) {
       "devshim runner: runs a suite's test files, each in its own process, with the device "
       "redirection shim active, and records every result.\n\n"
       "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
+      "  runner SUITE_DIR --resume RUN              finish an interrupted run\n"
       "  runner runs [--db PATH] [-n N]             list recorded runs\n"
       "  runner show [RUN] [--status S] [--all]     a run's files and tests\n"
       "  runner import LOGDIR [--suite NAME]        import TorchDevice test-runner logs\n"
@@ -108,10 +109,23 @@ int run_main(int argc, char** argv) {
   app.add_option("--shard-total", o.shard_total,
                  "number of shards, with JOB_COMPLETION_INDEX (or DEVSHIM_SHARD_TOTAL)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--resume", o.resume,
+                 "finish this interrupted run (an id or \"latest\"): run only its files that "
+                 "have no result, with its targets, mode and output folder");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return parse_error(app, e);
+  }
+  if (!o.resume.empty()) {
+    // The run names its own targets, mode, shard and folder; nothing may contradict them.
+    for (const char* option : {"targets", "--no-shim", "--differential", "--baseline", "--out",
+                               "--shard", "--shard-total", "--list", "--previous"}) {
+      if (app.count(option) > 0) {
+        throw devshim::UsageError(
+            fmt::format("--resume continues a run as it was started: drop {}", option));
+      }
+    }
   }
   o.shim = !no_shim;
   if (!out.empty()) o.out_dir = out;

@@ -25,6 +25,7 @@
 #include "runner/progress.h"
 #include "runner/redirection_record.h"
 #include "runner/rerun.h"
+#include "runner/resume.h"
 #include "runner/run_log.h"
 #include "runner/schedule.h"
 #include "runner/status.h"
@@ -221,10 +222,26 @@ fs::path default_out_root() { return env_or("DEVSHIM_OUT", "devshim-out"); }
 
 fs::path default_shim_dir() { return env_or("DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR); }
 
-int run_suite(const RunOptions& o) {
+int run_suite(const RunOptions& options) {
+  RunOptions o = options;
   const Suite suite = load_suite(o.suite);
-  std::vector<TestFile> files = discover_test_files(suite, o.targets);
-  const std::optional<Shard> shard = resolve_shard(o.shard, o.shard_total, inherited_environment());
+  // --resume: the run's own targets, mode and folder; only its unfinished files (runner/resume.h).
+  std::optional<Store> resume_store;
+  std::optional<ResumePlan> resume;
+  if (!o.resume.empty()) {
+    resume_store.emplace(fs::absolute(o.db_path.value_or(default_db_path())));
+    resume = plan_resume(*resume_store, suite, o.resume);
+    o.targets = resume->run.targets;
+    o.shim = resume->run.mode == "shim";
+    o.out_dir = resume->run.out_dir;
+    o.baseline_run = resume->run.baseline_run;
+    o.previous_run = resume->run.previous_run;
+    o.shard.clear();  // the run's files are its shard's already
+    o.shard_total = 0;
+  }
+  std::vector<TestFile> files = resume ? resume->files : discover_test_files(suite, o.targets);
+  const std::optional<Shard> shard =
+      resume ? std::nullopt : resolve_shard(o.shard, o.shard_total, inherited_environment());
 
   if (o.list_only) {
     if (shard) files = list_shard(files, *shard, suite, o);
@@ -261,20 +278,21 @@ int run_suite(const RunOptions& o) {
   } else {
     launch.python = interpreter;
   }
-  if (files.empty()) {
+  if (files.empty() && !resume) {
     throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
                                  suite.pattern, suite.tests_root().string()));
   }
 
   const fs::path out_dir = prepare_out_dir(o, suite);
   launch.logs_dir = out_dir / "logs";
-  RunLog run_log(out_dir / "run.log");
-  Store store(fs::absolute(o.db_path.value_or(default_db_path())));
+  RunLog run_log(out_dir / "run.log", /*append=*/resume.has_value());
+  if (!resume_store) resume_store.emplace(fs::absolute(o.db_path.value_or(default_db_path())));
+  Store& store = *resume_store;
 
   // Longest first by recorded durations, this shard's share only (runner/schedule.h).
   const RunRecord comparable = comparable_key(suite, o, shard);
   std::int64_t previous_run = o.previous_run;
-  if (previous_run == 0) {
+  if (previous_run == 0 && !resume) {
     if (auto p = store.comparable_run(comparable)) previous_run = p->id;
   }
   std::set<std::string> failed_before;
@@ -312,14 +330,14 @@ int run_suite(const RunOptions& o) {
     planned.push_back(f.rel_path);
   }
 
-  RunRecord run;
+  RunRecord run = resume ? resume->run : RunRecord{};
   run.suite = suite.name;
   run.suite_file = suite.file.string();
   run.framework = framework_name(suite.framework);
   run.targets = o.targets;
   run.command_line = o.command_line;
   run.mode = o.shim ? "shim" : "baseline";
-  run.started_at = iso8601_utc_now();
+  if (!resume) run.started_at = iso8601_utc_now();
   run.project_root = suite.project_root.string();
   run.tests_dir = suite.tests_dir;
   std::string git_toplevel;
@@ -333,8 +351,10 @@ int run_suite(const RunOptions& o) {
   run.source_url = suite.source_url;
   run.baseline_run = o.baseline_run;
   run.previous_run = previous_run;
-  run.shard = comparable.shard;
-  run.shard_plan = schedule.shard_plan;
+  if (!resume) {
+    run.shard = comparable.shard;
+    run.shard_plan = schedule.shard_plan;
+  }
   // The interpreter's probe imports torch (seconds): it runs beside the tests.
   std::future<std::string> environment =
       interpreter.empty()
@@ -352,14 +372,40 @@ int run_suite(const RunOptions& o) {
       std::launch::async, [&env] { return run_device_probe(env, std::chrono::seconds(60)); });
   run.jobs = jobs;
   run.timeout_s = timeout_s;
-  const std::int64_t run_id = store.begin_run(run, planned);
+  std::int64_t run_id = 0;
+  if (resume) {
+    run_id = run.id;
+    if (!store.claim_run(run_id)) {
+      throw UsageError(fmt::format("run {} is being resumed by another runner", run_id));
+    }
+  } else {
+    run_id = store.begin_run(run, planned);
+  }
 
   const std::string shard_note = run.shard.empty() ? "" : " (shard " + run.shard + ")";
-  run_log.line(
-      fmt::format("Run {} of suite {}{} ({} mode): {} files, -j {}, timeout {}s, "
-                  "database {}",
-                  run_id, suite.name, shard_note, run.mode, files.size(), jobs, timeout_s,
-                  store.path().string()));
+  if (resume) {
+    run_log.line(fmt::format(
+        "Run {} resumed: {} of its {} files left to run, -j {}, timeout {}s, database {}", run_id,
+        files.size(), resume->planned, jobs, timeout_s, store.path().string()));
+    for (const std::string& path : resume->missing) {
+      // Recorded as an error, so that the run can complete and says what happened.
+      FileRecord gone;
+      gone.path = path;
+      gone.status = FileStatus::kError;
+      gone.note = fmt::format("not in the suite any more when run {} was resumed", run_id);
+      gone.started_at = gone.finished_at = iso8601_utc_now();
+      store.record_file(run_id, gone);
+      run_log.line("Finished test: " + path + " - Status: error - " + gone.note);
+      std::fprintf(stderr, "runner: warning: %s is no longer in the suite: recorded as error\n",
+                   path.c_str());
+    }
+  } else {
+    run_log.line(
+        fmt::format("Run {} of suite {}{} ({} mode): {} files, -j {}, timeout {}s, "
+                    "database {}",
+                    run_id, suite.name, shard_note, run.mode, files.size(), jobs, timeout_s,
+                    store.path().string()));
+  }
 
   PoolOptions pool_options;
   pool_options.jobs = jobs;
@@ -368,9 +414,9 @@ int run_suite(const RunOptions& o) {
   pool_options.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
 
   Progress progress(stdout, TerminalInfo::detect(stdout), files.size());
-  std::printf("runner: run %lld: %zu file%s of %s%s, %d at once, %s -> %s\n",
-              static_cast<long long>(run_id), files.size(), files.size() == 1 ? "" : "s",
-              suite.name.c_str(), shard_note.c_str(), jobs,
+  std::printf("runner: run %lld%s: %zu file%s of %s%s, %d at once, %s -> %s\n",
+              static_cast<long long>(run_id), resume ? " resumed" : "", files.size(),
+              files.size() == 1 ? "" : "s", suite.name.c_str(), shard_note.c_str(), jobs,
               o.shim ? "shim on" : "shim off (baseline)", out_dir.c_str());
   std::fflush(stdout);
   RunObserver observer(files, specs, suite, out_dir, store, run_id, run_log, progress,
@@ -380,11 +426,18 @@ int run_suite(const RunOptions& o) {
 
   std::map<FileStatus, std::size_t> file_counts = observer.counts();
   std::map<CaseStatus, std::size_t> case_counts = observer.case_counts();
-  if (completed && o.rerun_failures > 0 && failing_files(file_counts) > 0) {
+  const bool reran = completed && o.rerun_failures > 0 && failing_files(file_counts) > 0;
+  if (reran) {
     RerunOptions rerun{o.rerun_failures, pool_options, out_dir};
     completed = rerun_failures(suite, launch, env, files, store, run_id, run_log, rerun);
+  }
+  std::size_t planned_files = files.size();
+  if (reran || resume) {
+    // The whole run's counts: a resumed run's earlier files and the reruns' verdicts included.
     file_counts.clear();
+    planned_files = 0;
     for (const auto& f : store.files(run_id)) {
+      ++planned_files;
       if (f.status) ++file_counts[*f.status];
     }
     case_counts = store.case_counts(run_id);
@@ -398,8 +451,8 @@ int run_suite(const RunOptions& o) {
   }
   std::size_t finished = 0;
   for (const auto& [status, n] : file_counts) finished += n;
-  if (finished < files.size()) {
-    summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", files.size() - finished);
+  if (finished < planned_files) {
+    summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", planned_files - finished);
   }
   const std::string run_status = !completed ? "interrupted" : failures > 0 ? "failed" : "passed";
   {
@@ -425,7 +478,7 @@ int run_suite(const RunOptions& o) {
   run_log.line(fmt::format("Run {} {}: files: {}; tests: {}", run_id, run_status, summary, tests));
 
   std::printf("runner: run %lld %s: %zu file%s: %s\n", static_cast<long long>(run_id),
-              run_status.c_str(), files.size(), files.size() == 1 ? "" : "s", summary.c_str());
+              run_status.c_str(), planned_files, planned_files == 1 ? "" : "s", summary.c_str());
   std::printf("runner: %s\n", tests.c_str());
   std::vector<fs::path> reports;
   if (o.on_recorded) {

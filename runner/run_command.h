@@ -31,6 +31,7 @@ struct RunOptions {
   bool failed_first = false;      ///< --failed-first: the previous run's failing files first
   std::string shard;              ///< --shard I/N; empty: from the environment (schedule.h)
   int shard_total = 0;            ///< --shard-total N, with JOB_COMPLETION_INDEX
+  std::string resume;  ///< --resume RUN: finish that interrupted run (runner/resume.h); empty: no
   std::vector<std::string> command_line;  ///< argv of the runner, stored with the run
   /// Called once the run is recorded (interrupted runs included), before the closing lines;
   /// returns the files it wrote (the reports), which the closing lines list.

@@ -10,8 +10,8 @@
 
 namespace devshim {
 
-RunLog::RunLog(const std::filesystem::path& path) {
-  file_ = std::fopen(path.c_str(), "we");
+RunLog::RunLog(const std::filesystem::path& path, bool append) {
+  file_ = std::fopen(path.c_str(), append ? "ae" : "we");
   if (file_ == nullptr) {
     throw RuntimeError(
         fmt::format("{}: cannot write run log: {}", path.string(), std::strerror(errno)));

@@ -15,8 +15,9 @@ namespace devshim {
 
 class RunLog {
  public:
-  /// Creates (truncates) the file; throws RuntimeError when it cannot.
-  explicit RunLog(const std::filesystem::path& path);
+  /// Creates (truncates) the file, or appends to it (a resumed run); throws RuntimeError when it
+  /// cannot.
+  explicit RunLog(const std::filesystem::path& path, bool append = false);
   ~RunLog();
   RunLog(const RunLog&) = delete;
   RunLog& operator=(const RunLog&) = delete;

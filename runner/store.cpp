@@ -549,6 +549,14 @@ void Store::finish_run(std::int64_t run_id, const std::string& status,
   u.bind(1, status).bind(2, finished_at).bind(3, run_id).run();
 }
 
+bool Store::claim_run(std::int64_t run_id) {
+  sql::Statement u(db_,
+                   "UPDATE runs SET status = 'running', finished_at = NULL, runner_pid = ?, "
+                   "host = ? WHERE id = ? AND status = 'interrupted'");
+  u.bind(1, static_cast<std::int64_t>(::getpid())).bind(2, host_name()).bind(3, run_id).run();
+  return db_.changes() == 1;
+}
+
 void Store::set_environment(std::int64_t run_id, const std::string& environment_json) {
   sql::Statement u(db_, "UPDATE runs SET environment = ? WHERE id = ?");
   u.bind(1, environment_json).bind(2, run_id).run();

@@ -128,6 +128,9 @@ class Store {
                    const std::vector<TestCase>& cases = {},
                    const std::vector<Redirection>& redirections = {});
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
+  /// Makes an interrupted run "running" again under this process (runner --resume). Returns false
+  /// when it is not interrupted any more (another runner claimed it first).
+  bool claim_run(std::int64_t run_id);
   /// Stores the run's environment (a JSON object, RunRecord::environment).
   void set_environment(std::int64_t run_id, const std::string& environment_json);
 

@@ -1,0 +1,28 @@
+// `runner SUITE --resume RUN`: finishing an interrupted run (docs/cli.md, docs/reliability.md).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runner/discovery.h"
+#include "runner/store.h"
+#include "runner/suite.h"
+
+namespace devshim {
+
+/// An interrupted run and what is left of it.
+struct ResumePlan {
+  RunRecord run;                     ///< as recorded: suite, targets, mode, shard, out_dir, ...
+  std::vector<TestFile> files;       ///< the files to run again, in path order
+  std::vector<std::string> missing;  ///< unfinished files the suite no longer has
+  std::size_t planned = 0;           ///< files of the whole run
+};
+
+/// The run named by run_spec (an id or "latest") and its unfinished files: those with no status
+/// (never started, or running when the runner died) or with status "interrupted". Throws
+/// UsageError when the run is of another suite, has finished (passed or failed), is still running
+/// (its runner is alive, or it runs on another host), or has nothing left to run.
+ResumePlan plan_resume(Store& store, const Suite& suite, const std::string& run_spec);
+
+}  // namespace devshim

@@ -1,0 +1,228 @@
+// Faults of issue 9 against the real runner: a runner killed with SIGKILL and resumed, hostile
+// test files (daemons, closed stdout, a 1 GB writer, invalid UTF-8 and NULs, odd names), a locked
+// database, two runners on one database, a read-only output folder (docs/reliability.md).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <map>
+#include <set>
+
+#include "runner/sqlite.h"
+#include "runner/store.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+using testing::write_file;
+namespace fs = std::filesystem;
+
+constexpr int kResumeFiles = 8;
+
+// One integer from a query on the database, read as another process would.
+std::int64_t query_int(const fs::path& db, const std::string& sql) {
+  sql::Database d(db);
+  sql::Statement s(d, sql);
+  return s.step() ? s.int64(0) : -1;
+}
+
+std::string query_text(const fs::path& db, const std::string& sql) {
+  sql::Database d(db);
+  sql::Statement s(d, sql);
+  return s.step() ? s.text(0) : "";
+}
+
+// How many times each test file of the resume suite ran (a line per run in <file>.runs).
+std::map<std::string, int> executions(const fs::path& marker_dir) {
+  std::map<std::string, int> out;
+  for (int i = 1; i <= kResumeFiles; ++i) {
+    const std::string name = fmt::format("test_r{}.py", i);
+    const std::string text = testing::read_file(marker_dir / (name + ".runs"));
+    out[name] = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  return out;
+}
+
+class FaultsE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(markers());
+    fs::create_directories(pids());
+  }
+  fs::path db() const { return dir_ / "results.db"; }
+  fs::path out() const { return dir_ / "out"; }
+  fs::path markers() const { return dir_ / "markers"; }
+  fs::path pids() const { return dir_ / "pids"; }
+  fs::path suite() const { return dir_ / "suite"; }
+
+  // kResumeFiles files of three tests; each run of a file adds a line to its marker, and
+  // test_one sleeps E2E_SLEEP seconds.
+  void write_resume_suite() {
+    write_file(suite() / "suite.json",
+               R"({"name": "e2e-resume", "project_root": ".", "tests_dir": "tests",
+                   "framework": "unittest", "python": "python3", "timeout_s": 60})");
+    for (int i = 1; i <= kResumeFiles; ++i) {
+      write_file(suite() / fmt::format("tests/test_r{}.py", i), R"(import os
+import time
+import unittest
+
+with open(os.path.join(os.environ["E2E_MARKER_DIR"], os.path.basename(__file__) + ".runs"),
+          "a") as marker:
+    marker.write("ran\n")
+
+
+class Resumable(unittest.TestCase):
+    def test_one(self):
+        time.sleep(float(os.environ.get("E2E_SLEEP", "0")))
+
+    def test_two(self):
+        pass
+
+    def test_three(self):
+        pass
+)");
+    }
+  }
+
+  std::vector<std::string> runner_argv(const std::vector<std::string>& extra) const {
+    std::vector<std::string> argv{
+        RUNNER_PATH, suite().string(), "--db", db().string(), "--python", TEST_PYTHON, "-j",
+        "2",         "--timeout",      "60"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+  std::map<std::string, std::string> env(const std::string& sleep_s) const {
+    return {{"E2E_MARKER_DIR", markers().string()},
+            {"E2E_PID_DIR", pids().string()},
+            {"E2E_SLEEP", sleep_s},
+            {"NO_COLOR", "1"}};
+  }
+  std::int64_t finished_files() const {
+    return query_int(db(), "SELECT count(*) FROM files WHERE status IS NOT NULL");
+  }
+  // The checks every resumed run must pass: one row per file and per test, all passed, the
+  // database intact.
+  void expect_complete_and_intact() {
+    EXPECT_EQ(query_text(db(), "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(query_int(db(), "SELECT count(*) FROM runs"), 1);
+    EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "passed");
+    EXPECT_EQ(query_int(db(), "SELECT count(*) FROM files WHERE status = 'passed'"), kResumeFiles);
+    EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases"), 3 * kResumeFiles);
+    EXPECT_EQ(query_int(db(),
+                        "SELECT count(*) FROM (SELECT DISTINCT file_id, classname, name "
+                        "FROM cases WHERE status = 'passed')"),
+              3 * kResumeFiles);
+    EXPECT_EQ(query_int(db(), "PRAGMA foreign_key_check"), -1) << "no dangling references";
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(FaultsE2E, ARunKilledWithSigkillResumesRunningOnlyItsUnfinishedFiles) {
+  write_resume_suite();
+  auto runner = testing::spawn(runner_argv({"--out", out().string(), "--no-shim"}), env("1.5"),
+                               dir_ / "runner.out");
+  ASSERT_TRUE(testing::eventually([&] { return fs::exists(db()) && finished_files() >= 3; }, 90s))
+      << testing::read_file(dir_ / "runner.out");
+  ::kill(runner.pid, SIGKILL);
+  ASSERT_TRUE(testing::wait_for(runner, 10s));
+
+  // What the database held when the runner died: finished files keep their results.
+  std::set<std::string> done_before;
+  {
+    sql::Database d(db());
+    sql::Statement s(d, "SELECT path FROM files WHERE status IS NOT NULL");
+    while (s.step()) done_before.insert(s.text(0));
+  }
+  ASSERT_GE(done_before.size(), 3U);
+  ASSERT_LT(done_before.size(), static_cast<std::size_t>(kResumeFiles));
+  EXPECT_EQ(query_text(db(), "PRAGMA integrity_check"), "ok");
+
+  auto r = testing::run(runner_argv({"--resume", "latest"}), env("0"), 120s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(
+                fmt::format("runner: run 1 resumed: {} files", kResumeFiles - done_before.size())),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(fmt::format("runner: run 1 passed: {} files", kResumeFiles)),
+            std::string::npos)
+      << r.output;
+  expect_complete_and_intact();
+
+  // Finished files ran once; the others at most twice (those running at the kill) and at least
+  // once.
+  int reruns = 0;
+  for (const auto& [file, n] : executions(markers())) {
+    if (done_before.count(file) > 0) {
+      EXPECT_EQ(n, 1) << file << " had a result, yet ran again";
+    } else {
+      EXPECT_GE(n, 1) << file;
+      EXPECT_LE(n, 2) << file;
+      reruns += n - 1;
+    }
+  }
+  EXPECT_LE(reruns, 2) << "only the files running at the kill (-j 2) start twice";
+  // The run log tells both halves; the reports cover the whole run.
+  const std::string run_log = testing::read_file(out() / "run.log");
+  EXPECT_NE(run_log.find("Run 1 of suite e2e-resume"), std::string::npos) << run_log;
+  EXPECT_NE(run_log.find("Run 1 resumed"), std::string::npos) << run_log;
+  EXPECT_NE(testing::read_file(out() / "report.md").find("8 passed"), std::string::npos);
+
+  // A finished run has nothing to resume.
+  auto again = testing::run(runner_argv({"--resume", "1"}), env("0"));
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("run 1 has finished (passed): nothing to resume"), std::string::npos)
+      << again.output;
+}
+
+TEST_F(FaultsE2E, AnInterruptedRunResumesItsInterruptedFilesAndALiveRunIsNotResumed) {
+  write_resume_suite();
+  auto runner = testing::spawn(runner_argv({"--out", out().string(), "--no-shim"}), env("600"),
+                               dir_ / "runner.out");
+  // Two files sleep in test_one: the run cannot finish by itself.
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        int started = 0;
+        for (const auto& [file, n] : executions(markers())) started += n;
+        return started == 2 && fs::exists(db());
+      },
+      60s));
+  ASSERT_TRUE(testing::eventually(
+      [&] { return query_text(db(), "SELECT status FROM runs") == "running"; }, 30s));
+
+  auto live = testing::run(runner_argv({"--resume", "latest"}), env("0"));
+  EXPECT_EQ(live.exit_code, 2) << live.output;
+  EXPECT_NE(live.output.find(fmt::format("run 1 is still running (runner pid {}", runner.pid)),
+            std::string::npos)
+      << live.output;
+
+  ::kill(runner.pid, SIGINT);
+  auto status = testing::wait_for(runner, 30s);
+  ASSERT_TRUE(status && WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 130);
+  EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "interrupted");
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM files WHERE status = 'interrupted'"), 2);
+
+  for (const auto& option : std::vector<std::vector<std::string>>{
+           {"--resume", "1", "test_r1.py"}, {"--resume", "1", "--out", out().string()}}) {
+    auto refused = testing::run(runner_argv(option), env("0"));
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("--resume continues a run as it was started"), std::string::npos)
+        << refused.output;
+  }
+
+  auto r = testing::run(runner_argv({"--resume", "1"}), env("0"), 120s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_complete_and_intact();
+  for (const auto& [file, n] : executions(markers())) {
+    EXPECT_LE(n, 2) << file;
+    EXPECT_GE(n, 1) << file;
+  }
+}
+
+}  // namespace
+}  // namespace devshim
