@@ -20,7 +20,8 @@ bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 bool is_ident(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;  // UTF-8 of a non-ASCII identifier
 }
 bool is_rule(std::string_view line, char c) {
   if (line.size() < 60) return false;
@@ -46,18 +47,9 @@ std::string case_name(std::string_view name, std::string_view params) {
   return s;
 }
 
-Description parse_description(std::string_view s) {
-  Description d;
-  std::size_t i = 0;
-  while (i < s.size() && is_ident(s[i])) ++i;
-  if (i == 0 || i + 2 >= s.size() || s[i] != ' ' || s[i + 1] != '(') return d;
-  std::string_view name = s.substr(0, i);
-  std::size_t j = i + 2;
-  std::size_t start = j;
-  while (j < s.size() && (is_ident(s[j]) || s[j] == '.')) ++j;
-  if (j == start || j >= s.size() || s[j] != ')') return d;
-  std::string_view dotted = s.substr(start, j - start);
-  std::string_view rest = s.substr(j + 1);
+// The rest of a description line after its "(dotted)": "", " ...", or a subtest's parameters up to
+// " ..." or the end. Sets d.params and d.rest and returns true when it is one of those.
+bool parse_description_rest(std::string_view rest, Description& d) {
   // A subtest's description: " (i=1)", " [message]" or " [message] (i=1)", up to the " ..."
   // or the end of the line.
   if (starts_with(rest, " (") || starts_with(rest, " [")) {
@@ -67,21 +59,57 @@ Description parse_description(std::string_view s) {
         rest.substr(1, dots == std::string_view::npos ? std::string_view::npos : dots - 1);
     if (params.empty() || (params.back() != ')' && params.back() != ']') ||
         (close == ')' && params.back() != ')')) {
-      return d;
+      return false;
     }
     d.params = params;
     rest = dots == std::string_view::npos ? std::string_view() : rest.substr(dots);
   }
-  if (!rest.empty() && !starts_with(rest, " ...")) return d;
-  d.name = name;
-  // Python 3.11+: "test_x (pkg.mod.Class.test_x)"; older: "test_x (pkg.mod.Class)".
-  if (ends_with(dotted, name) && dotted.size() > name.size() &&
-      dotted[dotted.size() - name.size() - 1] == '.') {
-    dotted.remove_suffix(name.size() + 1);
-  }
-  d.classname = dotted;
+  if (!rest.empty() && !starts_with(rest, " ...")) return false;
   d.rest = rest;
-  d.valid = true;
+  return true;
+}
+
+// "pkg.mod.Class" or "pkg.mod.Class.test_x": a module path, then identifiers. The module path is
+// free-form (a file named "test odd 'name'.py" makes the module "test odd 'name'"), but the text
+// ends with ".Identifier" and holds no line control characters.
+bool plausible_dotted(std::string_view dotted) {
+  const auto last_dot = dotted.rfind('.');
+  if (last_dot == std::string_view::npos || last_dot == 0 || last_dot + 1 == dotted.size()) {
+    return false;
+  }
+  for (std::size_t k = last_dot + 1; k < dotted.size(); ++k) {
+    if (!is_ident(dotted[k])) return false;
+  }
+  for (char c : dotted) {
+    if (c == '\t' || c == '\r' || c == '\0') return false;
+  }
+  return true;
+}
+
+// "name (dotted)[ (params)]" at the start of s (after indentation). Python identifiers may be
+// non-ASCII: bytes >= 0x80 count as identifier characters.
+Description parse_description(std::string_view s) {
+  Description d;
+  std::size_t i = 0;
+  while (i < s.size() && is_ident(s[i])) ++i;
+  if (i == 0 || i + 2 >= s.size() || s[i] != ' ' || s[i + 1] != '(') return d;
+  std::string_view name = s.substr(0, i);
+  const std::size_t start = i + 2;
+  // The dotted id ends at the first ')' after which the line reads as a description's end.
+  for (std::size_t j = s.find(')', start); j != std::string_view::npos; j = s.find(')', j + 1)) {
+    std::string_view dotted = s.substr(start, j - start);
+    if (!plausible_dotted(dotted) || !parse_description_rest(s.substr(j + 1), d)) continue;
+    d.name = name;
+    // Python 3.11+: "test_x (pkg.mod.Class.test_x)"; older: "test_x (pkg.mod.Class)".
+    if (ends_with(dotted, name) && dotted.size() > name.size() &&
+        dotted[dotted.size() - name.size() - 1] == '.') {
+      dotted.remove_suffix(name.size() + 1);
+    }
+    d.classname = dotted;
+    d.valid = true;
+    return d;
+  }
+  d.params = {};
   return d;
 }
 

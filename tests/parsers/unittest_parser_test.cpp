@@ -113,6 +113,59 @@ TEST(UnittestParser, OlderFormatAndOutputBetweenNameAndVerdict) {
   EXPECT_EQ(f.reported.passed, 2);  // passing cases: test_a, test_c
 }
 
+// A real Python 3.11 log of a file named with spaces, quotes and non-ASCII letters: its module
+// name holds all of them, and so do the test ids and the traceback's path.
+TEST(UnittestParser, ModulesNamedWithSpacesQuotesAndUnicode) {
+  const std::string file =
+      "tests/test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 \u2713.py";
+  LineReader lines = LineReader::from_string(
+      "test_fails (tests.test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 "
+      "\u2713.OddName.test_fails) ... FAIL\n"
+      "test_passes (tests.test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 "
+      "\u2713.OddName.test_passes) ... ok\n"
+      "t\u00ebst_\u00fc (pkg.m\u00f6d.Kl\u00e4ss.t\u00ebst_\u00fc) ... ok\n"
+      "\n"
+      "======================================================================\n"
+      "FAIL: test_fails (tests.test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 "
+      "\u2713.OddName.test_fails)\n"
+      "----------------------------------------------------------------------\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/p/tests/test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 "
+      "\u2713.py\", line 10, in test_fails\n"
+      "    self.assertEqual(\"\u00fcn\u00efc\u00f8d\u00e9\", \"unicode\")\n"
+      "AssertionError: '\u00fcn\u00efc\u00f8d\u00e9' != 'unicode'\n"
+      "\n"
+      "----------------------------------------------------------------------\n"
+      "Ran 3 tests in 0.001s\n\nFAILED (failures=1)\n");
+  ParsedFile f = parse_unittest_log(lines, file);
+  const std::string klass =
+      "tests.test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 \u2713.OddName";
+  auto m = by_name(f);
+  ASSERT_EQ(m.size(), 3U);
+  EXPECT_EQ(m.at(klass + "::test_passes")->status, CaseStatus::kPassed);
+  const TestCase* failed = m.at(klass + "::test_fails");
+  EXPECT_EQ(failed->status, CaseStatus::kFailed);
+  EXPECT_EQ(failed->exception, "AssertionError");
+  EXPECT_EQ(failed->source.line, 10);
+  EXPECT_EQ(failed->source.path, file);
+  EXPECT_EQ(m.at("pkg.m\u00f6d.Kl\u00e4ss::t\u00ebst_\u00fc")->status, CaseStatus::kPassed);
+  EXPECT_EQ(f.reported.ran, 3);
+}
+
+// Output that merely looks like a description stays output.
+TEST(UnittestParser, ParenthesesInOutputAreNotTests) {
+  ParsedFile f = parse_text(
+      "test_a (pkg.mod.Klass.test_a) ... note (see the docs.)\n"
+      "Note (see docs.) ... ok\n"
+      "ok\n"
+      "\n"
+      "----------------------------------------------------------------------\n"
+      "Ran 1 test in 0.001s\n\nOK\n");
+  auto m = by_name(f);
+  ASSERT_EQ(m.size(), 1U);
+  EXPECT_EQ(m.at("pkg.mod.Klass::test_a")->status, CaseStatus::kPassed);
+}
+
 TEST(UnittestParser, GarbageNeverCrashesIt) {
   for (const char* text :
        {"", "=====\n", "======================================================================\n",
