@@ -145,6 +145,9 @@ class PoolRun {
     try {
       std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
       auto env = environment_strings(spec.env);
+      if (options_.reaper != nullptr) {
+        env.push_back(std::string(kProcessCookieVar) + "=" + options_.reaper->cookie(index));
+      }
       slot->proc = std::make_unique<bp2::process>(
           ctx_, spec.argv.at(0), args, bp2::process_stdio{nullptr, fd, fd},
           bp2::process_start_dir{spec.cwd.string()}, bp2::process_environment{env},
@@ -157,6 +160,7 @@ class PoolRun {
     ::close(fd);
     slot->pgid = slot->proc->id();
     ::setpgid(slot->pgid, slot->pgid);  // also done in the child; whichever runs first wins
+    if (options_.reaper != nullptr) options_.reaper->watch(slot->pgid);
 
     Slot* s = slot.get();
     s->timeout_timer.expires_after(options_.timeout);
@@ -197,6 +201,11 @@ class PoolRun {
                            [s](const std::unique_ptr<Slot>& p) { return p.get() == s; });
     std::unique_ptr<Slot> owned = std::move(*it);
     running_.erase(it);
+    if (options_.reaper != nullptr) {
+      // And those that left the group (setsid daemons), once adopted by the runner.
+      options_.reaper->forget(owned->pgid);
+      sweep();
+    }
     observer_.on_finish(owned->index, owned->result);
     // The process object's completion handler has returned; destroying it now is safe because
     // the process was reaped (its destructor terminates only running processes).
@@ -230,13 +239,26 @@ class PoolRun {
     ticker_.expires_after(options_.tick);
     ticker_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || done_) return;
+      if (options_.reaper != nullptr) sweep();  // leftovers that exit by themselves: reaped
       observer_.on_tick();
       schedule_tick();
     });
   }
 
+  std::size_t sweep() {
+    return options_.reaper->sweep([this](std::size_t index) {
+      return std::any_of(running_.begin(), running_.end(),
+                         [index](const std::unique_ptr<Slot>& s) { return s->index == index; });
+    });
+  }
+
   void shutdown() {
     done_ = true;
+    if (options_.reaper != nullptr) {
+      // Until every leftover is gone (killed ones take a moment to die): at most 2 s.
+      const auto deadline = Clock::now() + std::chrono::seconds(2);
+      while (sweep() > 0 && Clock::now() < deadline) ::usleep(20'000);
+    }
     boost::system::error_code ignored;
     signals_.cancel(ignored);
     signals_.clear(ignored);

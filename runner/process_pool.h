@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runner/launch_plan.h"
+#include "runner/process_reaper.h"
 
 namespace devshim {
 
@@ -29,6 +30,9 @@ struct PoolOptions {
   std::chrono::milliseconds kill_grace{5'000};  ///< SIGTERM → SIGKILL delay
   std::uint64_t max_file_bytes = 0;             ///< RLIMIT_FSIZE of each child; 0: no limit
   std::chrono::milliseconds tick{1'000};        ///< period of PoolObserver::on_tick
+  /// When set: each child carries its cookie, the reaper watches each group while it runs, and
+  /// sweeps adopted leftovers after each file and at the end (runner/process_reaper.h).
+  ProcessReaper* reaper = nullptr;
 };
 
 /// Callbacks from ProcessPool::run, all on the calling thread.

@@ -22,6 +22,7 @@
 #include "runner/gap_log.h"
 #include "runner/launch_plan.h"
 #include "runner/process_pool.h"
+#include "runner/process_reaper.h"
 #include "runner/progress.h"
 #include "runner/redirection_record.h"
 #include "runner/rerun.h"
@@ -88,6 +89,9 @@ std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes, const
   }
   if (r.timed_out) return "killed after the timeout";
   if (r.interrupted) return "killed: run interrupted";
+  if (r.exit_code && *r.exit_code != 0 && fs::file_size(log, ec) == 0 && !ec) {
+    return "the log is empty: the process wrote nothing (were its stdout and stderr closed?)";
+  }
   if (r.signal) {
     std::string s = "killed by " + signal_name(*r.signal);
     if (*r.signal == SIGXFSZ && max_file_bytes > 0) {
@@ -288,6 +292,8 @@ int run_suite(const RunOptions& options) {
   RunLog run_log(out_dir / "run.log", /*append=*/resume.has_value());
   if (!resume_store) resume_store.emplace(fs::absolute(o.db_path.value_or(default_db_path())));
   Store& store = *resume_store;
+  // Forks its watchdog: before any thread starts (the probes below run in threads).
+  ProcessReaper reaper;
 
   // Longest first by recorded durations, this shard's share only (runner/schedule.h).
   const RunRecord comparable = comparable_key(suite, o, shard);
@@ -412,6 +418,7 @@ int run_suite(const RunOptions& options) {
   pool_options.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   pool_options.kill_grace = std::chrono::milliseconds(static_cast<long>(o.kill_grace_s * 1000));
   pool_options.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
+  pool_options.reaper = &reaper;
 
   Progress progress(stdout, TerminalInfo::detect(stdout), files.size());
   std::printf("runner: run %lld%s: %zu file%s of %s%s, %d at once, %s -> %s\n",

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "runner/error.h"
 #include "runner/sqlite.h"
 #include "runner/store.h"
 #include "tests/support/test_support.h"
@@ -23,11 +25,16 @@ namespace fs = std::filesystem;
 
 constexpr int kResumeFiles = 8;
 
-// One integer from a query on the database, read as another process would.
+// One integer from a query on the database, read as another process would; -1: no row, or no
+// such table yet.
 std::int64_t query_int(const fs::path& db, const std::string& sql) {
-  sql::Database d(db);
-  sql::Statement s(d, sql);
-  return s.step() ? s.int64(0) : -1;
+  try {
+    sql::Database d(db);
+    sql::Statement s(d, sql);
+    return s.step() ? s.int64(0) : -1;
+  } catch (const Error&) {
+    return -1;
+  }
 }
 
 std::string query_text(const fs::path& db, const std::string& sql) {
@@ -222,6 +229,79 @@ TEST_F(FaultsE2E, AnInterruptedRunResumesItsInterruptedFilesAndALiveRunIsNotResu
     EXPECT_LE(n, 2) << file;
     EXPECT_GE(n, 1) << file;
   }
+}
+
+// Valid UTF-8 (nlohmann::json refuses anything else when dumping).
+bool valid_utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+TEST_F(FaultsE2E, HostileTestFilesNeverTakeTheRunDown) {
+  const fs::path hostile = fs::path(E2E_SUITES_DIR) / "hostile";
+  const std::string odd = "test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 \u2713.py";
+  auto r = testing::run({RUNNER_PATH, hostile.string(), "--db", db().string(), "--out",
+                         out().string(), "--python", TEST_PYTHON, "--no-shim", "-j", "2"},
+                        env("0"), 240s);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  Store store(db());
+  const RunRecord run = store.runs(1).at(0);
+  std::map<std::string, FileRecord> files;
+  for (auto& f : store.files(run.id)) files[f.path] = f;
+  ASSERT_EQ(files.size(), 5U) << r.output;
+
+  // A daemon (fork, setsid, fork) left the test's group: it is found and killed all the same.
+  EXPECT_EQ(files.at("test_daemon.py").status, FileStatus::kPassed);
+  const auto daemons = testing::pids_in(pids());
+  ASSERT_EQ(daemons.size(), 1U);
+  EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(daemons[0]); }, 3s))
+      << "the daemon " << daemons[0] << " outlived its test file";
+
+  // No output at all: an error, and the note says why nothing could be parsed.
+  const FileRecord& silent = files.at("test_closed_stdout.py");
+  EXPECT_EQ(silent.status, FileStatus::kError);
+  EXPECT_NE(silent.note.find("the log is empty"), std::string::npos) << silent.note;
+
+  // 1 GB of output: kept in full (under the default --max-log-mb) and parsed.
+  EXPECT_EQ(files.at("test_gigabyte.py").status, FileStatus::kPassed);
+  EXPECT_GE(fs::file_size(out() / "logs/test_gigabyte.py.log"), 1'000'000'000U);
+
+  // Invalid UTF-8 and NULs: stored and reported as valid UTF-8, no NUL anywhere.
+  EXPECT_EQ(files.at("test_garbage.py").status, FileStatus::kFailed);
+  for (const StoredCase& c : store.cases(run.id)) {
+    for (const std::string* text : {&c.test.message, &c.test.traceback, &c.test.name}) {
+      EXPECT_TRUE(valid_utf8(*text)) << c.test.name;
+      EXPECT_EQ(text->find('\0'), std::string::npos) << c.test.name;
+    }
+  }
+  for (const char* report : {"report.md", "report.json", "junit.xml", "report.html"}) {
+    const std::string text = testing::read_file(out() / report);
+    EXPECT_TRUE(valid_utf8(text)) << report;
+    EXPECT_EQ(text.find('\0'), std::string::npos) << report;
+  }
+  EXPECT_NO_THROW((void)nlohmann::json::parse(testing::read_file(out() / "report.json")));
+
+  // Spaces, quotes and non-ASCII letters in a file name: run, parsed, stored and linked as is.
+  ASSERT_EQ(files.count(odd), 1U);
+  EXPECT_EQ(files.at(odd).status, FileStatus::kFailed);
+  EXPECT_TRUE(fs::exists(out() / "logs" / (odd + ".log")));
+  std::size_t odd_cases = 0;
+  for (const StoredCase& c : store.cases(run.id)) {
+    if (c.file != odd) continue;
+    ++odd_cases;
+    if (c.test.status == CaseStatus::kFailed) {
+      EXPECT_EQ(c.test.source.path, "tests/" + odd);
+      EXPECT_EQ(c.test.source.line, 10);
+    }
+  }
+  EXPECT_EQ(odd_cases, 2U);
+  EXPECT_NE(testing::read_file(out() / "report.html")
+                .find("href=\"logs/test_odd%20name%20%27single%27%20%22double%22%20"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -269,9 +269,9 @@ TEST_F(RunnerE2E, ARunnerKilledWithSigkillLeavesARunTheNextCommandMarksInterrupt
       30s));
   ::kill(child.pid, SIGKILL);
   testing::wait_for(child, 10s);
-  // The test process dies with the runner (PR_SET_PDEATHSIG), but what it spawned does not:
-  // killing those is the job of `--resume` (a later issue). Clean up here.
-  for (pid_t pid : testing::pids_in(pids())) ::kill(pid, SIGKILL);
+  // The test process dies with the runner (PR_SET_PDEATHSIG); what it spawned is killed by the
+  // runner's watchdog (runner/process_reaper.h).
+  expect_no_survivors();
 
   auto r = testing::run({RUNNER_PATH, "runs", "--db", db().string()});
   EXPECT_EQ(r.exit_code, 0) << r.output;

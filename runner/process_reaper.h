@@ -1,0 +1,65 @@
+// Keeps a test file's processes from outliving it: the ones that leave its process group
+// (setsid daemons) and the ones left behind when the runner itself is killed (docs/reliability.md).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace devshim {
+
+/// The variable that marks every process of a test file: "<runner cookie>:<file index>". Children
+/// inherit it, so a process that left the file's group is still known as the file's.
+inline constexpr const char* kProcessCookieVar = "DEVSHIM_PROCESS_COOKIE";
+
+/// Two safety nets beside the process-group kill of runner/process_pool.h:
+///
+/// - A watchdog process, forked at construction, to which watch()/forget() report the groups of
+///   running test files. When the runner's end of its pipe closes without the runner having
+///   forgotten a group, because the runner died (SIGKILL included), the watchdog sends SIGKILL to
+///   those groups and to every process that carries this runner's cookie, then exits. Construct it
+///   before starting threads: it forks.
+/// - The runner becomes a child subreaper (PR_SET_CHILD_SUBREAPER): a test's orphaned descendants,
+///   daemons that called setsid included, are re-parented to it instead of to init. sweep() kills
+///   and reaps those whose file has finished.
+///
+/// What no process-level mechanism catches: a descendant that clears its environment and escapes
+/// the subreaper, e.g. a process handed to a system service. Linux cgroups would; devshim does not
+/// use them (they need privileges a nightly job rarely has).
+class ProcessReaper {
+ public:
+  /// Throws RuntimeError when the pipe or the fork fails.
+  ProcessReaper();
+  /// Closes the pipe (the watchdog then finds nothing left to kill) and reaps the watchdog.
+  ~ProcessReaper();
+  ProcessReaper(const ProcessReaper&) = delete;
+  ProcessReaper& operator=(const ProcessReaper&) = delete;
+
+  /// The value of kProcessCookieVar for test file `index` of this runner.
+  std::string cookie(std::size_t index) const;
+  /// A test file's process group started / has been killed and reaped.
+  void watch(pid_t pgid);
+  void forget(pid_t pgid);
+
+  /// Kills (SIGKILL to the process and its group) and reaps the runner's adopted children whose
+  /// file is not running (running(index) false) or that carry no cookie of this runner, and reaps
+  /// adopted zombies. Processes the runner started itself (group leaders of its own session) are
+  /// left alone. Returns how many it killed plus how many killed ones are not reaped yet (0: no
+  /// leftovers).
+  std::size_t sweep(const std::function<bool(std::size_t index)>& running);
+
+  pid_t watchdog_pid() const { return watchdog_; }
+
+ private:
+  int pipe_ = -1;  ///< write end; the watchdog reads the other
+  pid_t watchdog_ = -1;
+  std::string cookie_;
+  std::set<pid_t> watched_;   ///< groups of running files
+  std::vector<pid_t> dying_;  ///< killed, not reaped yet
+};
+
+}  // namespace devshim
