@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,7 @@
 #include "runner/resume.h"
 #include "runner/run_log.h"
 #include "runner/schedule.h"
+#include "runner/sqlite.h"
 #include "runner/status.h"
 #include "runner/store.h"
 #include "runner/suite.h"
@@ -148,7 +150,8 @@ class RunObserver : public PoolObserver {
             (rec.note.empty() ? "" : "; ") + ("redirection record unusable: " + record.error);
       }
     }
-    store_.record_file(run_id_, rec, collected.cases, record.entries);
+    pending_.push_back({rec, std::move(collected.cases), std::move(record.entries)});
+    flush();
 
     std::string rc = r.exit_code ? std::to_string(*r.exit_code)
                      : r.signal  ? "-" + std::to_string(*r.signal)
@@ -159,7 +162,32 @@ class RunObserver : public PoolObserver {
     progress_.finished(rec.path, status, r.duration_s, specs_[i].log_path.string(), rec.note);
   }
 
-  void on_tick() override { progress_.tick(); }
+  void on_tick() override {
+    if (!pending_.empty()) flush();
+    progress_.tick();
+  }
+
+  /// Records the finished files not recorded yet, oldest first. A database locked past its busy
+  /// timeout keeps them waiting in memory (false); the next file or tick tries again.
+  bool flush() {
+    while (!pending_.empty()) {
+      const Pending& p = pending_.front();
+      try {
+        store_.record_file(run_id_, p.file, p.cases, p.redirections);
+      } catch (const sql::BusyError& e) {
+        if (!warned_locked_) {
+          warned_locked_ = true;
+          log_.line(std::string("Database locked, results kept in memory until it is free: ") +
+                    e.what());
+          std::fprintf(stderr, "runner: warning: %s; results wait in memory\n", e.what());
+        }
+        return false;
+      }
+      pending_.pop_front();
+    }
+    return true;
+  }
+  std::size_t unrecorded() const { return pending_.size(); }
 
   void on_interrupt(int signo) override {
     log_.line("Interrupted by " + signal_name(signo) + ": stopping the running files");
@@ -180,6 +208,13 @@ class RunObserver : public PoolObserver {
   std::uint64_t max_file_bytes_;
   std::map<FileStatus, std::size_t> counts_;
   std::map<CaseStatus, std::size_t> case_counts_;
+  struct Pending {
+    FileRecord file;
+    std::vector<TestCase> cases;
+    std::vector<Redirection> redirections;
+  };
+  std::deque<Pending> pending_;
+  bool warned_locked_ = false;
 };
 
 std::size_t failing_files(const std::map<FileStatus, std::size_t>& counts) {
@@ -430,6 +465,16 @@ int run_suite(const RunOptions& options) {
                        pool_options.max_file_bytes);
   bool completed = ProcessPool(pool_options).run(specs, observer);
   progress.close();
+  // Results that waited for a locked database: a last try each busy timeout, three times.
+  for (int attempt = 0; attempt < 3 && !observer.flush(); ++attempt) {
+  }
+  if (observer.unrecorded() > 0) {
+    throw sql::BusyError(fmt::format(
+        "{}: the database stayed locked: {} finished file{} of run {} could not be recorded "
+        "(their logs are in {}); once it is free, `runner {} --resume {}` runs them again",
+        store.path().string(), observer.unrecorded(), observer.unrecorded() == 1 ? "" : "s", run_id,
+        (out_dir / "logs").string(), o.suite.string(), run_id));
+  }
 
   std::map<FileStatus, std::size_t> file_counts = observer.counts();
   std::map<CaseStatus, std::size_t> case_counts = observer.case_counts();

@@ -2,13 +2,25 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "runner/error.h"
 
 namespace devshim::sql {
 
 namespace fs = std::filesystem;
 
-Database::Database(const fs::path& path, int busy_ms) : path_(path) {
+int default_busy_ms() {
+  const char* v = std::getenv("DEVSHIM_DB_TIMEOUT");
+  if (v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end != v && *end == '\0' && s > 0 && s < 86'400) return static_cast<int>(s * 1000);
+  }
+  return 60'000;
+}
+
+Database::Database(const fs::path& path, int busy_ms) : path_(path), busy_ms_(busy_ms) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   int rc =
@@ -27,17 +39,29 @@ Database::Database(const fs::path& path, int busy_ms) : path_(path) {
 Database::~Database() { sqlite3_close_v2(db_); }
 
 void Database::fail(std::string_view what) const {
-  throw RuntimeError(
-      fmt::format("{}: {}: {}", path_.string(), what, db_ ? sqlite3_errmsg(db_) : "closed"));
+  if (db_ == nullptr) throw RuntimeError(fmt::format("{}: {}: closed", path_.string(), what));
+  fail_with(sqlite3_extended_errcode(db_), what, sqlite3_errmsg(db_));
+}
+
+void Database::fail_with(int code, std::string_view what, std::string_view message) const {
+  if ((code & 0xFF) == SQLITE_BUSY || (code & 0xFF) == SQLITE_LOCKED) {
+    throw BusyError(fmt::format(
+        "{}: the database is locked by another process (waited {} s; DEVSHIM_DB_TIMEOUT sets "
+        "the wait): {}",
+        path_.string(), busy_ms_ / 1000.0, message));
+  }
+  if (what.empty()) throw RuntimeError(fmt::format("{}: {}", path_.string(), message));
+  throw RuntimeError(fmt::format("{}: {}: {}", path_.string(), what, message));
 }
 
 void Database::exec(std::string_view sql) {
   char* err = nullptr;
   std::string s(sql);
-  if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+  const int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
     sqlite3_free(err);
-    throw RuntimeError(fmt::format("{}: {}", path_.string(), msg));
+    fail_with(sqlite3_extended_errcode(db_), "", msg);
   }
 }
 

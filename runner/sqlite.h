@@ -1,5 +1,6 @@
 // A thin RAII layer over the SQLite C API. Every failure throws RuntimeError naming the database
-// file and SQLite's message.
+// file and SQLite's message; a database that stayed locked by another connection past the busy
+// timeout throws BusyError.
 #pragma once
 
 #include <sqlite3.h>
@@ -10,9 +11,20 @@
 #include <string>
 #include <string_view>
 
+#include "runner/error.h"
+
 namespace devshim::sql {
 
 class Database;
+
+/// Another process held the database locked for longer than the busy timeout.
+class BusyError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+/// The busy timeout: $DEVSHIM_DB_TIMEOUT seconds (a number > 0), else 60 s.
+int default_busy_ms();
 
 /// A prepared statement. bind() indices are 1-based, column() indices 0-based.
 class Statement {
@@ -55,8 +67,9 @@ class Statement {
 
 class Database {
  public:
-  /// Opens (creating) the file, parent folders included; busy timeout busy_ms.
-  explicit Database(const std::filesystem::path& path, int busy_ms = 10'000);
+  /// Opens (creating) the file, parent folders included. A statement that finds the database
+  /// locked by another connection retries for busy_ms, then throws BusyError.
+  explicit Database(const std::filesystem::path& path, int busy_ms = default_busy_ms());
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -71,7 +84,10 @@ class Database {
   [[noreturn]] void fail(std::string_view what) const;
 
  private:
+  [[noreturn]] void fail_with(int code, std::string_view what, std::string_view message) const;
+
   sqlite3* db_ = nullptr;
+  int busy_ms_ = 0;
   std::filesystem::path path_;
 };
 

@@ -259,16 +259,21 @@ Store::Store(const fs::path& path) : db_(path) {
 }
 
 void Store::migrate() {
-  sql::Statement v(db_, "PRAGMA user_version");
-  v.step();
-  int version = static_cast<int>(v.int64(0));
-  if (version > schema_version()) {
-    throw RuntimeError(fmt::format(
-        "{}: database schema version {} is newer than this runner's ({}); use a newer runner",
-        db_.path().string(), version, schema_version()));
-  }
-  if (version == schema_version()) return;
+  auto read_version = [this] {
+    sql::Statement v(db_, "PRAGMA user_version");
+    v.step();
+    const int version = static_cast<int>(v.int64(0));
+    if (version > schema_version()) {
+      throw RuntimeError(fmt::format(
+          "{}: database schema version {} is newer than this runner's ({}); use a newer runner",
+          db_.path().string(), version, schema_version()));
+    }
+    return version;
+  };
+  if (read_version() == schema_version()) return;
   sql::Transaction tx(db_);
+  // Again under the write lock: another runner may have migrated it while this one waited.
+  const int version = read_version();
   for (int i = version; i < schema_version(); ++i) db_.exec(kMigrations[i]);
   db_.exec(fmt::format("PRAGMA user_version = {}", schema_version()));
   tx.commit();

@@ -231,6 +231,122 @@ TEST_F(FaultsE2E, AnInterruptedRunResumesItsInterruptedFilesAndALiveRunIsNotResu
   }
 }
 
+// Holds the database locked (an EXCLUSIVE transaction) for hold_s seconds; `ready` appears once
+// the lock is taken.
+testing::Child lock_database(const fs::path& db, const fs::path& ready, const std::string& hold_s,
+                             const fs::path& out) {
+  auto child = testing::spawn({"python3", "-c",
+                               "import sqlite3, sys, time\n"
+                               "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                               "con.execute('PRAGMA journal_mode=WAL')\n"
+                               "con.execute('BEGIN EXCLUSIVE')\n"
+                               "open(sys.argv[2], 'w').close()\n"
+                               "time.sleep(float(sys.argv[3]))\n"
+                               "con.execute('COMMIT')\n",
+                               db.string(), ready.string(), hold_s},
+                              {}, out);
+  EXPECT_TRUE(testing::eventually([&] { return fs::exists(ready); }, 20s))
+      << testing::read_file(out);
+  return child;
+}
+
+TEST_F(FaultsE2E, ALockedDatabaseIsWaitedForThenRefusedClearlyBeforeAnyTestRuns) {
+  write_resume_suite();
+  auto locker = lock_database(db(), dir_ / "locked", "600", dir_ / "locker.out");
+  auto env_with_timeout = env("0");
+  env_with_timeout["DEVSHIM_DB_TIMEOUT"] = "2";
+  const auto start = std::chrono::steady_clock::now();
+  auto r = testing::run(runner_argv({"--out", out().string(), "--no-shim"}), env_with_timeout);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ::kill(locker.pid, SIGKILL);
+  testing::wait_for(locker, 10s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("runner: error: " + db().string() +
+                          ": the database is locked by another process (waited 2 s"),
+            std::string::npos)
+      << r.output;
+  EXPECT_GE(waited, 2s);
+  for (const auto& [file, n] : executions(markers())) EXPECT_EQ(n, 0) << file << " ran";
+}
+
+TEST_F(FaultsE2E, ALockReleasedWithinTheTimeoutOnlyDelaysTheRun) {
+  write_resume_suite();
+  auto locker = lock_database(db(), dir_ / "locked", "1.5", dir_ / "locker.out");
+  auto r = testing::run(runner_argv({"--out", out().string(), "--no-shim"}), env("0"), 120s);
+  testing::wait_for(locker, 10s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_complete_and_intact();
+}
+
+TEST_F(FaultsE2E, AReadOnlyOutputFolderIsRefusedBeforeAnyTestRuns) {
+  write_resume_suite();
+  std::vector<fs::path> read_only{"/proc/devshim-out"};  // read-only for root too
+  if (::geteuid() != 0) {
+    fs::create_directories(dir_ / "ro");
+    fs::permissions(dir_ / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+    read_only.push_back(dir_ / "ro/out");
+  }
+  for (const fs::path& folder : read_only) {
+    auto r = testing::run(runner_argv({"--out", folder.string(), "--no-shim"}), env("0"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("runner: error: output folder " + folder.string() + " is not writable"),
+              std::string::npos)
+        << r.output;
+  }
+  EXPECT_FALSE(fs::exists(db()));
+  for (const auto& [file, n] : executions(markers())) EXPECT_EQ(n, 0) << file << " ran";
+}
+
+TEST_F(FaultsE2E, ResultsWaitInMemoryWhileTheDatabaseIsLockedMidRun) {
+  write_resume_suite();
+  auto env_with_timeout = env("0.7");
+  env_with_timeout["DEVSHIM_DB_TIMEOUT"] = "0.5";
+  auto runner = testing::spawn(runner_argv({"--out", out().string(), "--no-shim"}),
+                               env_with_timeout, dir_ / "runner.out");
+  ASSERT_TRUE(testing::eventually([&] { return finished_files() >= 1; }, 60s));
+  auto locker = lock_database(db(), dir_ / "locked", "3", dir_ / "locker.out");
+  auto status = testing::wait_for(runner, 120s);
+  testing::wait_for(locker, 10s);
+  const std::string output = testing::read_file(dir_ / "runner.out");
+  ASSERT_TRUE(status && WIFEXITED(*status)) << output;
+  EXPECT_EQ(WEXITSTATUS(*status), 0) << output;
+  EXPECT_NE(output.find("results wait in memory"), std::string::npos) << output;
+  expect_complete_and_intact();
+  for (const auto& [file, n] : executions(markers())) EXPECT_EQ(n, 1) << file;
+}
+
+TEST_F(FaultsE2E, TwoRunnersOnOneDatabaseAtOnceBothCompleteUnmixed) {
+  write_resume_suite();
+  // Both start on a database that does not exist yet: they also race to create its schema.
+  std::vector<testing::Child> runners;
+  for (const char* name : {"a", "b"}) {
+    runners.push_back(testing::spawn(runner_argv({"--out", (dir_ / name).string(), "--no-shim"}),
+                                     env("0.3"), dir_ / (std::string(name) + ".out")));
+  }
+  for (std::size_t i = 0; i < runners.size(); ++i) {
+    auto status = testing::wait_for(runners[i], 120s);
+    ASSERT_TRUE(status && WIFEXITED(*status)) << i;
+    EXPECT_EQ(WEXITSTATUS(*status), 0) << testing::read_file(dir_ / (i == 0 ? "a.out" : "b.out"));
+  }
+  EXPECT_EQ(query_text(db(), "PRAGMA integrity_check"), "ok");
+  Store store(db());
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 2U);
+  std::set<std::string> out_dirs;
+  for (const RunRecord& run : runs) {
+    EXPECT_EQ(run.status, "passed");
+    out_dirs.insert(run.out_dir);
+    const auto files = store.files(run.id);
+    EXPECT_EQ(files.size(), static_cast<std::size_t>(kResumeFiles));
+    for (const FileRecord& f : files) {
+      EXPECT_TRUE(fs::exists(fs::path(run.out_dir) / f.log_path)) << run.id << " " << f.path;
+    }
+    EXPECT_EQ(store.cases(run.id).size(), static_cast<std::size_t>(3 * kResumeFiles));
+  }
+  EXPECT_EQ(out_dirs, (std::set<std::string>{(dir_ / "a").string(), (dir_ / "b").string()}));
+  for (const auto& [file, n] : executions(markers())) EXPECT_EQ(n, 2) << file;
+}
+
 // Valid UTF-8 (nlohmann::json refuses anything else when dumping).
 bool valid_utf8(const std::string& s) {
   try {
