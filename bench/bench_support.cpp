@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,28 +36,36 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-// Starts `c`, waits for it, and returns how it ended. Throws BenchError if fork fails.
-Outcome spawn_and_wait(const Command& c) {
+Started spawn(const Command& c) {
   std::vector<char*> argv, envp;
   for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
   for (const auto& e : c.env) envp.push_back(const_cast<char*>(e.c_str()));
   argv.push_back(nullptr);
   envp.push_back(nullptr);
 
-  const auto start = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) throw BenchError(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) exec_child(c, argv, envp);
+  Started p;
+  p.start = Clock::now();
+  p.pid = ::fork();
+  if (p.pid < 0) throw BenchError(fmt::format("fork: {}", std::strerror(errno)));
+  if (p.pid == 0) exec_child(c, argv, envp);
+  return p;
+}
+
+Outcome wait_for(const Started& p) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw BenchError(fmt::format("waitpid: {}", std::strerror(errno)));
+  rusage usage{};
+  while (::wait4(p.pid, &status, 0, &usage) < 0) {
+    if (errno != EINTR) throw BenchError(fmt::format("wait4: {}", std::strerror(errno)));
   }
   Outcome o;
-  o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  o.seconds = std::chrono::duration<double>(Clock::now() - p.start).count();
+  o.max_rss_kib = usage.ru_maxrss;
   if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
   return o;
 }
+
+Outcome spawn_and_wait(const Command& c) { return wait_for(spawn(c)); }
 
 // The last `max_chars` characters of a file, for error messages.
 std::string tail_of(const fs::path& file, std::size_t max_chars) {

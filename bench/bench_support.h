@@ -2,6 +2,9 @@
 // (runner_makespan_bench, schedule_makespan_bench, cli_startup_bench).
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -29,9 +32,20 @@ struct Outcome {
   int exit_code = -1;  ///< -1 when killed by a signal
   int signal = 0;      ///< the terminating signal, 0 when it exited
   double seconds = 0;
+  long max_rss_kib = 0;  ///< peak resident memory of the process (and of children it waited for)
 };
 
-/// Starts `c`, waits for it, and returns how it ended. Throws BenchError if fork fails.
+/// A started process (spawn) and when it started.
+struct Started {
+  pid_t pid = -1;
+  std::chrono::steady_clock::time_point start;
+};
+
+/// Starts `c` without waiting. Throws BenchError if fork fails.
+Started spawn(const Command& c);
+/// Waits for a process of spawn() and returns how it ended. Throws BenchError if waiting fails.
+Outcome wait_for(const Started& p);
+/// spawn() then wait_for().
 Outcome spawn_and_wait(const Command& c);
 
 /// The last `max_chars` characters of a file, for error messages.

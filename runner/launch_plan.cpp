@@ -35,6 +35,10 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
   } else {
     env.erase(kActivateVar);
   }
+  if (suite.framework == Framework::kGtest) {
+    env.erase("GTEST_TOTAL_SHARDS");
+    env.erase("GTEST_SHARD_INDEX");
+  }
   env["PYTHONUNBUFFERED"] = "1";
   env["PYTHONFAULTHANDLER"] = "1";
   env.erase("PYTHONSTARTUP");

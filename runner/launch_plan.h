@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,13 @@ struct LaunchOptions {
 
 /// One test process, fully described.
 struct ProcessSpec {
-  std::vector<std::string> argv;     ///< argv[0] is resolved to an absolute path when possible
-  Environment env;                   ///< the complete environment of the child
+  std::vector<std::string> argv;  ///< argv[0] is resolved to an absolute path when possible
+  /// The child's environment: base_env's entries, then these (added or replacing); all of it
+  /// when base_env is null.
+  Environment env;
+  /// Entries many specs share (a run's planned files share one copy: 100,000 copies of an
+  /// environment would take most of a gigabyte).
+  std::shared_ptr<const Environment> base_env;
   std::filesystem::path cwd;         ///< the project root
   std::filesystem::path log_path;    ///< stdout+stderr, truncated before the start
   std::filesystem::path junit_path;  ///< pytest's --junitxml / GoogleTest's --gtest_output=xml
@@ -43,7 +49,8 @@ Environment inherited_environment();
 /// ACTIVATE_TORCH_DEVICE=1 and PYTORCH_ENABLE_MPS_FALLBACK=1, PYTHONUNBUFFERED=1 (so a crash loses
 /// no output), PYTHONFAULTHANDLER=1 (a crash prints where it happened) and PYTHONPATH = [shim dir,]
 /// suite.pythonpath..., suite.env's PYTHONPATH, inherited PYTHONPATH. In baseline mode
-/// ACTIVATE_TORCH_DEVICE is removed and the shim dir is not on PYTHONPATH.
+/// ACTIVATE_TORCH_DEVICE is removed and the shim dir is not on PYTHONPATH. For gtest suites,
+/// GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX are removed (plan_process sets them per shard).
 Environment child_environment(const Suite& suite, const LaunchOptions& options,
                               const Environment& inherited);
 

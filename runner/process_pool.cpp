@@ -73,6 +73,13 @@ std::vector<std::string> environment_strings(const Environment& env) {
   return out;
 }
 
+std::vector<std::string> environment_strings(const ProcessSpec& spec) {
+  if (!spec.base_env) return environment_strings(spec.env);
+  Environment merged = *spec.base_env;
+  for (const auto& [k, v] : spec.env) merged[k] = v;
+  return environment_strings(merged);
+}
+
 void fill_status(ProcessResult& r, int native_status) {
   if (WIFSIGNALED(native_status)) {
     r.signal = WTERMSIG(native_status);
@@ -144,7 +151,7 @@ class PoolRun {
     }
     try {
       std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
-      auto env = environment_strings(spec.env);
+      auto env = environment_strings(spec);
       if (options_.reaper != nullptr) {
         env.push_back(std::string(kProcessCookieVar) + "=" + options_.reaper->cookie(index));
       }

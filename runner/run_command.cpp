@@ -357,8 +357,12 @@ int run_suite(const RunOptions& options) {
   std::vector<ProcessSpec> specs;
   std::vector<std::string> planned;
   specs.reserve(files.size());
+  // One copy of the environment for every file; each spec holds only what is its own.
+  const auto shared_env = std::make_shared<const Environment>(env);
   for (const auto& f : files) {
-    ProcessSpec spec = plan_process(suite, launch, env, f);
+    // launch.python is an absolute path here, so planning needs no PATH from the environment.
+    ProcessSpec spec = plan_process(suite, launch, Environment{}, f);
+    spec.base_env = shared_env;
     if (o.shim) {
       // Each file's shim writes which requests it redirected (runner/redirection_record.h).
       fs::path record = spec.log_path;
