@@ -1,12 +1,10 @@
-// The parser fuzz targets' checks (fuzz/fuzz_checks.h) in the ordinary test run: every seed in
-// fuzz/corpus/<target>/ and every input a fuzzer found in fuzz/regressions/<target>/ goes through
-// the same function the libFuzzer target calls, with a violated check failing the test (the
-// fuzzer aborts instead). docs/reliability.md lists what the checks guarantee.
-//
-// The runner and report targets (suite, import_log, report) need libraries parser_tests does not
-// link; their seeds and regressions are replayed by the fuzz build's ctest (fuzz_replay_<target>,
-// fuzz/CMakeLists.txt).
+// The fuzz targets' checks (fuzz/fuzz_checks.h, runner_checks.h, report_checks.h) in the
+// ordinary test run: every seed in fuzz/corpus/<target>/ and every input a fuzzer found in
+// fuzz/regressions/<target>/ goes through the same function the libFuzzer target calls, with a
+// violated check failing the test (the fuzzer aborts instead). All nine targets, built by the
+// ordinary compiler without libFuzzer; docs/reliability.md lists what the checks guarantee.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -17,14 +15,15 @@
 #include <vector>
 
 #include "fuzz/fuzz_checks.h"
+#include "fuzz/report_checks.h"
+#include "fuzz/runner_checks.h"
 
 namespace devshim {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFuzzDir =
-    fs::path(PARSER_FIXTURES_DIR).parent_path().parent_path().parent_path() / "fuzz";
+const fs::path kFuzzDir = FUZZ_DIR;
 
 struct Target {
   const char* name;
@@ -32,9 +31,15 @@ struct Target {
 };
 
 const Target kTargets[] = {
-    {"unittest", &fuzz::run_unittest},         {"pytest_text", &fuzz::run_pytest_text},
-    {"pytest_junit", &fuzz::run_pytest_junit}, {"gtest_xml", &fuzz::run_gtest_xml},
-    {"gtest_text", &fuzz::run_gtest_text},     {"traceback", &fuzz::run_traceback},
+    {"unittest", &fuzz::run_unittest},
+    {"pytest_text", &fuzz::run_pytest_text},
+    {"pytest_junit", &fuzz::run_pytest_junit},
+    {"gtest_xml", &fuzz::run_gtest_xml},
+    {"gtest_text", &fuzz::run_gtest_text},
+    {"traceback", &fuzz::run_traceback},
+    {"suite", &fuzz::run_suite},
+    {"import_log", &fuzz::run_import_log},
+    {"report", &fuzz::run_report},
 };
 
 std::vector<fs::path> inputs(const std::string& target) {
@@ -63,7 +68,12 @@ class FuzzRegressions : public ::testing::TestWithParam<Target> {
     saved_ = fuzz::on_violation();
     fuzz::on_violation() = [](const char* what) { throw std::logic_error(what); };
   }
-  void TearDown() override { fuzz::on_violation() = saved_; }
+  void TearDown() override {
+    fuzz::on_violation() = saved_;
+    std::error_code ec;  // run_suite's scratch folder
+    fs::remove_all(fs::temp_directory_path() / ("devshim_fuzz_suite_" + std::to_string(::getpid())),
+                   ec);
+  }
 
  private:
   fuzz::ViolationHandler saved_ = nullptr;
