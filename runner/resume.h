@@ -20,9 +20,10 @@ struct ResumePlan {
 };
 
 /// The run named by run_spec (an id or "latest") and its unfinished files: those with no status
-/// (never started, or running when the runner died) or with status "interrupted". Throws
-/// UsageError when the run is of another suite, has finished (passed or failed), is still running
-/// (its runner is alive, or it runs on another host), or has nothing left to run.
+/// (never started, or running when the runner died) or with status "interrupted". There may be
+/// none: a runner killed after its last file, before it finished the run, leaves only the
+/// finishing to do. Throws UsageError when the run is of another suite, has finished (passed or
+/// failed), or is still running (its runner is alive, or it runs on another host).
 ResumePlan plan_resume(Store& store, const Suite& suite, const std::string& run_spec);
 
 }  // namespace devshim

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "runner/error.h"
@@ -184,6 +185,48 @@ TEST_F(FaultsE2E, ARunKilledWithSigkillResumesRunningOnlyItsUnfinishedFiles) {
   EXPECT_EQ(again.exit_code, 2) << again.output;
   EXPECT_NE(again.output.find("run 1 has finished (passed): nothing to resume"), std::string::npos)
       << again.output;
+}
+
+// SIGKILL at random moments (start-up, planning, while recording, between files, while finishing),
+// with --resume after each, then one last --resume left to complete the run: nothing recorded is
+// lost, run again or duplicated.
+TEST_F(FaultsE2E, RepeatedSigkillsAtRandomMomentsLoseNothing) {
+  constexpr int kKills = 6;
+  write_resume_suite();
+  const unsigned seed = std::random_device{}();
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> delay_ms(50, 2500);
+  std::map<std::string, int> runs_when_done;  // file -> its executions when a result was seen
+  int killed = 0;
+  for (int round = 0; round <= kKills; ++round) {
+    const bool first = query_int(db(), "SELECT count(*) FROM runs") < 1;
+    if (!first && query_text(db(), "SELECT status FROM runs") == "passed") break;
+    auto runner = testing::spawn(
+        runner_argv(first ? std::vector<std::string>{"--out", out().string(), "--no-shim"}
+                          : std::vector<std::string>{"--resume", "latest"}),
+        env("0.4"), dir_ / "runner.out");
+    // The last round runs to the end; the others are killed (SIGKILL to the runner's group).
+    const auto limit = round < kKills ? std::chrono::milliseconds(delay_ms(random)) : 120'000ms;
+    auto status = testing::wait_for(runner, limit);
+    if (!status) {
+      ++killed;
+    } else if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+      ADD_FAILURE() << "seed " << seed << ": " << testing::read_file(dir_ / "runner.out");
+    }
+    if (!fs::exists(db())) continue;
+    ASSERT_EQ(query_text(db(), "PRAGMA integrity_check"), "ok") << "seed " << seed;
+    const auto seen = executions(markers());
+    sql::Database d(db());
+    sql::Statement done(d, "SELECT path FROM files WHERE status IS NOT NULL");
+    while (done.step()) runs_when_done.emplace(done.text(0), seen.at(done.text(0)));
+  }
+  ASSERT_EQ(query_text(db(), "SELECT status FROM runs"), "passed") << "seed " << seed;
+  expect_complete_and_intact();
+  for (const auto& [file, n] : executions(markers())) {
+    EXPECT_EQ(n, runs_when_done.at(file))
+        << file << " ran again after its result was recorded (seed " << seed << ")";
+  }
+  std::printf("seed %u: %d SIGKILLs before the run completed\n", seed, killed);
 }
 
 TEST_F(FaultsE2E, AnInterruptedRunResumesItsInterruptedFilesAndALiveRunIsNotResumed) {
