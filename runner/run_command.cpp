@@ -262,6 +262,8 @@ fs::path default_out_root() { return env_or("DEVSHIM_OUT", "devshim-out"); }
 fs::path default_shim_dir() { return env_or("DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR); }
 
 int run_suite(const RunOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
   RunOptions o = options;
   const Suite suite = load_suite(o.suite);
   // --resume: the run's own targets, mode and folder; only its unfinished files (runner/resume.h).
@@ -281,6 +283,7 @@ int run_suite(const RunOptions& options) {
   std::vector<TestFile> files = resume ? resume->files : discover_test_files(suite, o.targets);
   const std::optional<Shard> shard =
       resume ? std::nullopt : resolve_shard(o.shard, o.shard_total, inherited_environment());
+  const double discovery_s = std::chrono::duration<double>(Clock::now() - started).count();
 
   if (o.list_only) {
     if (shard) files = list_shard(files, *shard, suite, o);
@@ -451,6 +454,11 @@ int run_suite(const RunOptions& options) {
                     run_id, suite.name, shard_note, run.mode, files.size(), jobs, timeout_s,
                     store.path().string()));
   }
+
+  // For suites of many files: what finding and planning them cost (docs/reliability.md#scale).
+  run_log.line(fmt::format("Discovered {} files in {:.2f}s; ready to start after {:.2f}s",
+                           files.size(), discovery_s,
+                           std::chrono::duration<double>(Clock::now() - started).count()));
 
   PoolOptions pool_options;
   pool_options.jobs = jobs;
