@@ -5,13 +5,20 @@
 #
 # Sourced by run.sh and test.sh. On a ready machine it takes a few seconds: each step first checks
 # whether its work is already done. Environment:
-#   DEVSHIM_BUILD_DIR   build folder (default: build)
+#   DEVSHIM_BUILD_DIR   build folder (default: build; build-asan with DEVSHIM_SANITIZE=1)
+#   DEVSHIM_SANITIZE    1: the sanitizer build instead (ASan + UBSan, -O0 -g1; test.sh's second
+#                       build, docs/architecture.md#sanitizer-build)
 #   DEVSHIM_VENV        Python virtual environment (default: .venv)
 #   DEVSHIM_PYTHON      interpreter that creates the venv (default: python3)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build_dir="${DEVSHIM_BUILD_DIR:-$root/build}"
+sanitize="${DEVSHIM_SANITIZE:-0}"
+if [ "$sanitize" = 1 ]; then
+  build_dir="${DEVSHIM_BUILD_DIR:-$root/build-asan}"
+else
+  build_dir="${DEVSHIM_BUILD_DIR:-$root/build}"
+fi
 venv="${DEVSHIM_VENV:-$root/.venv}"
 base_python="${DEVSHIM_PYTHON:-python3}"
 
@@ -64,14 +71,26 @@ install_venv() {
 }
 
 configure_and_build() {
-  local generator=()
+  local generator=() build_type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEVSHIM_SANITIZE=OFF)
   command -v ninja >/dev/null && generator=(-G Ninja)
-  if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  # The sanitizer build: -O0 compiles in about 60% of the time -O1 takes, and the tests it runs
+  # wait on Python more than on devshim's code; -g1 is the line tables the reports' stacks need.
+  [ "$sanitize" = 1 ] && build_type=(-DCMAKE_BUILD_TYPE= "-DCMAKE_CXX_FLAGS=-O0 -g1"
+                                     -DDEVSHIM_SANITIZE=ON)
+  if [ -f "$build_dir/CMakeCache.txt" ]; then
+    local cached=0
+    grep -q '^DEVSHIM_SANITIZE:BOOL=ON$' "$build_dir/CMakeCache.txt" && cached=1
+    if [ "$cached" != "$sanitize" ]; then
+      log "$build_dir is configured with DEVSHIM_SANITIZE=$cached, not $sanitize: remove it or" \
+          "choose another DEVSHIM_BUILD_DIR"
+      exit 1
+    fi
+  else
     log "configuring $build_dir"
     # LibTorch (shim/cpp, suites/libtorch-idioms) is the one inside the venv's torch wheel.
     local torch_prefix
     torch_prefix="$("$venv/bin/python" -c 'import torch;print(torch.utils.cmake_prefix_path)')"
-    cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    cmake -S "$root" -B "$build_dir" "${generator[@]}" "${build_type[@]}" \
       -DDEVSHIM_PYTHON="$venv/bin/python" -DCMAKE_PREFIX_PATH="$torch_prefix" >/dev/null
   fi
   cmake --build "$build_dir" --parallel "$(nproc)"

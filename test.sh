@@ -1,9 +1,47 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test (C++ and Python) through ctest.
-#   ./test.sh [extra ctest arguments]      e.g. ./test.sh -L e2e
+# Sets up, builds and runs every test (C++ and Python) through ctest in build/, then the C++ tests
+# again in build-asan/, built with AddressSanitizer + UndefinedBehaviorSanitizer
+# (docs/architecture.md#sanitizer-build). Benchmarks are left out.
+#   ./test.sh [extra ctest arguments]      e.g. ./test.sh -L e2e   (given to both ctest runs)
+# Environment:
+#   DEVSHIM_TEST_BUILDS   the builds to test, in this order: "normal asan" (default), "normal", or
+#                         "asan" (.ci/run: the Python and lint tests then run in build-asan too)
+#   DEVSHIM_BUILD_DIR, DEVSHIM_ASAN_BUILD_DIR   their folders (build, build-asan)
+#   DEVSHIM_TIDY_BASE     what counts as new code for clang-tidy (cmake/clang_tidy_check.py)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$root/setup.sh"
-build_dir="${DEVSHIM_BUILD_DIR:-$root/build}"
-cd "$build_dir"
-ctest --output-on-failure --label-exclude benchmark --parallel "$(nproc)" "$@"
+
+normal=0
+asan=0
+for build in ${DEVSHIM_TEST_BUILDS:-normal asan}; do
+  case "$build" in
+    normal) normal=1 ;;
+    asan) asan=1 ;;
+    *) echo "test.sh: DEVSHIM_TEST_BUILDS: no build '$build' (normal, asan)" >&2; exit 2 ;;
+  esac
+done
+
+# ctest honours one --label-exclude: the caller's, when given, replaces ours.
+caller_excludes=0
+for arg in "$@"; do
+  case "$arg" in -LE | --label-exclude | -LE=* | --label-exclude=*) caller_excludes=1 ;; esac
+done
+run_ctest() {  # build folder, labels to exclude, caller's arguments
+  local dir="$1" exclude=(--label-exclude "$2")
+  shift 2
+  [ "$caller_excludes" = 1 ] && exclude=()
+  (cd "$dir" && ctest --output-on-failure "${exclude[@]}" --parallel "$(nproc)" "$@")
+}
+
+if [ "$normal" = 1 ]; then
+  "$root/setup.sh"
+  run_ctest "${DEVSHIM_BUILD_DIR:-$root/build}" benchmark "$@"
+fi
+if [ "$asan" = 1 ]; then
+  asan_dir="${DEVSHIM_ASAN_BUILD_DIR:-$root/build-asan}"
+  DEVSHIM_SANITIZE=1 DEVSHIM_BUILD_DIR="$asan_dir" "$root/setup.sh"
+  # After build/'s run, only what runs instrumented code: not pytest of the Python shim, not lint.
+  exclude=benchmark
+  [ "$normal" = 1 ] && exclude='benchmark|python|lint'
+  run_ctest "$asan_dir" "$exclude" "$@"
+fi
