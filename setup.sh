@@ -35,6 +35,7 @@ apt_packages=(
   libfmt-dev                  # formatting of messages and progress lines
   libpugixml-dev              # pytest's JUnit XML
   clang-format                # the checked-in .clang-format, checked by ctest
+  clang-tidy                  # the checked-in .clang-tidy, checked by ctest (new code)
   chromium                    # report.html is tested in real headless Chromium
 )
 

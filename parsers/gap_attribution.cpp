@@ -110,7 +110,7 @@ std::vector<TracebackFrame> pytest_frames(std::string_view text) {
 bool is_torch_file(std::string_view file) { return module_of_file(file).rfind("torch", 0) == 0; }
 
 std::string frame_api(const TracebackFrame& f) {
-  const std::string module = module_of_file(f.file);
+  std::string module = module_of_file(f.file);
   if (module.empty()) return "";
   if (f.function.empty() || f.function == "<module>") return module;
   return module + "." + f.function;
