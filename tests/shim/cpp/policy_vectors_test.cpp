@@ -6,6 +6,7 @@
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -22,6 +23,10 @@ struct Vector {
   std::string id;
   json raw;
 };
+
+// GoogleTest prints a parameter into the test's listing, which ctest's test names come from:
+// without this it prints the struct's bytes, heap addresses included, so names changed per build.
+void PrintTo(const Vector& v, std::ostream* os) { *os << v.id; }
 
 json load_document() {
   std::ifstream in(DEVSHIM_VECTORS_PATH);
