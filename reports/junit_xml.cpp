@@ -27,6 +27,31 @@ std::string xml_safe(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// --rerun-failures' attempts, as Maven Surefire writes its reruns (Jenkins' JUnit plugin reads
+// them): a flaky test passes, with a <flakyFailure> or <flakyError> per attempt that failed; a test
+// that failed every time keeps its <failure> or <error> (the first attempt) and gets a
+// <rerunFailure> or <rerunError> per rerun. Attempts that did not fail add nothing.
+void add_attempts(pugi::xml_node tc, const ReportCase& c) {
+  for (const CaseAttempt& a : c.attempts) {
+    const bool failed = a.status == CaseStatus::kFailed;
+    if (!failed && a.status != CaseStatus::kError) continue;
+    if (!c.flaky && a.attempt <= 1) continue;  // the first attempt is the <failure> itself
+    const char* tag = c.flaky ? (failed ? "flakyFailure" : "flakyError")
+                              : (failed ? "rerunFailure" : "rerunError");
+    auto e = tc.append_child(tag);
+    e.append_attribute("message") = xml_safe(a.message).c_str();
+    // CaseAttempt::message is "Exception: message": the exception is the type, as for <failure>.
+    const auto colon = a.message.find(": ");
+    if (colon != std::string::npos && colon > 0 && a.message.find(' ') == colon + 1) {
+      e.append_attribute("type") = xml_safe(a.message.substr(0, colon)).c_str();
+    }
+  }
+}
+
+}  // namespace
+
 std::string render_junit(const Report& r) {
   pugi::xml_document doc;
   auto decl = doc.append_child(pugi::node_declaration);
@@ -86,6 +111,7 @@ std::string render_junit(const Report& r) {
         default:
           break;
       }
+      add_attempts(tc, c);
     }
     // A file that failed without any test result still shows in CI.
     if (f.cases.empty() && f.status != "passed" && f.status != "no_tests") {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <pugixml.hpp>
+#include <string>
+#include <vector>
 
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
@@ -210,6 +212,56 @@ TEST_F(ReportTest, JunitIsWellFormedXmlWithOneSuitePerFile) {
                                  "b\xEF\xBF\xBE"
                                  "c")),
             "abc");
+}
+
+TEST_F(ReportTest, JunitGivesAFlakyTestItsFailedAttemptsAsSurefireDoes) {
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(render_junit(report(run_.out())).c_str()));
+  auto ok = doc.select_node("//testcase[@name='test_ok']").node();
+  ASSERT_TRUE(ok);
+  EXPECT_FALSE(ok.child("failure"));  // it passed in the end: a pass, counted as one
+  auto flaky = ok.child("flakyFailure");
+  ASSERT_TRUE(flaky);
+  EXPECT_STREQ(flaky.attribute("message").value(), "TimeoutError: slow disk");
+  EXPECT_STREQ(flaky.attribute("type").value(), "TimeoutError");
+  EXPECT_FALSE(flaky.next_sibling("flakyFailure"));
+  EXPECT_EQ(doc.child("testsuites").attribute("failures").as_int(), 31);
+}
+
+TEST(JunitAttemptsTest, ATestThatFailedEveryRerunKeepsItsFailureAndListsTheReruns) {
+  ReportCase c;
+  c.test.classname = "tests.test_x.T";
+  c.test.name = "test_y";
+  c.test.status = CaseStatus::kFailed;
+  c.test.exception = "AssertionError";
+  c.test.message = "first";
+  auto attempt = [](int n, CaseStatus status, std::string message) {
+    return CaseAttempt{"test_x.py", "tests.test_x.T", "test_y", n, status, std::move(message)};
+  };
+  c.attempts = {attempt(1, CaseStatus::kFailed, "AssertionError: first"),
+                attempt(2, CaseStatus::kError, "RuntimeError: setUp broke"),
+                attempt(3, CaseStatus::kFailed, "no type here")};
+  Report r;
+  ReportFile f;
+  f.file.path = "test_x.py";
+  f.file.status = FileStatus::kFailed;
+  f.status = "failed";
+  f.cases.push_back(c);
+  r.files.push_back(f);
+
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(render_junit(r).c_str()));
+  auto tc = doc.select_node("//testcase[@name='test_y']").node();
+  ASSERT_TRUE(tc);
+  std::vector<std::string> children;
+  for (auto e : tc.children())
+    children.push_back(std::string(e.name()) + " " + e.attribute("type").value() + " " +
+                       e.attribute("message").value());
+  EXPECT_EQ(children, (std::vector<std::string>{"failure AssertionError AssertionError: first",
+                                                "rerunError RuntimeError RuntimeError: setUp broke",
+                                                "rerunFailure  no type here"}));
+  EXPECT_EQ(doc.child("testsuites").attribute("failures").as_int(), 1);
+  EXPECT_EQ(doc.child("testsuites").attribute("errors").as_int(), 0);
 }
 
 }  // namespace

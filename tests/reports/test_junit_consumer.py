@@ -37,3 +37,13 @@ def test_counts_and_details_survive():
     assert isinstance(segv.result[0], Error)
     skipped = [c for c in by_name.values() if c.result and isinstance(c.result[0], Skipped)]
     assert {c.name for c in skipped} == {"test_skipped", "test_xfail", "(file)"}
+
+
+def test_a_flaky_test_reads_as_a_pass_with_its_failed_attempt():
+    xml = JUnitXml.fromfile(str(GOLDEN))
+    ok = [c for s in xml for c in s if c.name == "test_ok"]
+    assert len(ok) == 1
+    assert ok[0].is_passed
+    flaky = ok[0]._elem.findall("flakyFailure")
+    assert [(f.get("type"), f.get("message")) for f in flaky] == [
+        ("TimeoutError", "TimeoutError: slow disk")]
