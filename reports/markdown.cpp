@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "parsers/line_reader.h"
+#include "runner/status.h"
 
 namespace devshim {
 
@@ -43,11 +44,8 @@ std::string source_cell(const SourceLinks& links, const SourceLocation& loc) {
   return s;
 }
 
-std::string counts_text(const std::map<std::string, int>& counts) {
-  std::string s;
-  for (const auto& [k, n] : counts) {
-    if (n > 0) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", n, k);
-  }
+std::string counts_or_none(const std::map<std::string, int>& counts) {
+  std::string s = counts_text(counts);
   return s.empty() ? "none" : s;
 }
 
@@ -247,8 +245,10 @@ std::string render_markdown(const Report& r) {
   }
 
   out += "\n## Summary\n\n";
-  out += fmt::format("**{}** files: {}  \n", r.summary.files_total, counts_text(r.summary.files));
-  out += fmt::format("**{}** tests: {}  \n", r.summary.tests_total, counts_text(r.summary.tests));
+  out +=
+      fmt::format("**{}** files: {}  \n", r.summary.files_total, counts_or_none(r.summary.files));
+  out +=
+      fmt::format("**{}** tests: {}  \n", r.summary.tests_total, counts_or_none(r.summary.tests));
   out += fmt::format("Pass rate: **{:.1f}%** (passed / all but skipped and xfailed)\n",
                      100.0 * r.summary.pass_rate);
   // Differential and run-to-run sections are inserted here by later report versions.
@@ -338,7 +338,7 @@ std::string render_markdown(const Report& r) {
   out += "\n## Files\n\n";
   auto file_row = [](const ReportFile& f) {
     return fmt::format("| {} | {} | {} | {:.1f} s | {} |\n", f.status, md_cell(f.file.path),
-                       md_cell(counts_text(f.counts)) +
+                       md_cell(counts_or_none(f.counts)) +
                            (f.file.note.empty() ? "" : " — " + md_cell(f.file.note, 200)),
                        f.file.duration_s, f.log_link.empty() ? "" : link("log", f.log_link));
   };

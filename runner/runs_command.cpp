@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
 #include "runner/error.h"
+#include "runner/status.h"
 #include "runner/store.h"
 
 namespace devshim {
@@ -22,15 +21,8 @@ int list_runs(const std::filesystem::path& db_path, int limit) {
   fmt::print("{:>5}  {:<20} {:<8} {:<11} {:<20} {}\n", "run", "suite", "mode", "status",
              "started (UTC)", "files");
   for (const auto& r : runs) {
-    std::map<std::string, int> counts;
-    for (const auto& f : store.files(r.id)) {
-      ++counts[f.status ? std::string(to_string(*f.status)) : "not_run"];
-    }
-    std::string summary;
-    for (const auto& [k, n] : counts)
-      summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, k);
     fmt::print("{:>5}  {:<20} {:<8} {:<11} {:<20} {}\n", r.id, r.suite, r.mode, r.status,
-               r.started_at, summary);
+               r.started_at, counts_text(store.file_status_counts(r.id)));
   }
   return kExitOk;
 }

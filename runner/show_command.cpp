@@ -5,19 +5,10 @@
 #include <map>
 
 #include "runner/error.h"
+#include "runner/status.h"
 #include "runner/store.h"
 
 namespace devshim {
-
-namespace {
-
-std::string counts_text(const std::map<std::string, int>& counts) {
-  std::string s;
-  for (const auto& [k, n] : counts) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", n, k);
-  return s;
-}
-
-}  // namespace
 
 int show_run(const std::filesystem::path& db_path, const std::string& run,
              const std::string& status_filter, bool all_tests) {

@@ -1,5 +1,7 @@
 #include "runner/status.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <utility>
 
@@ -19,6 +21,14 @@ constexpr std::array<std::pair<FileStatus, std::string_view>, 7> kFileStatusName
     {FileStatus::kInterrupted, "interrupted"},
 }};
 }  // namespace
+
+std::string counts_text(const std::map<std::string, int>& counts) {
+  std::string s;
+  for (const auto& [status, n] : counts) {
+    if (n > 0) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", n, status);
+  }
+  return s;
+}
 
 std::string_view to_string(FileStatus s) {
   for (const auto& [status, name] : kFileStatusNames) {

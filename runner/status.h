@@ -1,6 +1,7 @@
 // The vocabulary of outcomes (shared/DESIGN.md), used verbatim in the database, JSON and reports.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,10 @@ std::string_view to_string(FileStatus s);
 std::optional<FileStatus> parse_file_status(std::string_view s);
 /// True for statuses that make the run exit 1: failed, error, timeout, crashed.
 bool is_failure(FileStatus s);
+
+/// "3 failed, 1 passed": each status with a nonzero count, in the map's (alphabetical) order;
+/// "" when there is none. Lists of runs, `runner show` and the reports count with it.
+std::string counts_text(const std::map<std::string, int>& counts);
 
 struct ProcessResult;
 enum class Framework;

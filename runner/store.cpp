@@ -598,6 +598,16 @@ RunRecord Store::resolve_run(const std::string& spec) {
   return *r;
 }
 
+std::map<std::string, int> Store::file_status_counts(std::int64_t run_id) {
+  sql::Statement s(db_,
+                   "SELECT COALESCE(status, 'not_run'), COUNT(*) FROM files WHERE run_id = ? "
+                   "GROUP BY 1");
+  s.bind(1, run_id);
+  std::map<std::string, int> out;
+  while (s.step()) out[s.text(0)] = static_cast<int>(s.int64(1));
+  return out;
+}
+
 std::vector<FileRecord> Store::files(std::int64_t run_id) {
   sql::Statement s(db_,
                    "SELECT path, status, exit_code, signal, timed_out, duration_s, log_path, "

@@ -140,6 +140,8 @@ class Store {
   /// when it is neither or no such run exists.
   RunRecord resolve_run(const std::string& spec);
   std::vector<FileRecord> files(std::int64_t run_id);
+  /// How many of the run's files ended with each status ("not_run": planned, never finished).
+  std::map<std::string, int> file_status_counts(std::int64_t run_id);
   /// Every case of a run, ordered by file path then as recorded.
   std::vector<StoredCase> cases(std::int64_t run_id);
   /// The run's redirections summed over its files and call sites, one per (shim, api, requested,

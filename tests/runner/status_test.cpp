@@ -57,5 +57,12 @@ TEST(FileStatusNames, RoundTripAndFailureSet) {
   EXPECT_FALSE(is_failure(FileStatus::kInterrupted));
 }
 
+TEST(CountsText, NonzeroCountsInAlphabeticalOrder) {
+  EXPECT_EQ(counts_text({{"passed", 1}, {"failed", 12}, {"error", 0}}), "12 failed, 1 passed");
+  EXPECT_EQ(counts_text({{"passed", 13}}), "13 passed");
+  EXPECT_EQ(counts_text({}), "");
+  EXPECT_EQ(counts_text({{"skipped", 0}}), "");
+}
+
 }  // namespace
 }  // namespace devshim

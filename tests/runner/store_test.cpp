@@ -4,6 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
+#include <string>
+#include <utility>
+
 #include "runner/error.h"
 #include "runner/sqlite.h"
 #include "tests/support/test_support.h"
@@ -71,6 +75,26 @@ TEST(Store, PlannedFilesStartNotRunAndFinishedFilesAreRecorded) {
   EXPECT_EQ(run->targets, std::vector<std::string>{"pipelines"});
   EXPECT_EQ(run->command_line.size(), 3U);
   EXPECT_EQ(s.runs().size(), 1U);
+}
+
+TEST(Store, FileStatusCountsCountEachStatusAndTheFilesNotRunYet) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  auto id = s.begin_run(sample_run(), {"a.py", "b.py", "c.py", "d.py"});
+  auto other = s.begin_run(sample_run(), {"a.py"});
+  EXPECT_EQ(s.file_status_counts(id), (std::map<std::string, int>{{"not_run", 4}}));
+  for (const auto& [path, status] :
+       {std::pair{"a.py", FileStatus::kFailed}, std::pair{"b.py", FileStatus::kFailed},
+        std::pair{"c.py", FileStatus::kPassed}}) {
+    FileRecord f;
+    f.path = path;
+    f.status = status;
+    s.record_file(id, f);
+  }
+  EXPECT_EQ(s.file_status_counts(id),
+            (std::map<std::string, int>{{"failed", 2}, {"not_run", 1}, {"passed", 1}}));
+  EXPECT_EQ(s.file_status_counts(other), (std::map<std::string, int>{{"not_run", 1}}));
+  EXPECT_TRUE(s.file_status_counts(id + 100).empty());
 }
 
 TEST(Store, ARunLeftRunningByADeadRunnerBecomesInterrupted) {
