@@ -155,18 +155,19 @@ class PoolRun {
       if (options_.reaper != nullptr) {
         env.push_back(std::string(kProcessCookieVar) + "=" + options_.reaper->cookie(index));
       }
+      const auto starting = starting_a_process();
       slot->proc = std::make_unique<bp2::process>(
           ctx_, spec.argv.at(0), args, bp2::process_stdio{nullptr, fd, fd},
           bp2::process_start_dir{spec.cwd.string()}, bp2::process_environment{env},
           ChildSetup{options_.max_file_bytes});
+      slot->pgid = slot->proc->id();
+      ::setpgid(slot->pgid, slot->pgid);  // also done in the child; whichever runs first wins
     } catch (const std::exception& e) {
       ::close(fd);
       fail_launch(std::move(slot), "cannot start " + spec.argv.at(0) + ": " + e.what());
       return;
     }
     ::close(fd);
-    slot->pgid = slot->proc->id();
-    ::setpgid(slot->pgid, slot->pgid);  // also done in the child; whichever runs first wins
     if (options_.reaper != nullptr) options_.reaper->watch(slot->pgid);
 
     Slot* s = slot.get();
@@ -305,9 +306,11 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
     std::string exe = find_executable(argv[0], child_env);
     if (exe.empty()) return std::nullopt;
     auto env_strings = environment_strings(child_env);
+    const auto starting = starting_a_process();
     proc = std::make_unique<bp2::process>(ctx, exe, args, bp2::process_stdio{nullptr, out, nullptr},
                                           bp2::process_start_dir{cwd.string()},
                                           bp2::process_environment{env_strings}, ChildSetup{});
+    ::setpgid(proc->id(), proc->id());  // also done in the child; whichever runs first wins
   } catch (const std::exception&) {
     return std::nullopt;
   }

@@ -210,7 +210,19 @@ void ProcessReaper::forget(pid_t pgid) {
   [[maybe_unused]] auto n = ::write(pipe_, &msg, sizeof msg);
 }
 
+namespace {
+std::shared_mutex& process_start_mutex() {
+  static std::shared_mutex m;
+  return m;
+}
+}  // namespace
+
+std::shared_lock<std::shared_mutex> starting_a_process() {
+  return std::shared_lock(process_start_mutex());
+}
+
 std::size_t ProcessReaper::sweep(const std::function<bool(std::size_t index)>& running) {
+  const std::unique_lock no_process_half_started(process_start_mutex());
   const pid_t my_session = ::getsid(0);
   const pid_t my_group = ::getpgrp();
   const std::string prefix = std::string(kProcessCookieVar) + "=" + cookie_ + ":";

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,13 @@ namespace devshim {
 /// The variable that marks every process of a test file: "<runner cookie>:<file index>". Children
 /// inherit it, so a process that left the file's group is still known as the file's.
 inline constexpr const char* kProcessCookieVar = "DEVSHIM_PROCESS_COOKIE";
+
+/// Held by a thread of the runner while it starts a process: from before the fork until the child
+/// is the leader of its own group (setpgid, in the child and in the parent). ProcessReaper::sweep
+/// holds it exclusively, so it never sees a child of the runner in that gap, where it looks like
+/// an adopted orphan (in the runner's group, no cookie yet) and would be killed. Any number of
+/// threads may start processes at once.
+[[nodiscard]] std::shared_lock<std::shared_mutex> starting_a_process();
 
 /// Two safety nets beside the process-group kill of runner/process_pool.h:
 ///

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "runner/process_pool.h"
 #include "tests/support/test_support.h"
@@ -83,6 +85,30 @@ TEST_F(ProcessReaperTest, ADaemonDiesWhenItsFileFinishesNotBefore) {
     EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(daemon); }, 3s))
         << name << " outlived its file";
   }
+}
+
+TEST_F(ProcessReaperTest, AProcessTheRunnerIsStartingIsNotTakenForAnOrphan) {
+  // The environment and device probes start from other threads while the pool sweeps. Between
+  // fork and exec such a child is not yet the leader of its own group and carries no cookie:
+  // a sweep then must not kill it (it did: "the interpreter could not run the probe").
+  ProcessReaper reaper;
+  std::atomic<bool> done{false};
+  std::atomic<int> failed{0};
+  constexpr int kStarts = 150;
+  std::thread starter([&] {
+    for (int i = 0; i < kStarts; ++i) {
+      if (!capture_output({"/bin/sh", "-c", "echo ok"}, dir_.path(), 30s)) ++failed;
+    }
+    done = true;
+  });
+  std::size_t sweeps = 0;
+  while (!done) {
+    reaper.sweep([](std::size_t) { return false; });
+    ++sweeps;
+  }
+  starter.join();
+  EXPECT_EQ(failed, 0) << "of " << kStarts << " starts, during " << sweeps << " sweeps";
+  EXPECT_GT(sweeps, 0U);
 }
 
 TEST_F(ProcessReaperTest, TheWatchdogCleansUpAfterARunnerKilledWithSigkill) {
