@@ -119,16 +119,10 @@ void fill_failure(TestCase& c, pugi::xml_node element, const std::string& file) 
   if (f.location) c.source = std::move(*f.location);
   if (c.exception.empty() && c.message.empty()) {
     std::string m = first_line(unwrap_error_message(element.attribute("message").value()));
-    std::size_t colon = m.find(": ");
-    std::string_view head = std::string_view(m).substr(0, colon);
-    bool is_name = colon != std::string::npos && !head.empty() &&
-                   head.find_first_not_of(
-                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                       "0123456789_.") == std::string_view::npos &&
-                   head.front() >= 'A' && head.front() <= 'Z';
-    if (is_name) {
+    const std::string_view head = exception_prefix(m);
+    if (!head.empty()) {
       c.exception = std::string(head);
-      c.message = m.substr(colon + 2);
+      c.message = m.substr(head.size() + 2);
     } else {
       c.message = std::move(m);
     }

@@ -16,6 +16,22 @@ constexpr std::array<std::pair<CaseStatus, std::string_view>, 6> kCaseStatusName
 }};
 }  // namespace
 
+std::string failure_text(const TestCase& c) {
+  if (c.exception.empty()) return c.message;
+  return c.message.empty() ? c.exception : c.exception + ": " + c.message;
+}
+
+std::string_view exception_prefix(std::string_view text) {
+  const std::size_t colon = text.find(": ");
+  if (colon == std::string_view::npos || colon == 0) return {};
+  const std::string_view head = text.substr(0, colon);
+  const bool is_name = head.find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789_.") == std::string_view::npos &&
+                       head.front() >= 'A' && head.front() <= 'Z';
+  return is_name ? head : std::string_view{};
+}
+
 std::string_view to_string(CaseStatus s) {
   for (const auto& [status, name] : kCaseStatusNames) {
     if (status == s) return name;

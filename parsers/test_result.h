@@ -38,6 +38,16 @@ struct TestCase {
   std::string culprit;
 };
 
+/// A failure in one line: "Exception: message", or whichever of the two is not empty. Reports,
+/// `runner show`, `runner history` and rerun attempts show failures so.
+std::string failure_text(const TestCase& c);
+
+/// The exception that begins a failure text ("RuntimeError" of "RuntimeError: CUDA error"): a
+/// name of letters, digits, '_' and '.' starting with a capital letter, followed by ": ". Empty
+/// when the text does not begin so ("torch.OutOfMemoryError: ..." included: lower-case first);
+/// the message is then the whole text, else what follows the ": ".
+std::string_view exception_prefix(std::string_view text);
+
 /// Which outcome wins when one test is reported more than once (call, then teardown;
 /// subtests): passed < skipped < xfailed < xpassed < error < failed.
 int outcome_rank(CaseStatus s);

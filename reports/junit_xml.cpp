@@ -42,11 +42,9 @@ void add_attempts(pugi::xml_node tc, const ReportCase& c) {
                               : (failed ? "rerunFailure" : "rerunError");
     auto e = tc.append_child(tag);
     e.append_attribute("message") = xml_safe(a.message).c_str();
-    // CaseAttempt::message is "Exception: message": the exception is the type, as for <failure>.
-    const auto colon = a.message.find(": ");
-    if (colon != std::string::npos && colon > 0 && a.message.find(' ') == colon + 1) {
-      e.append_attribute("type") = xml_safe(a.message.substr(0, colon)).c_str();
-    }
+    // CaseAttempt::message is a failure_text: its exception is the type, as for <failure>.
+    const std::string_view type = exception_prefix(a.message);
+    if (!type.empty()) e.append_attribute("type") = xml_safe(std::string(type)).c_str();
   }
 }
 
@@ -82,9 +80,7 @@ std::string render_junit(const Report& r) {
     for (const auto& c : f.cases) {
       const TestCase& t = c.test;
       auto tc = add_case(t.classname, t.name, t.duration_s, t.source);
-      const std::string message = t.exception.empty() ? t.message
-                                  : t.message.empty() ? t.exception
-                                                      : t.exception + ": " + t.message;
+      const std::string message = failure_text(t);
       auto detail = [&](const char* tag) {
         auto e = tc.append_child(tag);
         e.append_attribute("message") = xml_safe(message).c_str();

@@ -288,9 +288,7 @@ std::string render_markdown(const Report& r) {
       any = true;
       std::string status(to_string(c.test.status));
       if (!c.test.culprit.empty()) status += " (" + c.test.culprit + ")";
-      std::string message = c.test.exception.empty() ? c.test.message
-                            : c.test.message.empty() ? c.test.exception
-                                                     : c.test.exception + ": " + c.test.message;
+      std::string message = failure_text(c.test);
       out += fmt::format("| {} | {} | {} | {} |\n", status,
                          md_cell(f.file.path + "::" + c.test.classname + "::" + c.test.name),
                          md_cell(message, 200), source_cell(c.links, c.test.source));

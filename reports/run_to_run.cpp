@@ -14,11 +14,6 @@ std::string test_key(const std::string& file, const std::string& classname,
   return file + '\n' + classname + '\n' + name;
 }
 
-std::string failure_text(const TestCase& t) {
-  if (t.exception.empty()) return t.message;
-  return t.message.empty() ? t.exception : t.exception + ": " + t.message;
-}
-
 constexpr const char* kFileTest = "(file)";  // a file that failed without a test result
 
 }  // namespace

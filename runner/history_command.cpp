@@ -59,9 +59,7 @@ int history_command(const std::filesystem::path& db_path, const std::string& tes
     std::string status(to_string(e.test.status));
     if (e.flaky) status = fmt::format("flaky ({} attempts)", e.attempts);
     if (!e.test.culprit.empty()) status += " [" + e.test.culprit + "]";
-    std::string message = e.test.exception.empty() ? e.test.message
-                          : e.test.message.empty() ? e.test.exception
-                                                   : e.test.exception + ": " + e.test.message;
+    std::string message = failure_text(e.test);
     if (message.size() > 120) message = message.substr(0, 117) + "...";
     if (several) {
       std::string label = e.file;

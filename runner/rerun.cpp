@@ -48,11 +48,6 @@ bool is_fixture_name(const std::string& name) {
 
 std::string key_of(const TestCase& c) { return c.classname + '\n' + c.name; }
 
-std::string failure_text(const TestCase& c) {
-  if (c.exception.empty()) return c.message;
-  return c.message.empty() ? c.exception : c.exception + ": " + c.message;
-}
-
 // One failing file being rerun.
 struct Tracked {
   TestFile file;

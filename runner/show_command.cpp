@@ -64,9 +64,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
       const TestCase& t = c->test;
       std::string where =
           t.source.line > 0 ? fmt::format("  {}:{}", t.source.path, t.source.line) : std::string();
-      std::string what = t.exception.empty() ? t.message
-                         : t.message.empty() ? t.exception
-                                             : t.exception + ": " + t.message;
+      std::string what = failure_text(t);
       if (what.size() > 160) what = what.substr(0, 157) + "...";
       fmt::print("  {:<9} {}::{}{}{}\n", to_string(t.status), t.classname, t.name,
                  t.culprit.empty() ? "" : " [" + t.culprit + "]", where);
