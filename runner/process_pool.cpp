@@ -1,8 +1,6 @@
 #include "runner/process_pool.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,17 +10,13 @@
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/process.hpp>
-#include <boost/process/v2/start_dir.hpp>
-#include <boost/process/v2/stdio.hpp>
 #include <csignal>
 #include <cstring>
 #include <functional>
 #include <memory>
 
-// Boost.Process v2 in 1.81 needs its environment implementation compiled in exactly one TU.
-#include <boost/process/v2/impl/environment.ipp>
+#include "runner/process_start.h"
 
 namespace devshim {
 
@@ -38,28 +32,6 @@ std::string signal_name(int signo) {
 }
 
 namespace {
-
-// Runs in the child between fork and exec (async-signal-safe calls only).
-struct ChildSetup {
-  std::uint64_t max_file_bytes = 0;
-
-  template <typename Launcher, typename CmdLine>
-  boost::system::error_code on_exec_setup(Launcher& /*launcher*/,
-                                          const bp2::filesystem::path& /*exe*/,
-                                          CmdLine& /*cmd_line*/) const {
-    if (::setpgid(0, 0) != 0) return {errno, boost::system::system_category()};
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD}) ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (max_file_bytes > 0) {
-      rlimit limit{static_cast<rlim_t>(max_file_bytes), static_cast<rlim_t>(max_file_bytes)};
-      ::setrlimit(RLIMIT_FSIZE, &limit);
-    }
-    return {};
-  }
-};
 
 std::vector<std::string> environment_strings(const Environment& env) {
   std::vector<std::string> out;
@@ -155,13 +127,10 @@ class PoolRun {
       if (options_.reaper != nullptr) {
         env.push_back(std::string(kProcessCookieVar) + "=" + options_.reaper->cookie(index));
       }
-      const auto starting = starting_a_process();
-      slot->proc = std::make_unique<bp2::process>(
-          ctx_, spec.argv.at(0), args, bp2::process_stdio{nullptr, fd, fd},
-          bp2::process_start_dir{spec.cwd.string()}, bp2::process_environment{env},
-          ChildSetup{options_.max_file_bytes});
+      ChildStart child{spec.argv.at(0),        std::move(args), spec.cwd, std::move(env), fd, fd,
+                       options_.max_file_bytes};
+      slot->proc = std::make_unique<bp2::process>(start_process(ctx_, child));
       slot->pgid = slot->proc->id();
-      ::setpgid(slot->pgid, slot->pgid);  // also done in the child; whichever runs first wins
     } catch (const std::exception& e) {
       ::close(fd);
       fail_launch(std::move(slot), "cannot start " + spec.argv.at(0) + ": " + e.what());
@@ -301,16 +270,21 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
   asio::readable_pipe out(ctx);
   std::unique_ptr<bp2::process> proc;
   try {
-    std::vector<std::string> args(argv.begin() + 1, argv.end());
     const Environment child_env = env == nullptr ? inherited_environment() : *env;
     std::string exe = find_executable(argv[0], child_env);
     if (exe.empty()) return std::nullopt;
-    auto env_strings = environment_strings(child_env);
-    const auto starting = starting_a_process();
-    proc = std::make_unique<bp2::process>(ctx, exe, args, bp2::process_stdio{nullptr, out, nullptr},
-                                          bp2::process_start_dir{cwd.string()},
-                                          bp2::process_environment{env_strings}, ChildSetup{});
-    ::setpgid(proc->id(), proc->id());  // also done in the child; whichever runs first wins
+    std::array<int, 2> fds{};
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return std::nullopt;
+    out.assign(fds[0]);
+    ChildStart child{std::move(exe), std::vector<std::string>(argv.begin() + 1, argv.end()), cwd,
+                     environment_strings(child_env), fds[1]};
+    try {
+      proc = std::make_unique<bp2::process>(start_process(ctx, child));
+    } catch (...) {
+      ::close(fds[1]);
+      throw;
+    }
+    ::close(fds[1]);  // the child's copy is the only writer left: end of output at its exit
   } catch (const std::exception&) {
     return std::nullopt;
   }
