@@ -30,6 +30,9 @@ struct Target {
   void (*run)(std::string_view);
 };
 
+// The test's name in ctest's list: without it GoogleTest prints the bytes of the pointers.
+void PrintTo(const Target& t, std::ostream* os) { *os << t.name; }
+
 const Target kTargets[] = {
     {"unittest", &fuzz::run_unittest},
     {"pytest_text", &fuzz::run_pytest_text},
