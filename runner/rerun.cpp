@@ -185,9 +185,16 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
       failing[c.file].push_back(std::move(c.test));
     }
   }
+  std::set<std::string> rerun_before;  // by an earlier session of a resumed run
+  for (const CaseAttempt& a : store.attempts(run_id)) {
+    if (a.attempt > 1) rerun_before.insert(a.file);
+  }
   std::vector<Tracked> tracked;
   for (auto& f : store.files(run_id)) {
-    if (!f.status || !is_failure(*f.status) || by_path.count(f.path) == 0) continue;
+    if (!f.status || !is_failure(*f.status) || by_path.count(f.path) == 0 ||
+        rerun_before.count(f.path) > 0) {
+      continue;
+    }
     Tracked t;
     t.file = by_path.at(f.path);
     t.pending = failing[f.path];

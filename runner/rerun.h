@@ -45,7 +45,8 @@ struct RerunOptions {
   std::filesystem::path out_dir;  ///< the run's output folder
 };
 
-/// Reruns the failing files of run_id (files with status failed, error, timeout or crashed),
+/// Reruns the failing files of run_id (files with status failed, error, timeout or crashed) among
+/// files that have no reruns recorded yet (a resumed run's earlier session may have rerun some),
 /// attempt 2 … max_reruns + 1, each time only what still fails, and records in the store every
 /// attempt of each rerun test, the flaky ones, and the files whose failures all turned out
 /// flaky (now passed). files: the run's planned files. Progress goes to stdout, events to log.

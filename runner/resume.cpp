@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "runner/error.h"
 
@@ -27,11 +28,15 @@ ResumePlan plan_resume(Store& store, const Suite& suite, const std::string& run_
         run.id, run.runner_pid, run.host));
   }
   std::map<std::string, bool> unfinished;  // path -> found in the suite now
+  std::set<std::string> planned;
   for (const FileRecord& f : store.files(run.id)) {
     ++plan.planned;
+    planned.insert(f.path);
     if (!f.status || *f.status == FileStatus::kInterrupted) unfinished.emplace(f.path, false);
   }
   for (TestFile& f : discover_test_files(suite, run.targets)) {
+    if (planned.count(f.rel_path) == 0) continue;
+    plan.run_files.push_back(f);
     auto it = unfinished.find(f.rel_path);
     if (it == unfinished.end()) continue;
     it->second = true;

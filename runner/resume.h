@@ -15,6 +15,7 @@ namespace devshim {
 struct ResumePlan {
   RunRecord run;                     ///< as recorded: suite, targets, mode, shard, out_dir, ...
   std::vector<TestFile> files;       ///< the files to run again, in path order
+  std::vector<TestFile> run_files;   ///< every file of the run the suite still has (for reruns)
   std::vector<std::string> missing;  ///< unfinished files the suite no longer has
   std::size_t planned = 0;           ///< files of the whole run
 };

@@ -490,10 +490,13 @@ int run_suite(const RunOptions& options) {
 
   std::map<FileStatus, std::size_t> file_counts = observer.counts();
   std::map<CaseStatus, std::size_t> case_counts = observer.case_counts();
-  const bool reran = completed && o.rerun_failures > 0 && failing_files(file_counts) > 0;
+  // A resumed run also reruns the failures of its earlier sessions that were not rerun yet.
+  const bool reran =
+      completed && o.rerun_failures > 0 && (resume || failing_files(file_counts) > 0);
   if (reran) {
     RerunOptions rerun{o.rerun_failures, pool_options, out_dir};
-    completed = rerun_failures(suite, launch, env, files, store, run_id, run_log, rerun);
+    completed = rerun_failures(suite, launch, env, resume ? resume->run_files : files, store,
+                               run_id, run_log, rerun);
   }
   std::size_t planned_files = files.size();
   if (reran || resume) {

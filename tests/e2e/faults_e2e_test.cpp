@@ -281,6 +281,112 @@ TEST_F(FaultsE2E, AnInterruptedRunResumesItsInterruptedFilesAndALiveRunIsNotResu
   }
 }
 
+TEST_F(FaultsE2E, AResumedRunRerunsTheFailuresOfItsInterruptedSession) {
+  // test_a fails the first time only and finishes first; test_b sleeps until Ctrl-C. The
+  // interrupted session never reached its reruns: the resumed one must rerun test_a.
+  write_file(suite() / "suite.json",
+             R"({"name": "e2e-resume-reruns", "project_root": ".", "tests_dir": "tests",
+                 "framework": "unittest", "python": "python3", "timeout_s": 60})");
+  write_file(suite() / "tests/test_a.py", R"(import os
+import unittest
+
+FIRST = os.path.join(os.environ["E2E_MARKER_DIR"], "test_a.failed-once")
+
+
+class Flaky(unittest.TestCase):
+    def test_flaky(self):
+        if not os.path.exists(FIRST):
+            open(FIRST, "w").close()
+            self.fail("fails the first time only")
+
+    def test_fine(self):
+        pass
+)");
+  write_file(suite() / "tests/test_b.py", R"(import os
+import time
+import unittest
+
+
+class Slow(unittest.TestCase):
+    def test_slow(self):
+        time.sleep(float(os.environ["E2E_SLEEP"]))
+)");
+  auto argv = runner_argv({"--out", out().string(), "--no-shim", "--rerun-failures", "1"});
+  *(std::find(argv.begin(), argv.end(), "-j") + 1) = "1";  // test_a, then test_b
+  auto runner = testing::spawn(argv, env("600"), dir_ / "runner.out");
+  ASSERT_TRUE(testing::eventually(
+      [&] { return query_int(db(), "SELECT count(*) FROM files WHERE status = 'failed'") == 1; },
+      60s))
+      << testing::read_file(dir_ / "runner.out");
+  ::kill(runner.pid, SIGINT);
+  auto status = testing::wait_for(runner, 30s);
+  ASSERT_TRUE(status && WIFEXITED(*status));
+  ASSERT_EQ(WEXITSTATUS(*status), 130) << testing::read_file(dir_ / "runner.out");
+  ASSERT_EQ(query_int(db(), "SELECT count(*) FROM attempts"), 0) << "reruns after Ctrl-C";
+
+  auto resume = runner_argv({"--resume", "1", "--rerun-failures", "1"});
+  auto r = testing::run(resume, env("0"), 120s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("rerun 1 of 1: 1 failing file"), std::string::npos) << r.output;
+  EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "passed");
+  EXPECT_EQ(query_text(db(), "SELECT status FROM files WHERE path = 'test_a.py'"), "passed");
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM attempts WHERE name = 'test_flaky'"), 2);
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases WHERE flaky = 1"), 1);
+}
+
+TEST_F(FaultsE2E, ReranFilesOfAnInterruptedRerunAreNotRerunAgainOnResume) {
+  // Both files always fail; test_b sleeps from its second run on, so Ctrl-C lands in test_b's
+  // rerun, after test_a's. The resumed run reruns test_b alone: test_a's rerun is recorded.
+  write_file(suite() / "suite.json",
+             R"({"name": "e2e-resume-reruns", "project_root": ".", "tests_dir": "tests",
+                 "framework": "unittest", "python": "python3", "timeout_s": 60})");
+  for (const char* name : {"test_a", "test_b"}) {
+    write_file(suite() / fmt::format("tests/{}.py", name), R"(import os
+import time
+import unittest
+
+RUNS = os.path.join(os.environ["E2E_MARKER_DIR"], os.path.basename(__file__) + ".runs")
+with open(RUNS, "a+") as marker:
+    marker.seek(0)
+    before = marker.read().count("\n")
+    marker.write("ran\n")
+
+
+class Failing(unittest.TestCase):
+    def test_fails(self):
+        if before > 0 and __file__.endswith("test_b.py"):
+            time.sleep(float(os.environ["E2E_SLEEP"]))
+        self.fail("always")
+)");
+  }
+  auto argv = runner_argv({"--out", out().string(), "--no-shim", "--rerun-failures", "1"});
+  *(std::find(argv.begin(), argv.end(), "-j") + 1) = "1";
+  auto runner = testing::spawn(argv, env("600"), dir_ / "runner.out");
+  const auto runs_of = [&](const char* file) {
+    const std::string text = testing::read_file(markers() / (std::string(file) + ".runs"));
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  ASSERT_TRUE(testing::eventually([&] { return runs_of("test_b.py") == 2; }, 60s))
+      << testing::read_file(dir_ / "runner.out");
+  ::kill(runner.pid, SIGINT);
+  auto status = testing::wait_for(runner, 30s);
+  ASSERT_TRUE(status && WIFEXITED(*status));
+  ASSERT_EQ(WEXITSTATUS(*status), 130) << testing::read_file(dir_ / "runner.out");
+  const std::string attempts_of_a =
+      "SELECT count(*) FROM attempts JOIN files ON files.id = attempts.file_id "
+      "WHERE files.path = 'test_a.py'";
+  ASSERT_EQ(query_int(db(), attempts_of_a), 2) << "test_a's rerun is recorded";
+
+  auto r = testing::run(runner_argv({"--resume", "1", "--rerun-failures", "1"}), env("0"), 120s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("rerun 1 of 1: 1 failing file"), std::string::npos) << r.output;
+  EXPECT_EQ(runs_of("test_a.py"), 2) << "test_a was rerun a second time";
+  EXPECT_EQ(runs_of("test_b.py"), 3);
+  EXPECT_EQ(query_int(db(), attempts_of_a), 2);
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM attempts"), 4);
+  EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "failed");
+}
+
 // Holds the database locked (an EXCLUSIVE transaction) for hold_s seconds; `ready` appears once
 // the lock is taken.
 testing::Child lock_database(const fs::path& db, const fs::path& ready, const std::string& hold_s,
