@@ -107,7 +107,9 @@ class ForkSafeLauncher : public bp2::posix::default_launcher {
     if (n != 0) {
       const error_code ec =
           n < 0 ? last_error() : error_code{child_errno, boost::system::system_category()};
-      // The child has exited (or will, exec having failed): reap it here, nobody else knows it.
+      // Exec failed and the child is leaving (or the pipe failed: no way to know, so it goes):
+      // reap it here, nobody else knows it.
+      if (n < 0) ::kill(pid, SIGKILL);
       while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
       bp2::posix::detail::on_error(*this, exe, argv, ec, inits...);
