@@ -785,10 +785,14 @@ class Page {
       const auto& c = clusters[i];
       out_ += fmt::format(
           "<li class=\"cluster\" id=\"cluster-{}\"><h3><span class=\"count\">#{}</span> {} "
-          "test{} · <code class=\"exception\">",
+          "test{}",
           i + 1, i + 1, c.tests.size(), c.tests.size() == 1 ? "" : "s");
-      text(c.exception.empty() ? "(no exception)" : c.exception);
-      out_ += "</code></h3>\n<div class=\"message mono\">";
+      if (!c.exception.empty()) {  // none for GoogleTest: the message below names the failure
+        out_ += " · <code class=\"exception\">";
+        text(c.exception);
+        out_ += "</code>";
+      }
+      out_ += "</h3>\n<div class=\"message mono\">";
       long_text(c.message);
       out_ += "</div>\n";
       if (!c.example_message.empty() || !c.example_traceback.empty()) {

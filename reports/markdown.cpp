@@ -257,9 +257,11 @@ std::string render_markdown(const Report& r) {
   if (r.clusters.empty()) out += "No failures.\n";
   int n = 0;
   for (const auto& cl : r.clusters) {
+    // GoogleTest failures have no exception type: their message names them.
+    const std::string& title = !cl.exception.empty() ? cl.exception : cl.message;
     out += fmt::format("### {}. {} — {} test{}\n\n", ++n,
-                       md_cell(cl.exception.empty() ? "(no exception)" : cl.exception, 120),
-                       cl.tests.size(), cl.tests.size() == 1 ? "" : "s");
+                       title.empty() ? "(no message)" : md_cell(title, 120), cl.tests.size(),
+                       cl.tests.size() == 1 ? "" : "s");
     out +=
         fmt::format("Message: {}  \nSignature: `{}`\n\n", md_cell(cl.message, 500), cl.signature);
     if (!cl.example_traceback.empty()) {

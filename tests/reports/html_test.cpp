@@ -259,6 +259,18 @@ TEST(HtmlHandBuilt, OnlyTheModelsSafeLinks) {
   EXPECT_NE(page.find("href=\"#failure-1\""), std::string::npos);
 }
 
+TEST(HtmlHandBuilt, AClusterWithoutAnExceptionTypeShowsItsMessageAlone) {
+  Report r = hand_built_report();
+  r.clusters[1].exception.clear();  // as for GoogleTest's failures
+  const std::string page = render_html(r);
+  EXPECT_EQ(count(page, "<code class=\"exception\">"), 1U);
+  EXPECT_NE(page.find("<code class=\"exception\">AssertionError</code>"), std::string::npos);
+  EXPECT_NE(page.find("#2</span> 1 test</h3>\n<div class=\"message mono\"><span class=\"text\">"
+                      "&lt;str&gt;"),
+            std::string::npos);
+  EXPECT_EQ(page.find("(no exception)"), std::string::npos);
+}
+
 TEST(HtmlHandBuilt, LongTextIsCutInCellsAndKeptWhole) {
   const std::string page = render_html(hand_built_report());
   const std::string full = std::string(10 * 1024, 'y');

@@ -163,6 +163,33 @@ TEST(MarkdownEscaping, CellsAndCodeBlocks) {
   EXPECT_EQ(md_code_block("has ``` inside"), "````text\nhas ``` inside\n````\n");
 }
 
+TEST(MarkdownClusters, AClusterWithoutAnExceptionTypeIsHeadedByItsMessage) {
+  // GoogleTest's failures have no exception type; a heading "(no exception)" named none of them.
+  Report r;
+  r.environment = nlohmann::json::object();
+  ReportCluster gtest;
+  gtest.signature = "s1";
+  gtest.message = "Expected equality of these values: add(<n>, <n>) Which is: <n> <n>";
+  gtest.tests = {{"math_test", "Math", "Adds", {}}};
+  ReportCluster python;
+  python.signature = "s2";
+  python.exception = "AssertionError";
+  python.message = "<n> != <n>";
+  python.tests = {{"tests/test_a.py", "tests.test_a.T", "test_x", {}}};
+  ReportCluster bare;
+  bare.signature = "s3";
+  bare.tests = {{"math_test", "Math", "Crashes", {}}};
+  r.clusters = {gtest, python, bare};
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("### 1. Expected equality of these values: add(&lt;n&gt;, &lt;n&gt;) Which is: "
+                    "&lt;n&gt; &lt;n&gt; — 1 test\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("### 2. AssertionError — 1 test\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("### 3. (no message) — 1 test\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("(no exception)"), std::string::npos) << md;
+}
+
 TEST_F(ReportTest, JsonHasTheDocumentedShape) {
   nlohmann::json j = render_json(report(run_.out()));
   EXPECT_EQ(j["schema_version"], 1);
