@@ -68,6 +68,25 @@ std::string upstream_url(const std::string& url_template, const std::string& com
   return out;
 }
 
+SourceLinks source_links(const SourceLocation& loc, const LinkBase& base) {
+  SourceLinks links;
+  if (loc.path.empty()) return links;
+  const fs::path given(loc.path);
+  const fs::path source = given.is_absolute() ? given : (base.project / given).lexically_normal();
+  const std::string anchor = loc.line > 0 ? "#L" + std::to_string(loc.line) : "";
+  std::error_code ec;
+  if (!given.is_absolute() || fs::is_regular_file(source, ec)) {
+    links.local = relative_link(source, base.report_dir) + anchor;
+  }
+  // {path}: the source's path inside the git checkout (the project's path when that is unknown).
+  fs::path in_repo = base.git_toplevel.empty() ? (given.is_absolute() ? fs::path() : given)
+                                               : source.lexically_relative(base.git_toplevel);
+  if (!in_repo.empty() && *in_repo.begin() != "..") {
+    links.upstream = upstream_url(base.source_url, base.commit, in_repo.generic_string(), loc.line);
+  }
+  return links;
+}
+
 const std::vector<std::pair<std::string, std::string>>& differential_classes() {
   static const std::vector<std::pair<std::string, std::string>> classes{
       {"regression", "passed without the shim, fails with it"},
@@ -155,24 +174,12 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   r.duration_s = seconds_between(run->started_at, run->finished_at);
 
   const fs::path dir = fs::absolute(report_dir);
-  const fs::path project = run->project_root;
-  // The project's path inside its git checkout, for upstream links ({path}).
-  fs::path git_prefix;
+  LinkBase link_base{run->project_root, {}, dir, run->source_url, run->project_commit};
   if (auto top = r.environment.find("git_toplevel");
       top != r.environment.end() && top->is_string()) {
-    git_prefix = project.lexically_relative(top->get<std::string>());
-    if (git_prefix == ".") git_prefix.clear();
+    link_base.git_toplevel = top->get<std::string>();
   }
-  auto links_for = [&](const SourceLocation& loc) {
-    SourceLinks links;
-    if (loc.path.empty()) return links;
-    const std::string anchor = loc.line > 0 ? "#L" + std::to_string(loc.line) : "";
-    links.local = relative_link(project / loc.path, dir) + anchor;
-    links.upstream =
-        upstream_url(run->source_url, run->project_commit,
-                     (git_prefix / loc.path).lexically_normal().generic_string(), loc.line);
-    return links;
-  };
+  auto links_for = [&](const SourceLocation& loc) { return source_links(loc, link_base); };
 
   std::map<std::string, std::vector<StoredCase>> by_file;
   for (auto& c : store.cases(run_id)) by_file[c.file].push_back(std::move(c));
@@ -257,19 +264,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     red.sites = rr.sites;
     red.first_site = {rr.first.site_file, rr.first.site_line};
     red.first_function = rr.first.site_function;
-    // A call site outside the project (an absolute path: a library) is linked when it exists.
-    if (fs::path(red.first_site.path).is_absolute()) {
-      std::error_code ec;
-      if (!fs::is_regular_file(red.first_site.path, ec)) {
-        r.redirections.push_back(std::move(red));
-        continue;
-      }
-      const std::string anchor =
-          red.first_site.line > 0 ? "#L" + std::to_string(red.first_site.line) : "";
-      red.links.local = relative_link(red.first_site.path, dir) + anchor;
-    } else {
-      red.links = links_for(red.first_site);
-    }
+    red.links = links_for(red.first_site);
     r.redirections.push_back(std::move(red));
   }
   std::stable_sort(r.clusters.begin(), r.clusters.end(),

@@ -165,4 +165,19 @@ std::string device_probe_text(const nlohmann::json& environment);
 std::string upstream_url(const std::string& url_template, const std::string& commit,
                          const std::string& path, int line);
 
+/// Where a run's source locations are linked from and to.
+struct LinkBase {
+  std::filesystem::path project;       ///< the run's project root (absolute)
+  std::filesystem::path git_toplevel;  ///< its git checkout; empty: unknown (the project's own)
+  std::filesystem::path report_dir;    ///< where the report is written (absolute)
+  std::string source_url;              ///< the suite's upstream template (may be empty)
+  std::string commit;                  ///< the project's commit (may be empty)
+};
+
+/// The links of a source location. A relative path is the project's. An absolute one (a
+/// GoogleTest __FILE__, a library's call site) gets a local link only when the file exists here,
+/// and an upstream link only when it lies inside the git checkout: a header of /usr/include has
+/// none.
+SourceLinks source_links(const SourceLocation& loc, const LinkBase& base);
+
 }  // namespace devshim

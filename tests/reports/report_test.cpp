@@ -12,6 +12,7 @@
 #include "reports/markdown.h"
 #include "reports/write_reports.h"
 #include "tests/reports/report_fixture.h"
+#include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
@@ -81,6 +82,38 @@ TEST_F(ReportTest, LinksPointAtTheSourceLocallyAndUpstream) {
   EXPECT_EQ(zeros->links.upstream,
             "https://github.com/example/project/blob/0123456789abcdef0123456789abcdef01234567/"
             "project/tests/test_cuda.py#L4");
+}
+
+TEST(SourceLinks, AbsolutePathsAreLinkedUpstreamOnlyInsideTheCheckout) {
+  // A GoogleTest suite's project root is often a build folder inside the checkout; its sources'
+  // __FILE__ paths are absolute.
+  testing::TempDir dir;
+  const fs::path repo = dir / "repo";
+  testing::write_file(repo / "src/math_test.cpp", "TEST(Math, Adds) {}\n");
+  LinkBase base{repo / "build/tests", repo, repo / "build/out",
+                "https://example.org/blob/{commit}/{path}#L{line}", "abc"};
+  const SourceLinks inside = source_links({(repo / "src/math_test.cpp").string(), 7}, base);
+  EXPECT_EQ(inside.local, "../../src/math_test.cpp#L7");
+  EXPECT_EQ(inside.upstream, "https://example.org/blob/abc/src/math_test.cpp#L7");
+  // A system header: it exists here, and is nowhere upstream.
+  const SourceLinks system = source_links({"/usr/include/stdio.h", 3}, base);
+  EXPECT_NE(system.local, "");
+  EXPECT_EQ(system.upstream, "");
+  // A path that does not exist here gets no local link; one outside the checkout, no upstream.
+  const SourceLinks gone = source_links({(repo / "src/gone.cpp").string(), 1}, base);
+  EXPECT_EQ(gone.local, "");
+  EXPECT_EQ(gone.upstream, "https://example.org/blob/abc/src/gone.cpp#L1");
+  EXPECT_EQ(source_links({"/opt/lib/helpers.py", 12}, base).upstream, "");
+  // Relative paths are the project's, wherever it sits in the checkout.
+  const SourceLinks rel = source_links({"suite_test.cpp", 0}, base);
+  EXPECT_EQ(rel.local, "../tests/suite_test.cpp");
+  EXPECT_EQ(rel.upstream, "https://example.org/blob/abc/build/tests/suite_test.cpp");
+  EXPECT_EQ(source_links({"../../../elsewhere.cpp", 2}, base).upstream, "");
+  // Without a known checkout, a relative path is its own upstream path, an absolute one has none.
+  base.git_toplevel.clear();
+  EXPECT_EQ(source_links({"suite_test.cpp", 4}, base).upstream,
+            "https://example.org/blob/abc/suite_test.cpp#L4");
+  EXPECT_EQ(source_links({(repo / "src/math_test.cpp").string(), 7}, base).upstream, "");
 }
 
 TEST_F(ReportTest, EveryRelativeLinkInTheMarkdownReportLeadsToAFile) {
