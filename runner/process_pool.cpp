@@ -11,6 +11,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process/v2/process.hpp>
+#include <boost/system/system_error.hpp>
 #include <csignal>
 #include <cstring>
 #include <functional>
@@ -131,6 +132,10 @@ class PoolRun {
                        options_.max_file_bytes};
       slot->proc = std::make_unique<bp2::process>(start_process(ctx_, child));
       slot->pgid = slot->proc->id();
+    } catch (const boost::system::system_error& e) {
+      ::close(fd);  // what() appends " [system:2]": the message alone reads better in a report
+      fail_launch(std::move(slot), "cannot start " + spec.argv.at(0) + ": " + e.code().message());
+      return;
     } catch (const std::exception& e) {
       ::close(fd);
       fail_launch(std::move(slot), "cannot start " + spec.argv.at(0) + ": " + e.what());

@@ -140,7 +140,8 @@ TEST_F(ProcessPoolTest, AMissingInterpreterIsALaunchErrorNotACrash) {
   s.argv = {"/nonexistent/python", "-V"};
   Recorder rec;
   ASSERT_TRUE(ProcessPool(PoolOptions{}).run({s}, rec));
-  EXPECT_FALSE(rec.results[0].launch_error.empty());
+  EXPECT_EQ(rec.results[0].launch_error,
+            "cannot start /nonexistent/python: No such file or directory");
 }
 
 TEST_F(ProcessPoolTest, InterruptStopsLaunchingAndKillsRunningGroups) {
