@@ -51,9 +51,11 @@ std::string key_of(const TestCase& c) { return c.classname + '\n' + c.name; }
 // One failing file being rerun.
 struct Tracked {
   TestFile file;
-  FileRecord first;               // its first attempt's record
-  std::vector<TestCase> pending;  // failing tests not yet seen passing
-  bool file_level = false;        // it failed without a failing test: rerun it whole
+  FileRecord first;                // its first attempt's record
+  std::vector<TestCase> pending;   // failing tests not yet seen passing
+  std::vector<TestCase> failures;  // its first attempt's failing tests
+  bool file_level = false;         // it failed without a failing test: rerun it whole
+  bool whole_file = false;         // this attempt runs the whole file (no selectors)
   bool done = false;
   std::size_t flaky_tests = 0;
   RerunResult result;
@@ -198,6 +200,7 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
     Tracked t;
     t.file = by_path.at(f.path);
     t.pending = failing[f.path];
+    t.failures = t.pending;
     t.file_level = t.pending.empty();
     t.result.path = f.path;
     for (const TestCase& c : t.pending) {
@@ -223,6 +226,7 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
         selectors = rerun_selectors(suite, t.file, t.pending);
       }
       if (selectors) ++selected;
+      t.whole_file = !selectors;
       specs.push_back(plan_rerun(suite, launch, env, t.file, options.out_dir, attempt, selectors));
       now.push_back(&t);
     }
@@ -241,13 +245,9 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
       const ProcessResult& r = finished.process;
       const CollectedFile& got = finished.collected;
       if (r.interrupted) continue;
-      if (t.file_level) {
-        const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
-        t.result.attempts.push_back({t.file.rel_path, "", "(file)", attempt,
-                                     passed ? CaseStatus::kPassed : CaseStatus::kError,
-                                     passed ? "" : std::string(to_string(got.status))});
-        if (!passed) continue;
-        // It failed before any test said why, and passes now: its results are this attempt's.
+      const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
+      // The file's results become this attempt's: it ran whole and passed. Returns its log.
+      const auto adopt_attempt = [&] {
         FileRecord rec;
         rec.path = t.file.rel_path;
         rec.status = got.status;
@@ -259,10 +259,29 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
         rec.finished_at = iso8601_utc(r.finished_at);
         rec.parsed_from = got.parsed_from;
         rec.reported = got.reported;
-        store.record_file(run_id, rec, got.cases);
+        // Flaky tests keep their first failure readable, as when their row is only updated.
+        std::vector<TestCase> cases = got.cases;
+        for (TestCase& c : cases) {
+          for (const TestCase& first : t.failures) {
+            if (key_of(first) != key_of(c)) continue;
+            c.exception = first.exception;
+            c.message = first.message;
+            c.traceback = first.traceback;
+          }
+        }
+        store.record_file(run_id, rec, cases);
+        return rec.log_path;
+      };
+      if (t.file_level) {
+        t.result.attempts.push_back({t.file.rel_path, "", "(file)", attempt,
+                                     passed ? CaseStatus::kPassed : CaseStatus::kError,
+                                     passed ? "" : std::string(to_string(got.status))});
+        if (!passed) continue;
+        // It failed before any test said why, and passes now.
+        const std::string log = adopt_attempt();
         t.result.note =
             fmt::format("flaky: {} on attempt 1, {} on attempt {} ({})", to_string(*t.first.status),
-                        to_string(got.status), attempt, rec.log_path);
+                        to_string(got.status), attempt, log);
         t.done = true;
         continue;
       }
@@ -286,6 +305,9 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
         }
       }
       t.pending = std::move(still);
+      // A crash or a timeout cut attempt 1 short: the tests after its culprit never ran. A whole
+      // rerun that passes has them all (and the culprit without its culprit mark).
+      if (t.pending.empty() && t.whole_file && passed) adopt_attempt();
       if (t.pending.empty()) {
         t.done = true;
         t.result.status = FileStatus::kPassed;

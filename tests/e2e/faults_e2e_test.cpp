@@ -387,6 +387,43 @@ class Failing(unittest.TestCase):
   EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "failed");
 }
 
+TEST_F(FaultsE2E, ACrashedFileThatPassesOnItsRerunKeepsTheRerunsResults) {
+  // The crash ends the file before test_3 runs; the rerun runs all three and passes.
+  write_file(suite() / "suite.json",
+             R"({"name": "e2e-crash-rerun", "project_root": ".", "tests_dir": "tests",
+                 "framework": "unittest", "python": "python3", "timeout_s": 60})");
+  write_file(suite() / "tests/test_crash.py", R"(import os
+import unittest
+
+MARK = os.path.join(os.environ["E2E_MARKER_DIR"], "crashed-once")
+
+
+class Crash(unittest.TestCase):
+    def test_1_before(self):
+        pass
+
+    def test_2_crashes_once(self):
+        if not os.path.exists(MARK):
+            open(MARK, "w").close()
+            os.abort()
+
+    def test_3_after(self):
+        pass
+)");
+  auto r = testing::run(
+      runner_argv({"--out", out().string(), "--no-shim", "--rerun-failures", "1"}), env("0"), 120s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(query_text(db(), "SELECT status FROM files"), "passed");
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases"), 3);
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases WHERE status = 'passed'"), 3);
+  EXPECT_EQ(query_text(db(), "SELECT name FROM cases WHERE flaky = 1"), "test_2_crashes_once");
+  EXPECT_NE(query_text(db(), "SELECT exception FROM cases WHERE flaky = 1"), "")
+      << "the first failure is no longer readable";
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases WHERE coalesce(culprit, '') != ''"), 0);
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM attempts"), 2);
+  EXPECT_NE(query_text(db(), "SELECT note FROM files").find("flaky"), std::string::npos);
+}
+
 // Holds the database locked (an EXCLUSIVE transaction) for hold_s seconds; `ready` appears once
 // the lock is taken.
 testing::Child lock_database(const fs::path& db, const fs::path& ready, const std::string& hold_s,
