@@ -247,14 +247,14 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
       if (r.interrupted) continue;
       const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
       // The file's results become this attempt's: it ran whole and passed. Returns its log.
-      const auto adopt_attempt = [&] {
+      const auto adopt_attempt = [&, index = i] {  // (clang 14 cannot capture bindings)
         FileRecord rec;
         rec.path = t.file.rel_path;
         rec.status = got.status;
         rec.exit_code = r.exit_code;
         rec.signal = r.signal;
         rec.duration_s = r.duration_s;
-        rec.log_path = specs[i].log_path.lexically_relative(options.out_dir).generic_string();
+        rec.log_path = specs[index].log_path.lexically_relative(options.out_dir).generic_string();
         rec.started_at = iso8601_utc(r.started_at);
         rec.finished_at = iso8601_utc(r.finished_at);
         rec.parsed_from = got.parsed_from;
