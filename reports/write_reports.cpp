@@ -2,22 +2,59 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "reports/html.h"
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
-#include "reports/report.h"
 #include "runner/error.h"
 
 namespace devshim {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string>& report_formats() {
-  static const std::vector<std::string> formats{"md", "json", "junit", "html"};
+const std::vector<ReportFormat>& report_formats() {
+  static const std::vector<ReportFormat> formats{
+      {"md", "report.md", render_markdown},
+      {"json", "report.json", [](const Report& r) { return dump_report_json(render_json(r)); }},
+      {"junit", "junit.xml", render_junit},
+      {"html", "report.html", render_html},
+  };
   return formats;
+}
+
+std::string report_format_names(const char* separator) {
+  std::string names;
+  for (const ReportFormat& f : report_formats()) {
+    names += (names.empty() ? "" : separator) + std::string(f.name);
+  }
+  return names;
+}
+
+std::vector<const ReportFormat*> parse_report_formats(const std::string& names) {
+  std::vector<const ReportFormat*> wanted;
+  std::size_t start = 0;
+  while (start <= names.size()) {
+    std::size_t end = names.find(',', start);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(start, end - start);
+    start = end + 1;
+    if (name.empty()) continue;
+    const auto& all = report_formats();
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](const ReportFormat& f) { return name == f.name; });
+    if (it == all.end()) {
+      throw UsageError(
+          fmt::format("unknown report format \"{}\" ({})", name, report_format_names()));
+    }
+    if (std::find(wanted.begin(), wanted.end(), &*it) == wanted.end()) wanted.push_back(&*it);
+  }
+  if (wanted.empty()) {
+    for (const ReportFormat& f : report_formats()) wanted.push_back(&f);
+  }
+  return wanted;
 }
 
 namespace {
@@ -34,40 +71,31 @@ void write_atomically(const fs::path& path, const std::string& text) {
   if (ec) throw RuntimeError(fmt::format("{}: cannot write: {}", path.string(), ec.message()));
 }
 
-}  // namespace
-
-std::vector<fs::path> write_reports(Store& store, std::int64_t run_id, const fs::path& dir,
-                                    const std::vector<std::string>& formats) {
-  for (const auto& f : formats) {
-    if (std::find(report_formats().begin(), report_formats().end(), f) == report_formats().end()) {
-      throw UsageError(fmt::format("unknown report format \"{}\" (md, json, junit, html)", f));
-    }
-  }
+void create_folder(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
-  const Report report = build_report(store, run_id, dir);
+}
+
+}  // namespace
+
+std::vector<fs::path> write_reports(const Report& report, const fs::path& dir,
+                                    const std::vector<const ReportFormat*>& formats) {
+  create_folder(dir);
   std::vector<fs::path> written;
-  for (const auto& f : formats) {
-    fs::path path;
-    std::string text;
-    if (f == "md") {
-      path = dir / "report.md";
-      text = render_markdown(report);
-    } else if (f == "json") {
-      path = dir / "report.json";
-      text = dump_report_json(render_json(report));
-    } else if (f == "junit") {
-      path = dir / "junit.xml";
-      text = render_junit(report);
-    } else {
-      path = dir / "report.html";
-      text = render_html(report);
-    }
-    write_atomically(path, text);
+  for (const ReportFormat* f : formats) {
+    const fs::path path = dir / f->file;
+    write_atomically(path, f->render(report));
     written.push_back(path);
   }
   return written;
+}
+
+std::vector<fs::path> write_reports(Store& store, std::int64_t run_id, const fs::path& dir,
+                                    const std::string& formats) {
+  const std::vector<const ReportFormat*> wanted = parse_report_formats(formats);
+  create_folder(dir);
+  return write_reports(build_report(store, run_id, dir), dir, wanted);
 }
 
 int report_command(const fs::path& db_path, const std::string& run, const std::string& formats,
@@ -75,23 +103,13 @@ int report_command(const fs::path& db_path, const std::string& run, const std::s
   if (!fs::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
+  parse_report_formats(formats);  // an unknown format is refused before the database is opened
   Store store(db_path);
   const RunRecord found = store.resolve_run(run);
-  const RunRecord* rec = &found;
-  const std::int64_t id = found.id;
-  std::vector<std::string> wanted;
-  std::string current;
-  for (char c : formats + ",") {
-    if (c == ',') {
-      if (!current.empty()) wanted.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
+  const fs::path out = dir.empty() ? fs::path(found.out_dir) : fs::path(dir);
+  for (const auto& p : write_reports(store, found.id, out, formats)) {
+    fmt::print("{}\n", p.string());
   }
-  if (wanted.empty()) wanted = report_formats();
-  const fs::path out = dir.empty() ? fs::path(rec->out_dir) : fs::path(dir);
-  for (const auto& p : write_reports(store, id, out, wanted)) fmt::print("{}\n", p.string());
   return kExitOk;
 }
 

@@ -171,4 +171,22 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
   return out;
 }
 
+FileRecord file_record(const std::string& rel_path, const CollectedFile& collected,
+                       const ProcessResult& result, const ProcessSpec& spec,
+                       const std::filesystem::path& out_dir) {
+  FileRecord rec;
+  rec.path = rel_path;
+  rec.status = collected.status;
+  rec.exit_code = result.exit_code;
+  rec.signal = result.signal;
+  rec.timed_out = result.timed_out;
+  rec.duration_s = result.duration_s;
+  rec.log_path = spec.log_path.lexically_relative(out_dir).generic_string();
+  rec.started_at = iso8601_utc(result.started_at);
+  rec.finished_at = iso8601_utc(result.finished_at);
+  rec.parsed_from = collected.parsed_from;
+  rec.reported = collected.reported;
+  return rec;
+}
+
 }  // namespace devshim

@@ -9,6 +9,7 @@
 #include "runner/launch_plan.h"
 #include "runner/process_pool.h"
 #include "runner/status.h"
+#include "runner/store.h"
 #include "runner/suite.h"
 
 namespace devshim {
@@ -38,5 +39,12 @@ struct CollectedFile {
 /// in the test file get the line of their `def`. Never throws for unreadable or malformed output.
 CollectedFile collect_results(const Suite& suite, const TestFile& file, const ProcessSpec& spec,
                               const ProcessResult& result);
+
+/// The store's record of a finished file: its status, counts and how its process ended, its log
+/// relative to out_dir (the run's output folder), start and finish times. The note is left empty:
+/// the run or the rerun says why.
+FileRecord file_record(const std::string& rel_path, const CollectedFile& collected,
+                       const ProcessResult& result, const ProcessSpec& spec,
+                       const std::filesystem::path& out_dir);
 
 }  // namespace devshim

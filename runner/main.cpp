@@ -31,27 +31,74 @@ namespace {
 
 using devshim::RunOptions;
 
-int parse_error(CLI::App& app, const CLI::ParseError& e) {
-  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-  std::fprintf(stderr, "runner: error: %s\nRun `runner --help` for usage.\n", e.what());
-  return devshim::kExitUsage;
+namespace fs = std::filesystem;
+
+// Parses the command line into app. Returns the exit code when the command is done already:
+// 0 after --help or --version, kExitUsage after an error (printed with the way to usage).
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "runner: error: %s\nRun `runner --help` for usage.\n", e.what());
+    return devshim::kExitUsage;
+  }
+  return std::nullopt;
+}
+
+// --db: the results database, or the default one (docs/cli.md).
+CLI::Option* add_db_option(CLI::App& app, std::string& db) {
+  return app.add_option("--db", db,
+                        "results database (default: $DEVSHIM_DB or "
+                        "$XDG_DATA_HOME/devshim/results.db)");
+}
+fs::path database(const std::string& db) {
+  return db.empty() ? devshim::default_db_path() : fs::path(db);
+}
+
+// What a run or a merge writes as it ends: the report, built once, in every format; kept for
+// --fail-on when the policy needs it.
+struct ReportsAtTheEnd {
+  devshim::FailOn policy = devshim::FailOn::kAny;
+  std::optional<devshim::Report> verdict;  // the last recorded run's report
+
+  std::vector<fs::path> operator()(devshim::Store& store, std::int64_t run_id,
+                                   const fs::path& out_dir) {
+    verdict.reset();
+    devshim::Report report = devshim::build_report(store, run_id, out_dir);
+    std::vector<fs::path> written =
+        devshim::write_reports(report, out_dir, devshim::parse_report_formats(""));
+    if (policy != devshim::FailOn::kAny) verdict = std::move(report);
+    return written;
+  }
+  int exit_code(int rc) const {
+    return verdict ? devshim::fail_on_exit_code(policy, *verdict, rc) : rc;
+  }
+};
+
+// The commands, in the order --help lists them; the first word on the command line picks one,
+// anything else is the default command, a run.
+struct Command {
+  const char* name;
+  const char* usage;
+  const char* summary;
+  int (*main)(int argc, char** argv);
+};
+const std::vector<Command>& commands();
+
+std::string usage_lines() {
+  std::string text =
+      "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
+      "  runner SUITE_DIR --resume RUN              finish an interrupted run";
+  for (const Command& c : commands()) text += fmt::format("\n  {:<42} {}", c.usage, c.summary);
+  return text;
 }
 
 int run_main(int argc, char** argv) {
   CLI::App app{
       "devshim runner: runs a suite's test files, each in its own process, with the device "
-      "redirection shim active, and records every result.\n\n"
-      "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
-      "  runner SUITE_DIR --resume RUN              finish an interrupted run\n"
-      "  runner runs [--db PATH] [-n N]             list recorded runs\n"
-      "  runner show [RUN] [--status S] [--all]     a run's files and tests\n"
-      "  runner import LOGDIR [--suite NAME]        import TorchDevice test-runner logs\n"
-      "  runner report [RUN] [--format F] [-o DIR]  render a run's reports again\n"
-      "  runner devices [SUITE] [--json]            hardware, torch and the shim's policy here\n"
-      "  runner history TEST [--suite S] [-n N]     one test's outcomes across runs\n"
-      "  runner merge A.db B.db ... -o ALL.db       merge shard databases into one run\n"
-      "  runner prune --keep N | --older-than DAYS  delete old runs and their logs\n"
-      "  runner gaps [list|show|set|scan|export]    the API gap log",
+      "redirection shim active, and records every result.\n\n" +
+          usage_lines(),
       "runner"};
   app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
   RunOptions o;
@@ -63,9 +110,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--out,-o", out,
                  "folder for this run's logs and reports "
                  "(default: $DEVSHIM_OUT or ./devshim-out, then SUITE/STAMP)");
-  app.add_option("--db", db,
-                 "results database (default: $DEVSHIM_DB or "
-                 "$XDG_DATA_HOME/devshim/results.db)");
+  add_db_option(app, db);
   app.add_option("-j,--jobs", o.jobs, "test files at once (default: number of cores)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--timeout", timeout, "seconds per file (default: suite.json's timeout_s)")
@@ -89,8 +134,8 @@ int run_main(int argc, char** argv) {
   app.add_option("--baseline", baseline,
                  "compare with this recorded baseline run (an id or \"latest\") instead of "
                  "running one; implies --differential");
-  std::string previous, fail_on = "any";
-  app.add_option("--previous", previous,
+  std::string fail_on = "any";
+  app.add_option("--previous", o.previous,
                  "compare with this recorded run (an id or \"latest\"; default: the latest run "
                  "of the same suite, targets, mode and shard)");
   app.add_option("--fail-on", fail_on,
@@ -112,11 +157,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--resume", o.resume,
                  "finish this interrupted run (an id or \"latest\"): run only its files that "
                  "have no result, with its targets, mode and output folder");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
+  if (auto done = parse(app, argc, argv)) return *done;
   if (!o.resume.empty()) {
     // The run names its own targets, mode, shard and folder; nothing may contradict them.
     for (const char* option : {"targets", "--no-shim", "--differential", "--baseline", "--out",
@@ -133,64 +174,21 @@ int run_main(int argc, char** argv) {
   if (!shim_dir.empty()) o.shim_dir = shim_dir;
   if (app.count("--timeout") > 0) o.timeout_s = timeout;
   o.command_line.assign(argv, argv + argc);
-  if (!previous.empty()) {
-    devshim::Store store(o.db_path.value_or(devshim::default_db_path()));
-    o.previous_run = store.resolve_run(previous).id;
-  }
-  std::int64_t recorded = 0;
-  const devshim::FailOn policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
-  std::optional<devshim::Report> verdict;  // the last recorded run's report, for --fail-on
-  o.on_recorded = [&recorded, &verdict, policy](devshim::Store& store, std::int64_t run_id,
-                                                const std::filesystem::path& out_dir) {
-    recorded = run_id;
-    verdict.reset();
-    if (policy != devshim::FailOn::kAny) verdict = devshim::build_report(store, run_id, out_dir);
-    return devshim::write_reports(store, run_id, out_dir, devshim::report_formats());
-  };
-  auto decide = [&](int rc) {
-    return verdict ? devshim::fail_on_exit_code(policy, *verdict, rc) : rc;
-  };
-  if (!differential && baseline.empty()) return decide(devshim::run_suite(o));
-
-  if (!o.shim)
-    throw devshim::UsageError("--differential compares with the shim on: drop --no-shim");
-  if (!baseline.empty()) {
-    devshim::Store store(o.db_path.value_or(devshim::default_db_path()));
-    const devshim::RunRecord b = store.resolve_run(baseline);
-    if (b.mode != "baseline") {
-      throw devshim::UsageError(
-          fmt::format("run {} ran with the shim on; --baseline needs a run "
-                      "made with --no-shim",
-                      b.id));
-    }
-    o.baseline_run = b.id;
-  } else {
-    // First the baseline (shim off), into <out>/baseline when --out is given.
-    devshim::RunOptions b = o;
-    b.shim = false;
-    b.previous_run = 0;    // --previous names the shim run's; the baseline finds its own
-    b.rerun_failures = 0;  // without the shim, failures are expected: no reruns
-    if (o.out_dir) b.out_dir = *o.out_dir / "baseline";
-    const int rc = devshim::run_suite(b);
-    if (rc == devshim::kExitInterrupted) return rc;
-    o.baseline_run = recorded;
-  }
-  return decide(devshim::run_suite(o));
+  ReportsAtTheEnd reports;
+  reports.policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  o.on_recorded = std::ref(reports);
+  if (!differential && baseline.empty()) return reports.exit_code(devshim::run_suite(o));
+  return reports.exit_code(devshim::run_differential(o, baseline).exit_code);
 }
 
 int runs_main(int argc, char** argv) {
   CLI::App app{"List recorded runs, newest first.", "runner runs"};
   std::string db;
   int limit = 20;
-  app.add_option("--db", db, "results database");
+  add_db_option(app, db);
   app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
-  return devshim::list_runs(db.empty() ? devshim::default_db_path() : std::filesystem::path(db),
-                            limit);
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::list_runs(database(db), limit);
 }
 
 int show_main(int argc, char** argv) {
@@ -199,16 +197,11 @@ int show_main(int argc, char** argv) {
   std::string db, run = "latest", status;
   bool all = false;
   app.add_option("run", run, "run id, or \"latest\"")->capture_default_str();
-  app.add_option("--db", db, "results database");
+  add_db_option(app, db);
   app.add_option("--status", status, "only files and tests with this status (e.g. failed)");
   app.add_flag("--all", all, "list passing tests too");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
-  return devshim::show_run(db.empty() ? devshim::default_db_path() : std::filesystem::path(db), run,
-                           status, all);
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::show_run(database(db), run, status, all);
 }
 
 int import_main(int argc, char** argv) {
@@ -217,33 +210,26 @@ int import_main(int argc, char** argv) {
   std::string db, dir, suite;
   app.add_option("logdir", dir, "folder with <series>_<timestamp>.log and <path>.py.log files")
       ->required();
-  app.add_option("--db", db, "results database");
+  add_db_option(app, db);
   app.add_option("--suite", suite, "suite name for the run (default: the log's series name)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
-  return devshim::import_logs(
-      dir, db.empty() ? devshim::default_db_path() : std::filesystem::path(db), suite);
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::import_logs(dir, database(db), suite);
 }
 
 int report_main(int argc, char** argv) {
-  CLI::App app{"Render a recorded run's reports (report.md, report.json, junit.xml, report.html).",
-               "runner report"};
-  std::string db, run = "latest", formats = "md,json,junit,html", out;
+  std::string files;
+  for (const devshim::ReportFormat& f : devshim::report_formats()) {
+    files += (files.empty() ? "" : ", ") + std::string(f.file);
+  }
+  CLI::App app{"Render a recorded run's reports (" + files + ").", "runner report"};
+  std::string db, run = "latest", formats = devshim::report_format_names(","), out;
   app.add_option("run", run, "run id, or \"latest\"")->capture_default_str();
-  app.add_option("--db", db, "results database");
-  app.add_option("--format", formats, "comma-separated: md, json, junit, html")
+  add_db_option(app, db);
+  app.add_option("--format", formats, "comma-separated: " + devshim::report_format_names())
       ->capture_default_str();
   app.add_option("-o,--out", out, "folder to write to (default: the run's output folder)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
-  return devshim::report_command(
-      db.empty() ? devshim::default_db_path() : std::filesystem::path(db), run, formats, out);
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::report_command(database(db), run, formats, out);
 }
 
 int devices_main(int argc, char** argv) {
@@ -256,11 +242,7 @@ int devices_main(int argc, char** argv) {
   app.add_option("suite", suite, "suite whose python and environment to probe (optional)");
   app.add_option("--python", o.python, "Python interpreter (default: the suite's, or python3)");
   app.add_flag("--json", o.json, "print JSON (for tools) instead of text");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
+  if (auto done = parse(app, argc, argv)) return *done;
   if (!suite.empty()) o.suite = suite;
   return devshim::devices_command(o);
 }
@@ -276,7 +258,7 @@ int gaps_main(int argc, char** argv) {
       "runner gaps"};
   app.require_subcommand(0, 1);
   std::string db;
-  app.add_option("--db", db, "results database")->capture_default_str();
+  add_db_option(app, db);
   auto* list = app.add_subcommand("list", "every entry, biggest impact first");
   std::string status, kind;
   list->add_option("--status", status, "only entries with this status (open, fixed, wontfix)");
@@ -303,24 +285,19 @@ int gaps_main(int argc, char** argv) {
   exp->add_option("--format", format, "md or json")->capture_default_str();
   exp->add_option("-o,--out", out, "file to write (default: stdout)");
   for (auto* sub : {list, show, set, scan, exp}) {
-    sub->add_option("--db", db, "results database");
+    add_db_option(*sub, db);
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
-  const std::filesystem::path database =
-      db.empty() ? devshim::default_db_path() : std::filesystem::path(db);
-  if (*show) return devshim::gaps_show(database, api);
-  if (*set) return devshim::gaps_set(database, api, edit);
+  if (auto done = parse(app, argc, argv)) return *done;
+  const fs::path db_path = database(db);
+  if (*show) return devshim::gaps_show(db_path, api);
+  if (*set) return devshim::gaps_set(db_path, api, edit);
   if (*scan) {
     return devshim::gaps_scan(
-        database, python,
+        db_path, python,
         shim_dir.empty() ? devshim::default_shim_dir() : std::filesystem::path(shim_dir));
   }
-  if (*exp) return devshim::gaps_export(database, format, out);
-  return devshim::gaps_list(database, status, kind);
+  if (*exp) return devshim::gaps_export(db_path, format, out);
+  return devshim::gaps_list(db_path, status, kind);
 }
 
 int history_main(int argc, char** argv) {
@@ -331,16 +308,11 @@ int history_main(int argc, char** argv) {
                  "the test: classname::name (as `runner show` prints it), file::classname::name, "
                  "classname.name, or a bare name")
       ->required();
-  app.add_option("--db", db, "results database");
+  add_db_option(app, db);
   app.add_option("--suite", suite, "only runs of this suite");
   app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
-  return devshim::history_command(
-      db.empty() ? devshim::default_db_path() : std::filesystem::path(db), test, suite, limit);
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::history_command(database(db), test, suite, limit);
 }
 
 int merge_main(int argc, char** argv) {
@@ -360,25 +332,16 @@ int merge_main(int argc, char** argv) {
   app.add_option("--fail-on", fail_on, "what makes the exit code 1: any, new-failures, regressions")
       ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
+  if (auto done = parse(app, argc, argv)) return *done;
   o.output = output;
   if (!out.empty()) o.out_dir = out;
   o.command_line = {"runner"};
   o.command_line.insert(o.command_line.end(), argv, argv + argc);
-  const devshim::FailOn policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
-  std::optional<devshim::Report> verdict;
-  o.on_recorded = [&verdict, policy](devshim::Store& store, std::int64_t run_id,
-                                     const std::filesystem::path& out_dir) {
-    if (policy != devshim::FailOn::kAny) verdict = devshim::build_report(store, run_id, out_dir);
-    return devshim::write_reports(store, run_id, out_dir, devshim::report_formats());
-  };
+  ReportsAtTheEnd reports;
+  reports.policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  o.on_recorded = std::ref(reports);
   const devshim::MergeResult merged = devshim::merge_command(o);
-  const int rc = merged.status == "passed" ? devshim::kExitOk : devshim::kExitFailures;
-  return verdict ? devshim::fail_on_exit_code(policy, *verdict, rc) : rc;
+  return reports.exit_code(merged.status == "passed" ? devshim::kExitOk : devshim::kExitFailures);
 }
 
 int prune_main(int argc, char** argv) {
@@ -391,29 +354,43 @@ int prune_main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--suite", o.suite, "only runs of this suite");
   app.add_flag("--dry-run", o.dry_run, "print what would be deleted, delete nothing");
-  app.add_option("--db", db, "results database");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
-  }
-  o.db = db.empty() ? devshim::default_db_path() : std::filesystem::path(db);
+  add_db_option(app, db);
+  if (auto done = parse(app, argc, argv)) return *done;
+  o.db = database(db);
   return devshim::prune_command(o);
+}
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table{
+      {"runs", "runner runs [--db PATH] [-n N]", "list recorded runs", runs_main},
+      {"show", "runner show [RUN] [--status S] [--all]", "a run's files and tests", show_main},
+      {"import", "runner import LOGDIR [--suite NAME]", "import TorchDevice test-runner logs",
+       import_main},
+      {"report", "runner report [RUN] [--format F] [-o DIR]", "render a run's reports again",
+       report_main},
+      {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
+       devices_main},
+      {"history", "runner history TEST [--suite S] [-n N]", "one test's outcomes across runs",
+       history_main},
+      {"merge", "runner merge A.db B.db ... -o ALL.db", "merge shard databases into one run",
+       merge_main},
+      {"prune", "runner prune --keep N | --older-than DAYS", "delete old runs and their logs",
+       prune_main},
+      {"gaps", "runner gaps [list|show|set|scan|export]", "the API gap log", gaps_main},
+  };
+  return table;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    if (argc > 1 && std::string(argv[1]) == "runs") return runs_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "show") return show_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "import") return import_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "report") return report_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "devices") return devices_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "history") return history_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "merge") return merge_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "prune") return prune_main(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "gaps") return gaps_main(argc - 1, argv + 1);
+    if (argc > 1) {
+      const std::string first = argv[1];
+      for (const Command& c : commands()) {
+        if (first == c.name) return c.main(argc - 1, argv + 1);
+      }
+    }
     return run_main(argc, argv);
   } catch (const devshim::Error& e) {
     std::fflush(stdout);

@@ -177,7 +177,7 @@ ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const En
 
 bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                     const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                    RunLog& log, const RerunOptions& options) {
+                    RunLog& log, const RerunOptions& options, CommandRunner& processes) {
   if (options.max_reruns <= 0) return true;
   std::map<std::string, TestFile> by_path;
   for (const auto& f : files) by_path.emplace(f.rel_path, f);
@@ -237,7 +237,7 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
     log.line(fmt::format("Rerun (attempt {}): {} files", attempt, now.size()));
     Progress progress(stdout, TerminalInfo::detect(stdout), now.size());
     RerunObserver observer(suite, now, specs, log, progress, attempt);
-    completed = ProcessPool(options.pool).run(specs, observer);
+    completed = processes.run(specs, options.pool, observer);
     progress.close();
 
     for (const auto& [i, finished] : observer.finished()) {
@@ -248,17 +248,7 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
       const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
       // The file's results become this attempt's: it ran whole and passed. Returns its log.
       const auto adopt_attempt = [&, index = i] {  // (clang 14 cannot capture bindings)
-        FileRecord rec;
-        rec.path = t.file.rel_path;
-        rec.status = got.status;
-        rec.exit_code = r.exit_code;
-        rec.signal = r.signal;
-        rec.duration_s = r.duration_s;
-        rec.log_path = specs[index].log_path.lexically_relative(options.out_dir).generic_string();
-        rec.started_at = iso8601_utc(r.started_at);
-        rec.finished_at = iso8601_utc(r.finished_at);
-        rec.parsed_from = got.parsed_from;
-        rec.reported = got.reported;
+        const FileRecord rec = file_record(t.file.rel_path, got, r, specs[index], options.out_dir);
         // Flaky tests keep their first failure readable, as when their row is only updated.
         std::vector<TestCase> cases = got.cases;
         for (TestCase& c : cases) {

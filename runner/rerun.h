@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "runner/command_runner.h"
 #include "runner/discovery.h"
 #include "runner/launch_plan.h"
 #include "runner/process_pool.h"
@@ -50,9 +51,10 @@ struct RerunOptions {
 /// attempt 2 … max_reruns + 1, each time only what still fails, and records in the store every
 /// attempt of each rerun test, the flaky ones, and the files whose failures all turned out
 /// flaky (now passed). files: the run's planned files. Progress goes to stdout, events to log.
+/// The reruns' processes run through processes (runner/command_runner.h).
 /// Returns false when a signal interrupted the reruns (what finished is recorded).
 bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                     const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                    RunLog& log, const RerunOptions& options);
+                    RunLog& log, const RerunOptions& options, CommandRunner& processes);
 
 }  // namespace devshim

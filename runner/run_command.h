@@ -24,9 +24,9 @@ struct RunOptions {
   std::string python;                             ///< overrides suite.json's python
   std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir()
   double max_log_mb = 1024;                       ///< per-process file size limit; 0: none
-  std::int64_t baseline_run = 0;  ///< --differential: the baseline run compared with
+  std::int64_t baseline_run = 0;  ///< the baseline run a shim run is compared with; 0: none
   bool list_only = false;         ///< --list: print the planned files, run nothing
-  std::int64_t previous_run = 0;  ///< --previous: the run compared with; 0: latest comparable
+  std::string previous;           ///< --previous RUN (an id or "latest"); empty: latest comparable
   int rerun_failures = 0;         ///< --rerun-failures N: rerun failing files up to N times
   bool failed_first = false;      ///< --failed-first: the previous run's failing files first
   std::string shard;              ///< --shard I/N; empty: from the environment (schedule.h)
@@ -40,9 +40,33 @@ struct RunOptions {
       on_recorded;
 };
 
-/// Runs a suite and returns the process exit code (0, 1 or 130). Throws UsageError (exit 2)
-/// before anything runs for bad input: suite file, targets, interpreter, shim dir, out dir.
+struct RunServices;
+
+/// Runs a suite and returns the process exit code (0, 1 or 130): plan_run, execute_run and
+/// finish_run (runner/run_steps.h) with real processes and probes; --list prints the planned files
+/// instead. Throws UsageError (exit 2) before anything runs for bad input: suite file, targets,
+/// interpreter, shim dir, out dir, run references.
 int run_suite(const RunOptions& options);
+/// The same with the given processes and probes (the tests' fakes).
+int run_suite(const RunOptions& options, RunServices services);
+
+/// What run_differential did: the exit code of the last run made, and both runs' ids (0 for a
+/// run not made: the baseline given by reference is not made again; an interrupted baseline
+/// makes no shim run).
+struct DifferentialRun {
+  int exit_code = 0;
+  std::int64_t baseline_run = 0;
+  std::int64_t shim_run = 0;
+};
+
+/// --differential / --baseline: the suite without the shim (into <out>/baseline when options
+/// name an output folder; no reruns; its own previous run), then with it, compared with that
+/// baseline. baseline: a recorded --no-shim run (an id or "latest") to compare with instead of
+/// running one; empty: run one. Throws UsageError when options.shim is false or the named run ran
+/// with the shim.
+DifferentialRun run_differential(const RunOptions& options, const std::string& baseline);
+DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
+                                 RunServices services);
 
 /// $DEVSHIM_DB, else $XDG_DATA_HOME/devshim/results.db, else ~/.local/share/devshim/results.db.
 std::filesystem::path default_db_path();
