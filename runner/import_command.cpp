@@ -305,6 +305,8 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
   planned.erase(std::unique(planned.begin(), planned.end()), planned.end());
   const std::int64_t id = store.begin_run(run, planned);
 
+  // All files in one transaction, statements prepared once; the run's end in it too.
+  Store::FileWriter writer(store, id);
   bool any_failure = false;
   std::size_t parsed = 0;
   for (const FinishedLine& f : log.finished) {
@@ -356,9 +358,10 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
       rec.exit_code.reset();
     }
     any_failure = any_failure || is_failure(*rec.status);
-    store.record_file(id, rec, cases);
+    writer.add(rec, cases);
   }
   store.finish_run(id, any_failure ? "failed" : "passed", iso8601_utc_now());
+  writer.commit();
   fmt::print("runner: imported {} as run {} of suite {}: {} files, {} with a per-file log\n",
              log_dir.string(), id, series, log.finished.size(), parsed);
   return kExitOk;

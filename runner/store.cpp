@@ -351,17 +351,66 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
 void Store::record_file(std::int64_t run_id, const FileRecord& file,
                         const std::vector<TestCase>& cases,
                         const std::vector<Redirection>& redirections) {
-  sql::Transaction tx(db_);
-  sql::Statement u(db_,
-                   "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
-                   "duration_s, log_path, started_at, finished_at, note, parsed_from, reported) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                   "ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, "
-                   "exit_code = excluded.exit_code, signal = excluded.signal, "
-                   "timed_out = excluded.timed_out, duration_s = excluded.duration_s, "
-                   "log_path = excluded.log_path, started_at = excluded.started_at, "
-                   "finished_at = excluded.finished_at, note = excluded.note, "
-                   "parsed_from = excluded.parsed_from, reported = excluded.reported");
+  FileWriter writer(*this, run_id);
+  writer.add(file, cases, redirections);
+  writer.commit();
+}
+
+struct Store::FileWriter::Statements {
+  explicit Statements(sql::Database& db)
+      : upsert_file(db,
+                    "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
+                    "duration_s, log_path, started_at, finished_at, note, parsed_from, reported) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                    "ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, "
+                    "exit_code = excluded.exit_code, signal = excluded.signal, "
+                    "timed_out = excluded.timed_out, duration_s = excluded.duration_s, "
+                    "log_path = excluded.log_path, started_at = excluded.started_at, "
+                    "finished_at = excluded.finished_at, note = excluded.note, "
+                    "parsed_from = excluded.parsed_from, reported = excluded.reported"),
+        file_id(db, "SELECT id FROM files WHERE run_id = ? AND path = ?"),
+        delete_cases(db, "DELETE FROM cases WHERE file_id = ?"),
+        upsert_signature(db,
+                         "INSERT INTO signatures (signature, exception, message, example, "
+                         "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
+                         "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
+                         "max(last_seen_run, excluded.last_seen_run)"),
+        insert_case(db,
+                    "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
+                    "exception, message, traceback, signature, source_path, source_line, "
+                    "culprit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        delete_redirections(db, "DELETE FROM redirections WHERE file_id = ?"),
+        insert_redirection(db,
+                           "INSERT INTO redirections (run_id, file_id, shim, api, requested, "
+                           "used, count, site_path, site_line, site_function) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?)"),
+        update_duration(db, Store::update_duration_sql()) {}
+
+  sql::Statement upsert_file;
+  sql::Statement file_id;
+  sql::Statement delete_cases;
+  sql::Statement upsert_signature;
+  sql::Statement insert_case;
+  sql::Statement delete_redirections;
+  sql::Statement insert_redirection;
+  sql::Statement update_duration;
+};
+
+Store::FileWriter::FileWriter(Store& store, std::int64_t run_id)
+    : db_(store.db_), run_id_(run_id), tx_(db_), s_(std::make_unique<Statements>(db_)) {}
+
+// Statements are finalized before the transaction ends (members go in reverse order).
+Store::FileWriter::~FileWriter() { s_.reset(); }
+
+void Store::FileWriter::commit() {
+  s_.reset();
+  tx_.commit();
+}
+
+void Store::FileWriter::add(const FileRecord& file, const std::vector<TestCase>& cases,
+                            const std::vector<Redirection>& redirections) {
+  const std::int64_t run_id = run_id_;
+  sql::Statement& u = s_->upsert_file;
   u.bind(1, run_id).bind(2, file.path);
   if (file.status) {
     u.bind(3, to_string(*file.status));
@@ -396,32 +445,21 @@ void Store::record_file(std::int64_t run_id, const FileRecord& file,
   }
   u.run();
 
-  sql::Statement id(db_, "SELECT id FROM files WHERE run_id = ? AND path = ?");
+  sql::Statement& id = s_->file_id;
   id.bind(1, run_id).bind(2, file.path);
   if (!id.step()) db_.fail("file row vanished");
   const std::int64_t file_id = id.int64(0);
   id.reset();
-  sql::Statement del(db_, "DELETE FROM cases WHERE file_id = ?");
-  del.bind(1, file_id).run();
-  insert_cases(run_id, file_id, cases);
-  sql::Statement del_redirections(db_, "DELETE FROM redirections WHERE file_id = ?");
-  del_redirections.bind(1, file_id).run();
-  insert_redirections(run_id, file_id, redirections);
-  update_duration(run_id, file);
-  tx.commit();
+  s_->delete_cases.bind(1, file_id).run();
+  insert_cases(file_id, cases);
+  s_->delete_redirections.bind(1, file_id).run();
+  insert_redirections(file_id, redirections);
+  Store::update_duration(s_->update_duration, run_id, file);
 }
 
-void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
-                         const std::vector<TestCase>& cases) {
-  sql::Statement sig(db_,
-                     "INSERT INTO signatures (signature, exception, message, example, "
-                     "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
-                     "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
-                     "max(last_seen_run, excluded.last_seen_run)");
-  sql::Statement ins(db_,
-                     "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
-                     "exception, message, traceback, signature, source_path, source_line, "
-                     "culprit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases) {
+  sql::Statement& sig = s_->upsert_signature;
+  sql::Statement& ins = s_->insert_case;
   auto opt_text = [](sql::Statement& s, int i, const std::string& v) {
     if (v.empty()) {
       s.bind_null(i);
@@ -439,11 +477,11 @@ void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
           .bind(2, exception)
           .bind(3, normalize_message(message))
           .bind(4, message)
-          .bind(5, run_id)
-          .bind(6, run_id)
+          .bind(5, run_id_)
+          .bind(6, run_id_)
           .run();
     }
-    ins.bind(1, run_id)
+    ins.bind(1, run_id_)
         .bind(2, file_id)
         .bind(3, sanitize_text(c.classname))
         .bind(4, sanitize_text(c.name))
@@ -494,17 +532,14 @@ std::vector<StoredCase> Store::cases(std::int64_t run_id) {
   return out;
 }
 
-void Store::insert_redirections(std::int64_t run_id, std::int64_t file_id,
-                                const std::vector<Redirection>& redirections) {
-  if (redirections.empty()) return;
-  sql::Statement ins(db_,
-                     "INSERT INTO redirections (run_id, file_id, shim, api, requested, used, "
-                     "count, site_path, site_line, site_function) VALUES (?,?,?,?,?,?,?,?,?,?)");
+void Store::FileWriter::insert_redirections(std::int64_t file_id,
+                                            const std::vector<Redirection>& redirections) {
+  sql::Statement& ins = s_->insert_redirection;
   auto opt_text = [](const std::string& v) {
     return v.empty() ? std::nullopt : std::optional<std::string>(sanitize_text(v));
   };
   for (const Redirection& r : redirections) {
-    ins.bind(1, run_id)
+    ins.bind(1, run_id_)
         .bind(2, file_id)
         .bind(3, sanitize_text(r.shim))
         .bind(4, sanitize_text(r.api))
