@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -22,7 +23,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 7> kMigrations = {
+constexpr std::array<const char*, 8> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -185,7 +186,59 @@ CREATE TABLE gap_tests (
 );
 CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
 )sql",
+    // 8: repeated tracebacks stored once (texts); cases rebuilt with its CHECKs as comparisons,
+    // which SQLite evaluates without building a temporary table of the IN list for every row.
+    R"sql(
+CREATE TABLE texts (
+  id   INTEGER PRIMARY KEY,
+  hash INTEGER NOT NULL UNIQUE,                    -- 64-bit FNV-1a of text
+  text TEXT NOT NULL
+);
+CREATE TABLE cases_v8 (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id      INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  classname    TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  status       TEXT NOT NULL CHECK (status = 'passed' OR status = 'failed' OR status = 'error'
+                                    OR status = 'skipped' OR status = 'xfailed'
+                                    OR status = 'xpassed'),
+  duration_s   REAL,
+  exception    TEXT,
+  message      TEXT,
+  traceback    TEXT,                               -- NULL when traceback_id names it
+  signature    TEXT REFERENCES signatures(signature),
+  source_path  TEXT,
+  source_line  INTEGER,
+  culprit      TEXT CHECK (culprit = 'crashed' OR culprit = 'timeout'
+                           OR culprit = 'interrupted'),
+  flaky        INTEGER NOT NULL DEFAULT 0,
+  traceback_id INTEGER REFERENCES texts(id)
+);
+INSERT INTO cases_v8 (id, run_id, file_id, classname, name, status, duration_s, exception,
+                      message, traceback, signature, source_path, source_line, culprit, flaky)
+  SELECT id, run_id, file_id, classname, name, status, duration_s, exception, message,
+         traceback, signature, source_path, source_line, culprit, flaky FROM cases;
+DROP TABLE cases;
+ALTER TABLE cases_v8 RENAME TO cases;
+CREATE INDEX cases_by_run ON cases(run_id, status);
+CREATE INDEX cases_by_file ON cases(file_id);
+CREATE INDEX cases_by_test ON cases(classname, name);
+CREATE INDEX cases_by_signature ON cases(signature);
+)sql",
 };
+
+// 64-bit FNV-1a: the key of a text in table texts (stable across builds and hosts).
+std::int64_t text_hash(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  std::int64_t out = 0;
+  std::memcpy(&out, &h, sizeof out);
+  return out;
+}
 
 std::string host_name() {
   std::array<char, 256> buf{};
@@ -378,13 +431,16 @@ struct Store::FileWriter::Statements {
         insert_case(db,
                     "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
                     "exception, message, traceback, signature, source_path, source_line, "
-                    "culprit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                    "culprit, traceback_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         delete_redirections(db, "DELETE FROM redirections WHERE file_id = ?"),
         insert_redirection(db,
                            "INSERT INTO redirections (run_id, file_id, shim, api, requested, "
                            "used, count, site_path, site_line, site_function) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?)"),
-        update_duration(db, Store::update_duration_sql()) {}
+        update_duration(db, Store::update_duration_sql()),
+        insert_text(db,
+                    "INSERT INTO texts (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"),
+        find_text(db, "SELECT id, text FROM texts WHERE hash = ?") {}
 
   sql::Statement upsert_file;
   sql::Statement file_id;
@@ -394,6 +450,8 @@ struct Store::FileWriter::Statements {
   sql::Statement delete_redirections;
   sql::Statement insert_redirection;
   sql::Statement update_duration;
+  sql::Statement insert_text;
+  sql::Statement find_text;
 };
 
 Store::FileWriter::FileWriter(Store& store, std::int64_t run_id)
@@ -457,6 +515,18 @@ void Store::FileWriter::add(const FileRecord& file, const std::vector<TestCase>&
   Store::update_duration(s_->update_duration, run_id, file);
 }
 
+std::optional<std::int64_t> Store::FileWriter::text_id(const std::string& text) {
+  const std::int64_t hash = text_hash(text);
+  s_->insert_text.bind(1, hash).bind(2, text).run();
+  if (db_.changes() == 1) return db_.last_insert_rowid();
+  sql::Statement& find = s_->find_text;
+  find.bind(1, hash);
+  std::optional<std::int64_t> id;
+  if (find.step() && find.text(1) == text) id = find.int64(0);
+  find.reset();
+  return id;
+}
+
 void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases) {
   sql::Statement& sig = s_->upsert_signature;
   sql::Statement& ins = s_->insert_case;
@@ -489,7 +559,21 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
         .bind(6, c.duration_s);
     opt_text(ins, 7, c.exception);
     opt_text(ins, 8, c.message);
-    opt_text(ins, 9, c.traceback);
+    // A traceback goes to texts, once however many cases print it; inline only when another
+    // text has its hash.
+    std::optional<std::int64_t> traceback_id;
+    if (!c.traceback.empty()) {
+      const std::string traceback = sanitize_text(c.traceback);
+      traceback_id = text_id(traceback);
+      if (traceback_id) {
+        ins.bind_null(9);
+      } else {
+        ins.bind(9, traceback);
+      }
+    } else {
+      ins.bind_null(9);
+    }
+    ins.bind(14, traceback_id);
     opt_text(ins, 10, signature);
     opt_text(ins, 11, c.source.path);
     if (c.source.line > 0) {
@@ -505,9 +589,10 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
 std::vector<StoredCase> Store::cases(std::int64_t run_id) {
   sql::Statement s(db_,
                    "SELECT f.path, c.classname, c.name, c.status, c.duration_s, c.exception, "
-                   "c.message, c.traceback, c.signature, c.source_path, c.source_line, c.culprit, "
-                   "c.flaky "
-                   "FROM cases c JOIN files f ON f.id = c.file_id WHERE c.run_id = ? "
+                   "c.message, coalesce(c.traceback, t.text), c.signature, c.source_path, "
+                   "c.source_line, c.culprit, c.flaky "
+                   "FROM cases c JOIN files f ON f.id = c.file_id "
+                   "LEFT JOIN texts t ON t.id = c.traceback_id WHERE c.run_id = ? "
                    "ORDER BY f.path, c.id");
   s.bind(1, run_id);
   std::vector<StoredCase> out;

@@ -145,6 +145,8 @@ class Store {
 
    private:
     void insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases);
+    /// The id of text in table texts, inserted when new; nullopt when another text has its hash.
+    std::optional<std::int64_t> text_id(const std::string& text);
     void insert_redirections(std::int64_t file_id, const std::vector<Redirection>& redirections);
 
     struct Statements;

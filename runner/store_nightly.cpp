@@ -281,7 +281,9 @@ void Store::delete_runs(const std::vector<std::int64_t>& run_ids) {
   for (std::int64_t id : run_ids) del.bind(1, id).run();
   db_.exec(
       "DELETE FROM signatures WHERE signature NOT IN "
-      "(SELECT signature FROM cases WHERE signature IS NOT NULL)");
+      "(SELECT signature FROM cases WHERE signature IS NOT NULL); "
+      "DELETE FROM texts WHERE id NOT IN "
+      "(SELECT traceback_id FROM cases WHERE traceback_id IS NOT NULL)");
   tx.commit();
 }
 
