@@ -86,8 +86,9 @@ std::string last_component(std::string_view path) {
 struct OverallLog {
   fs::path path;
   std::vector<FinishedLine> finished;
-  std::string project_root;  // "Target project repo: PATH"
-  std::string project;       // its folder name, else that of "Log directory for individual tests:"
+  std::vector<std::string> found;  // "Found N test files to run:" then "  - tests/x.py" each
+  std::string project_root;        // "Target project repo: PATH"
+  std::string project;  // its folder name, else that of "Log directory for individual tests:"
 };
 
 OverallLog read_overall_log(const fs::path& path) {
@@ -97,7 +98,15 @@ OverallLog read_overall_log(const fs::path& path) {
   std::string_view line;
   std::string logs_dir;
   bool expect_log_file = false;  // the line after "Finished test:" may name its log
+  bool in_found = false;         // in the list after "Found N test files to run:"
   while (lines.next(line)) {
+    if (in_found) {
+      if (auto f = after(line, "- "); f && starts_with(line, "  - ")) {
+        out.found.emplace_back(*f);
+        continue;
+      }
+      in_found = false;
+    }
     if (expect_log_file) {
       expect_log_file = false;
       if (auto p = after(line, "Log file:")) {
@@ -112,6 +121,8 @@ OverallLog read_overall_log(const fs::path& path) {
       out.project_root = std::string(*p);
     } else if (auto d = after(line, "Log directory for individual tests:"); d && logs_dir.empty()) {
       logs_dir = std::string(*d);
+    } else if (starts_with(line, "Found ") && ends_with(line, " test files to run:")) {
+      in_found = true;
     }
   }
   out.project = last_component(out.project_root);
@@ -298,9 +309,11 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
   run.project_root = log_dir.string();
   run.tests_dir = ".";
   run.out_dir = fs::absolute(log_dir).string();
+  // The plan: the files the overall log says it found, and every file that finished.
   std::vector<std::string> planned;
-  planned.reserve(log.finished.size());
+  planned.reserve(log.found.size() + log.finished.size());
   for (const auto& f : log.finished) planned.push_back(module_path(f.module));
+  for (const auto& f : log.found) planned.push_back(module_path(f));
   std::sort(planned.begin(), planned.end());
   planned.erase(std::unique(planned.begin(), planned.end()), planned.end());
   const std::int64_t id = store.begin_run(run, planned);
@@ -309,7 +322,24 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
   Store::FileWriter writer(store, id);
   bool any_failure = false;
   std::size_t parsed = 0;
-  for (const FinishedLine& f : log.finished) {
+  std::vector<std::string> finished_paths;
+  finished_paths.reserve(log.finished.size());
+  for (const FinishedLine& f : log.finished) finished_paths.push_back(module_path(f.module));
+  std::sort(finished_paths.begin(), finished_paths.end());
+  // A planned file that never finished but has a per-file log was running when TorchDevice's
+  // runner stopped (Ctrl-C, a kill): interrupted, its running test the culprit. One without a
+  // log never started: it stays not run.
+  std::vector<FinishedLine> unfinished;
+  for (const std::string& rel : planned) {
+    if (std::binary_search(finished_paths.begin(), finished_paths.end(), rel)) continue;
+    if (!index.find(rel, log.project, "")) continue;
+    FinishedLine f;
+    f.module = rel;
+    f.status = FileStatus::kInterrupted;
+    unfinished.push_back(std::move(f));
+  }
+  const bool interrupted = finished_paths.size() < planned.size();
+  auto record = [&](const FinishedLine& f) {
     const std::string rel = module_path(f.module);
     FileRecord rec;
     rec.path = rel;
@@ -359,8 +389,14 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
     }
     any_failure = any_failure || is_failure(*rec.status);
     writer.add(rec, cases);
-  }
-  store.finish_run(id, any_failure ? "failed" : "passed", iso8601_utc_now());
+  };
+  for (const FinishedLine& f : log.finished) record(f);
+  for (const FinishedLine& f : unfinished) record(f);
+  store.finish_run(id,
+                   interrupted   ? "interrupted"
+                   : any_failure ? "failed"
+                                 : "passed",
+                   iso8601_utc_now());
   writer.commit();
   fmt::print("runner: imported {} as run {} of suite {}: {} files, {} with a per-file log\n",
              log_dir.string(), id, series, log.finished.size(), parsed);

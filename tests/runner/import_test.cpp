@@ -129,6 +129,40 @@ TEST(ImportLogs, ReadsWhatTorchDevicesRunnerWrote) {
             "ImportError");
 }
 
+// TorchDevice's runner stopped by Ctrl-C while tests/test_slow.py ran (fixtures/torchdevice/
+// interrupted, README there): no Finished line and no trailer for that file, no summary, and a
+// third file that never started. Its "Log file:" lines are absolute (--log_dir outside
+// TorchDevice).
+TEST(ImportLogs, ARunStoppedByCtrlCIsInterrupted) {
+  TempDir dir;
+  const std::filesystem::path logs =
+      std::filesystem::path(RUNNER_FIXTURES_DIR) / "torchdevice/interrupted";
+  ASSERT_EQ(import_logs(logs, dir / "r.db", ""), 0);
+
+  Store store(dir / "r.db");
+  auto run = store.runs(1).at(0);
+  EXPECT_EQ(run.suite, "slowsuite");
+  EXPECT_EQ(run.status, "interrupted");
+  std::map<std::string, FileRecord> files;
+  for (auto& f : store.files(run.id)) files[f.path] = f;
+  ASSERT_EQ(files.size(), 3U);
+  EXPECT_EQ(files.at("tests/test_fast.py").status, FileStatus::kPassed);
+  EXPECT_DOUBLE_EQ(files.at("tests/test_fast.py").duration_s, 2.987409);
+  EXPECT_EQ(files.at("tests/test_fast.py").log_path, "slowsuite/test_fast.py.log");
+  const FileRecord& slow = files.at("tests/test_slow.py");
+  EXPECT_EQ(slow.status, FileStatus::kInterrupted);
+  EXPECT_EQ(slow.log_path, "slowsuite/test_slow.py.log");
+  EXPECT_FALSE(files.at("tests/test_never.py").status);  // never started: not run
+
+  std::map<std::string, StoredCase> cases;
+  for (auto& c : store.cases(run.id)) cases[c.test.classname + "." + c.test.name] = c;
+  EXPECT_EQ(cases.size(), 3U);
+  EXPECT_EQ(cases.at("tests.test_slow.SlowTest.test_quick").test.status, CaseStatus::kPassed);
+  const TestCase& culprit = cases.at("tests.test_slow.SlowTest.test_waits").test;
+  EXPECT_EQ(culprit.status, CaseStatus::kError);
+  EXPECT_EQ(culprit.culprit, "interrupted");
+}
+
 // Finding each file's log is a few hash look-ups, not a scan of every log (issue 17: 51,200
 // files took 344 s). A scan would examine n² = 2.6e9 paths here.
 TEST(PerFileLogIndex, FindsEachOfManyLogsInConstantLookups) {
