@@ -8,6 +8,7 @@
 
 #include "runner/error.h"
 #include "runner/import_command.h"
+#include "runner/resume.h"
 #include "runner/store.h"
 #include "tests/support/test_support.h"
 
@@ -161,6 +162,11 @@ TEST(ImportLogs, ARunStoppedByCtrlCIsInterrupted) {
   const TestCase& culprit = cases.at("tests.test_slow.SlowTest.test_waits").test;
   EXPECT_EQ(culprit.status, CaseStatus::kError);
   EXPECT_EQ(culprit.culprit, "interrupted");
+
+  // --resume would run a suite's files into TorchDevice's log folder: refused.
+  Suite suite;
+  suite.name = "slowsuite";
+  EXPECT_THROW(plan_resume(store, suite, std::to_string(run.id)), UsageError);
 }
 
 // Finding each file's log is a few hash look-ups, not a scan of every log (issue 17: 51,200
