@@ -294,9 +294,11 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
   suite.name = series;
   suite.framework = Framework::kUnittest;
   suite.tests_dir = "";
-  // Failing tests without a location get the line of their def when the project is here.
-  suite.project_root = !log.project_root.empty() && fs::is_directory(log.project_root, ec)
-                           ? fs::path(log.project_root)
+  // Failing tests without a location get the line of their def when the project is here (an
+  // absolute path: a relative one was relative to TorchDevice's working folder, not ours).
+  const fs::path project_root(log.project_root);
+  suite.project_root = project_root.is_absolute() && fs::is_directory(project_root, ec)
+                           ? project_root
                            : fs::absolute(log_dir);
 
   Store store(db_path);
