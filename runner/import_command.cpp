@@ -318,29 +318,33 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
   for (const auto& f : log.found) planned.push_back(module_path(f));
   std::sort(planned.begin(), planned.end());
   planned.erase(std::unique(planned.begin(), planned.end()), planned.end());
+  std::vector<std::string>().swap(log.found);  // in planned now
   const std::int64_t id = store.begin_run(run, planned);
 
   // All files in one transaction, statements prepared once; the run's end in it too.
   Store::FileWriter writer(store, id);
   bool any_failure = false;
   std::size_t parsed = 0;
-  std::vector<std::string> finished_paths;
-  finished_paths.reserve(log.finished.size());
-  for (const FinishedLine& f : log.finished) finished_paths.push_back(module_path(f.module));
-  std::sort(finished_paths.begin(), finished_paths.end());
   // A planned file that never finished but has a per-file log was running when TorchDevice's
   // runner stopped (Ctrl-C, a kill): interrupted, its running test the culprit. One without a
-  // log never started: it stays not run.
+  // log never started: it stays not run. Either makes the run interrupted.
   std::vector<FinishedLine> unfinished;
-  for (const std::string& rel : planned) {
-    if (std::binary_search(finished_paths.begin(), finished_paths.end(), rel)) continue;
-    if (!index.find(rel, log.project, "")) continue;
-    FinishedLine f;
-    f.module = rel;
-    f.status = FileStatus::kInterrupted;
-    unfinished.push_back(std::move(f));
+  bool interrupted = false;
+  {
+    std::vector<std::string> finished_paths;
+    finished_paths.reserve(log.finished.size());
+    for (const FinishedLine& f : log.finished) finished_paths.push_back(module_path(f.module));
+    std::sort(finished_paths.begin(), finished_paths.end());
+    for (const std::string& rel : planned) {
+      if (std::binary_search(finished_paths.begin(), finished_paths.end(), rel)) continue;
+      interrupted = true;
+      if (!index.find(rel, log.project, "")) continue;
+      FinishedLine f;
+      f.module = rel;
+      f.status = FileStatus::kInterrupted;
+      unfinished.push_back(std::move(f));
+    }
   }
-  const bool interrupted = finished_paths.size() < planned.size();
   auto record = [&](const FinishedLine& f) {
     const std::string rel = module_path(f.module);
     FileRecord rec;
