@@ -17,6 +17,12 @@ ResumePlan plan_resume(Store& store, const Suite& suite, const std::string& run_
     throw UsageError(fmt::format("run {} is a run of suite \"{}\", not of \"{}\" ({})", run.id,
                                  run.suite, suite.name, suite.file.string()));
   }
+  if (run.framework == "imported") {
+    // Its out_dir is TorchDevice's log folder, and its files are not this suite's processes.
+    throw UsageError(fmt::format(
+        "run {} was imported from TorchDevice's logs (runner import): it cannot be resumed",
+        run.id));
+  }
   if (run.status == "passed" || run.status == "failed") {
     throw UsageError(
         fmt::format("run {} has finished ({}): nothing to resume", run.id, run.status));

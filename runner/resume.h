@@ -24,7 +24,8 @@ struct ResumePlan {
 /// (never started, or running when the runner died) or with status "interrupted". There may be
 /// none: a runner killed after its last file, before it finished the run, leaves only the
 /// finishing to do. Throws UsageError when the run is of another suite, has finished (passed or
-/// failed), or is still running (its runner is alive, or it runs on another host).
+/// failed), is still running (its runner is alive, or it runs on another host), or was made by
+/// `runner import`.
 ResumePlan plan_resume(Store& store, const Suite& suite, const std::string& run_spec);
 
 }  // namespace devshim

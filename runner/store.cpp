@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -22,7 +23,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 7> kMigrations = {
+constexpr std::array<const char*, 8> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -185,7 +186,59 @@ CREATE TABLE gap_tests (
 );
 CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
 )sql",
+    // 8: repeated tracebacks stored once (texts); cases rebuilt with its CHECKs as comparisons,
+    // which SQLite evaluates without building a temporary table of the IN list for every row.
+    R"sql(
+CREATE TABLE texts (
+  id   INTEGER PRIMARY KEY,
+  hash INTEGER NOT NULL UNIQUE,                    -- 64-bit FNV-1a of text
+  text TEXT NOT NULL
+);
+CREATE TABLE cases_v8 (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id      INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  classname    TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  status       TEXT NOT NULL CHECK (status = 'passed' OR status = 'failed' OR status = 'error'
+                                    OR status = 'skipped' OR status = 'xfailed'
+                                    OR status = 'xpassed'),
+  duration_s   REAL,
+  exception    TEXT,
+  message      TEXT,
+  traceback    TEXT,                               -- NULL when traceback_id names it
+  signature    TEXT REFERENCES signatures(signature),
+  source_path  TEXT,
+  source_line  INTEGER,
+  culprit      TEXT CHECK (culprit = 'crashed' OR culprit = 'timeout'
+                           OR culprit = 'interrupted'),
+  flaky        INTEGER NOT NULL DEFAULT 0,
+  traceback_id INTEGER REFERENCES texts(id)
+);
+INSERT INTO cases_v8 (id, run_id, file_id, classname, name, status, duration_s, exception,
+                      message, traceback, signature, source_path, source_line, culprit, flaky)
+  SELECT id, run_id, file_id, classname, name, status, duration_s, exception, message,
+         traceback, signature, source_path, source_line, culprit, flaky FROM cases;
+DROP TABLE cases;
+ALTER TABLE cases_v8 RENAME TO cases;
+CREATE INDEX cases_by_run ON cases(run_id, status);
+CREATE INDEX cases_by_file ON cases(file_id);
+CREATE INDEX cases_by_test ON cases(classname, name);
+CREATE INDEX cases_by_signature ON cases(signature);
+)sql",
 };
+
+// 64-bit FNV-1a: the key of a text in table texts (stable across builds and hosts).
+std::int64_t text_hash(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  std::int64_t out = 0;
+  std::memcpy(&out, &h, sizeof out);
+  return out;
+}
 
 std::string host_name() {
   std::array<char, 256> buf{};
@@ -351,17 +404,71 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
 void Store::record_file(std::int64_t run_id, const FileRecord& file,
                         const std::vector<TestCase>& cases,
                         const std::vector<Redirection>& redirections) {
-  sql::Transaction tx(db_);
-  sql::Statement u(db_,
-                   "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
-                   "duration_s, log_path, started_at, finished_at, note, parsed_from, reported) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                   "ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, "
-                   "exit_code = excluded.exit_code, signal = excluded.signal, "
-                   "timed_out = excluded.timed_out, duration_s = excluded.duration_s, "
-                   "log_path = excluded.log_path, started_at = excluded.started_at, "
-                   "finished_at = excluded.finished_at, note = excluded.note, "
-                   "parsed_from = excluded.parsed_from, reported = excluded.reported");
+  FileWriter writer(*this, run_id);
+  writer.add(file, cases, redirections);
+  writer.commit();
+}
+
+struct Store::FileWriter::Statements {
+  explicit Statements(sql::Database& db)
+      : upsert_file(db,
+                    "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
+                    "duration_s, log_path, started_at, finished_at, note, parsed_from, reported) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                    "ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, "
+                    "exit_code = excluded.exit_code, signal = excluded.signal, "
+                    "timed_out = excluded.timed_out, duration_s = excluded.duration_s, "
+                    "log_path = excluded.log_path, started_at = excluded.started_at, "
+                    "finished_at = excluded.finished_at, note = excluded.note, "
+                    "parsed_from = excluded.parsed_from, reported = excluded.reported"),
+        file_id(db, "SELECT id FROM files WHERE run_id = ? AND path = ?"),
+        delete_cases(db, "DELETE FROM cases WHERE file_id = ?"),
+        upsert_signature(db,
+                         "INSERT INTO signatures (signature, exception, message, example, "
+                         "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
+                         "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
+                         "max(last_seen_run, excluded.last_seen_run)"),
+        insert_case(db,
+                    "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
+                    "exception, message, traceback, signature, source_path, source_line, "
+                    "culprit, traceback_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        delete_redirections(db, "DELETE FROM redirections WHERE file_id = ?"),
+        insert_redirection(db,
+                           "INSERT INTO redirections (run_id, file_id, shim, api, requested, "
+                           "used, count, site_path, site_line, site_function) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?)"),
+        update_duration(db, Store::update_duration_sql()),
+        insert_text(db,
+                    "INSERT INTO texts (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"),
+        find_text(db, "SELECT id, text FROM texts WHERE hash = ?") {}
+
+  sql::Statement upsert_file;
+  sql::Statement file_id;
+  sql::Statement delete_cases;
+  sql::Statement upsert_signature;
+  sql::Statement insert_case;
+  sql::Statement delete_redirections;
+  sql::Statement insert_redirection;
+  sql::Statement update_duration;
+  sql::Statement insert_text;
+  sql::Statement find_text;
+};
+
+Store::FileWriter::FileWriter(Store& store, std::int64_t run_id)
+    : db_(store.db_), run_id_(run_id), tx_(db_), s_(std::make_unique<Statements>(db_)) {}
+
+// Statements are finalized before the transaction ends (members go in reverse order).
+Store::FileWriter::~FileWriter() { s_.reset(); }
+
+void Store::FileWriter::commit() {
+  s_.reset();
+  tx_.commit();
+}
+
+void Store::FileWriter::add(const FileRecord& file, const std::vector<TestCase>& cases,
+                            const std::vector<Redirection>& redirections) {
+  const std::int64_t run_id = run_id_;
+  sql::Statement& u = s_->upsert_file;
   u.bind(1, run_id).bind(2, file.path);
   if (file.status) {
     u.bind(3, to_string(*file.status));
@@ -396,32 +503,33 @@ void Store::record_file(std::int64_t run_id, const FileRecord& file,
   }
   u.run();
 
-  sql::Statement id(db_, "SELECT id FROM files WHERE run_id = ? AND path = ?");
+  sql::Statement& id = s_->file_id;
   id.bind(1, run_id).bind(2, file.path);
   if (!id.step()) db_.fail("file row vanished");
   const std::int64_t file_id = id.int64(0);
   id.reset();
-  sql::Statement del(db_, "DELETE FROM cases WHERE file_id = ?");
-  del.bind(1, file_id).run();
-  insert_cases(run_id, file_id, cases);
-  sql::Statement del_redirections(db_, "DELETE FROM redirections WHERE file_id = ?");
-  del_redirections.bind(1, file_id).run();
-  insert_redirections(run_id, file_id, redirections);
-  update_duration(run_id, file);
-  tx.commit();
+  s_->delete_cases.bind(1, file_id).run();
+  insert_cases(file_id, cases);
+  s_->delete_redirections.bind(1, file_id).run();
+  insert_redirections(file_id, redirections);
+  Store::update_duration(s_->update_duration, run_id, file);
 }
 
-void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
-                         const std::vector<TestCase>& cases) {
-  sql::Statement sig(db_,
-                     "INSERT INTO signatures (signature, exception, message, example, "
-                     "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
-                     "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
-                     "max(last_seen_run, excluded.last_seen_run)");
-  sql::Statement ins(db_,
-                     "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
-                     "exception, message, traceback, signature, source_path, source_line, "
-                     "culprit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+std::optional<std::int64_t> Store::FileWriter::text_id(const std::string& text) {
+  const std::int64_t hash = text_hash(text);
+  s_->insert_text.bind(1, hash).bind(2, text).run();
+  if (db_.changes() == 1) return db_.last_insert_rowid();
+  sql::Statement& find = s_->find_text;
+  find.bind(1, hash);
+  std::optional<std::int64_t> id;
+  if (find.step() && find.text(1) == text) id = find.int64(0);
+  find.reset();
+  return id;
+}
+
+void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases) {
+  sql::Statement& sig = s_->upsert_signature;
+  sql::Statement& ins = s_->insert_case;
   auto opt_text = [](sql::Statement& s, int i, const std::string& v) {
     if (v.empty()) {
       s.bind_null(i);
@@ -439,11 +547,11 @@ void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
           .bind(2, exception)
           .bind(3, normalize_message(message))
           .bind(4, message)
-          .bind(5, run_id)
-          .bind(6, run_id)
+          .bind(5, run_id_)
+          .bind(6, run_id_)
           .run();
     }
-    ins.bind(1, run_id)
+    ins.bind(1, run_id_)
         .bind(2, file_id)
         .bind(3, sanitize_text(c.classname))
         .bind(4, sanitize_text(c.name))
@@ -451,7 +559,21 @@ void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
         .bind(6, c.duration_s);
     opt_text(ins, 7, c.exception);
     opt_text(ins, 8, c.message);
-    opt_text(ins, 9, c.traceback);
+    // A traceback goes to texts, once however many cases print it; inline only when another
+    // text has its hash.
+    std::optional<std::int64_t> traceback_id;
+    if (!c.traceback.empty()) {
+      const std::string traceback = sanitize_text(c.traceback);
+      traceback_id = text_id(traceback);
+      if (traceback_id) {
+        ins.bind_null(9);
+      } else {
+        ins.bind(9, traceback);
+      }
+    } else {
+      ins.bind_null(9);
+    }
+    ins.bind(14, traceback_id);
     opt_text(ins, 10, signature);
     opt_text(ins, 11, c.source.path);
     if (c.source.line > 0) {
@@ -467,9 +589,10 @@ void Store::insert_cases(std::int64_t run_id, std::int64_t file_id,
 std::vector<StoredCase> Store::cases(std::int64_t run_id) {
   sql::Statement s(db_,
                    "SELECT f.path, c.classname, c.name, c.status, c.duration_s, c.exception, "
-                   "c.message, c.traceback, c.signature, c.source_path, c.source_line, c.culprit, "
-                   "c.flaky "
-                   "FROM cases c JOIN files f ON f.id = c.file_id WHERE c.run_id = ? "
+                   "c.message, coalesce(c.traceback, t.text), c.signature, c.source_path, "
+                   "c.source_line, c.culprit, c.flaky "
+                   "FROM cases c JOIN files f ON f.id = c.file_id "
+                   "LEFT JOIN texts t ON t.id = c.traceback_id WHERE c.run_id = ? "
                    "ORDER BY f.path, c.id");
   s.bind(1, run_id);
   std::vector<StoredCase> out;
@@ -494,17 +617,14 @@ std::vector<StoredCase> Store::cases(std::int64_t run_id) {
   return out;
 }
 
-void Store::insert_redirections(std::int64_t run_id, std::int64_t file_id,
-                                const std::vector<Redirection>& redirections) {
-  if (redirections.empty()) return;
-  sql::Statement ins(db_,
-                     "INSERT INTO redirections (run_id, file_id, shim, api, requested, used, "
-                     "count, site_path, site_line, site_function) VALUES (?,?,?,?,?,?,?,?,?,?)");
+void Store::FileWriter::insert_redirections(std::int64_t file_id,
+                                            const std::vector<Redirection>& redirections) {
+  sql::Statement& ins = s_->insert_redirection;
   auto opt_text = [](const std::string& v) {
     return v.empty() ? std::nullopt : std::optional<std::string>(sanitize_text(v));
   };
   for (const Redirection& r : redirections) {
-    ins.bind(1, run_id)
+    ins.bind(1, run_id_)
         .bind(2, file_id)
         .bind(3, sanitize_text(r.shim))
         .bind(4, sanitize_text(r.api))

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,6 +128,34 @@ class Store {
   void record_file(std::int64_t run_id, const FileRecord& file,
                    const std::vector<TestCase>& cases = {},
                    const std::vector<Redirection>& redirections = {});
+  /// Writes finished files of one run in a single transaction with its statements prepared once:
+  /// what record_file does for one file, for each of many (runner import writes a whole run with
+  /// one). Other connections see nothing before commit(); destroyed without it, it rolls back.
+  /// Other writes through the Store while it lives join its transaction.
+  class FileWriter {
+   public:
+    FileWriter(Store& store, std::int64_t run_id);
+    ~FileWriter();
+    FileWriter(const FileWriter&) = delete;
+    FileWriter& operator=(const FileWriter&) = delete;
+    /// As record_file.
+    void add(const FileRecord& file, const std::vector<TestCase>& cases = {},
+             const std::vector<Redirection>& redirections = {});
+    void commit();
+
+   private:
+    void insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases);
+    /// The id of text in table texts, inserted when new; nullopt when another text has its hash.
+    std::optional<std::int64_t> text_id(const std::string& text);
+    void insert_redirections(std::int64_t file_id, const std::vector<Redirection>& redirections);
+
+    struct Statements;
+    sql::Database& db_;
+    std::int64_t run_id_;
+    sql::Transaction tx_;
+    std::unique_ptr<Statements> s_;
+  };
+
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
   /// Makes an interrupted run "running" again under this process (runner --resume). Returns false
   /// when it is not interrupted any more (another runner claimed it first).
@@ -179,10 +208,10 @@ class Store {
   void delete_runs(const std::vector<std::int64_t>& run_ids);
 
  private:
-  void update_duration(std::int64_t run_id, const FileRecord& file);
-  void insert_cases(std::int64_t run_id, std::int64_t file_id, const std::vector<TestCase>& cases);
-  void insert_redirections(std::int64_t run_id, std::int64_t file_id,
-                           const std::vector<Redirection>& redirections);
+  /// The statement that folds a file's duration into table durations (store_nightly.cpp), and
+  /// running it for one file.
+  static const char* update_duration_sql();
+  static void update_duration(sql::Statement& s, std::int64_t run_id, const FileRecord& file);
   void migrate();
   void mark_stale_runs_interrupted();
 

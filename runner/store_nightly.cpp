@@ -59,15 +59,17 @@ TestQuery parse_test_query(const std::string& test) {
 
 }  // namespace
 
-void Store::update_duration(std::int64_t run_id, const FileRecord& file) {
+const char* Store::update_duration_sql() {
+  return "INSERT INTO durations (suite, path, avg_s, samples, last_run) "
+         "SELECT suite, ?, ?, 1, id FROM runs WHERE id = ? "
+         "ON CONFLICT (suite, path) DO UPDATE SET "
+         "avg_s = avg_s + (excluded.avg_s - avg_s) / min(samples + 1, ?), "
+         "samples = samples + 1, last_run = excluded.last_run "
+         "WHERE last_run <> excluded.last_run";
+}
+
+void Store::update_duration(sql::Statement& s, std::int64_t run_id, const FileRecord& file) {
   if (!file.status || *file.status == FileStatus::kInterrupted || file.duration_s <= 0) return;
-  sql::Statement s(db_,
-                   "INSERT INTO durations (suite, path, avg_s, samples, last_run) "
-                   "SELECT suite, ?, ?, 1, id FROM runs WHERE id = ? "
-                   "ON CONFLICT (suite, path) DO UPDATE SET "
-                   "avg_s = avg_s + (excluded.avg_s - avg_s) / min(samples + 1, ?), "
-                   "samples = samples + 1, last_run = excluded.last_run "
-                   "WHERE last_run <> excluded.last_run");
   s.bind(1, file.path).bind(2, file.duration_s).bind(3, run_id).bind(4, kDurationWindow).run();
 }
 
@@ -279,7 +281,9 @@ void Store::delete_runs(const std::vector<std::int64_t>& run_ids) {
   for (std::int64_t id : run_ids) del.bind(1, id).run();
   db_.exec(
       "DELETE FROM signatures WHERE signature NOT IN "
-      "(SELECT signature FROM cases WHERE signature IS NOT NULL)");
+      "(SELECT signature FROM cases WHERE signature IS NOT NULL); "
+      "DELETE FROM texts WHERE id NOT IN "
+      "(SELECT traceback_id FROM cases WHERE traceback_id IS NOT NULL)");
   tx.commit();
 }
 

@@ -77,6 +77,67 @@ TEST(Store, PlannedFilesStartNotRunAndFinishedFilesAreRecorded) {
   EXPECT_EQ(s.runs().size(), 1U);
 }
 
+// Issue 17: a traceback printed by many tests is stored once (table texts, migration 8), and
+// FileWriter writes many files in one transaction.
+TEST(Store, RepeatedTracebacksAreStoredOnceAndReadBackWhole) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  auto id = s.begin_run(sample_run(), {"test_a.py", "test_b.py"});
+  TestCase c;
+  c.classname = "tests.test_a.T";
+  c.name = "test_x";
+  c.status = CaseStatus::kFailed;
+  c.exception = "AssertionError";
+  c.message = "0.79 not less than or equal to 1e-05";
+  c.traceback = "Traceback (most recent call last):\n  ...\nAssertionError: 0.79";
+  TestCase other = c;
+  other.name = "test_y";
+  other.traceback = "Traceback (most recent call last):\n  other\n";
+  {
+    Store::FileWriter w(s, id);
+    FileRecord a;
+    a.path = "test_a.py";
+    a.status = FileStatus::kFailed;
+    w.add(a, {c, c, other});
+    FileRecord b;
+    b.path = "test_b.py";
+    b.status = FileStatus::kFailed;
+    c.classname = "tests.test_b.T";
+    w.add(b, {c});
+    w.commit();
+  }
+  auto cases = s.cases(id);
+  ASSERT_EQ(cases.size(), 4U);
+  EXPECT_EQ(cases[0].test.traceback, c.traceback);
+  EXPECT_EQ(cases[2].test.traceback, other.traceback);
+  EXPECT_EQ(cases[3].test.traceback, c.traceback);
+  sql::Database db(dir / "r.db");
+  sql::Statement n(db,
+                   "SELECT count(*), (SELECT count(*) FROM cases WHERE traceback IS NULL) "
+                   "FROM texts");
+  ASSERT_TRUE(n.step());
+  EXPECT_EQ(n.int64(0), 2);
+  EXPECT_EQ(n.int64(1), 4);
+  n.reset();  // ends its read transaction: later reads see later writes
+
+  // A FileWriter destroyed without commit() writes nothing.
+  {
+    Store::FileWriter w(s, id);
+    FileRecord a;
+    a.path = "test_a.py";
+    a.status = FileStatus::kPassed;
+    w.add(a, {});
+  }
+  EXPECT_EQ(s.files(id)[0].status, FileStatus::kFailed);
+  EXPECT_EQ(s.cases(id).size(), 4U);
+
+  // Pruning the run deletes the texts no case uses any more.
+  s.delete_runs({id});
+  sql::Statement left(db, "SELECT count(*) FROM texts");
+  ASSERT_TRUE(left.step());
+  EXPECT_EQ(left.int64(0), 0);
+}
+
 TEST(Store, FileStatusCountsCountEachStatusAndTheFilesNotRunYet) {
   TempDir dir;
   Store s(dir / "r.db");
