@@ -131,7 +131,7 @@ def status():
 
     Keys: version, active, torch_patched, activated_by_env; and, once torch is patched, what the
     shim decided: mode ("redirect" or "passthrough"), policy, hardware, cuda_lands_on,
-    masquerading, allow_redirects, log_level, record_path, patched_attributes (None or defaults
+    masquerading, allow_redirects, log_level, record_path, device_objects, patched_attributes (None or defaults
     before).
     """
     result = {
@@ -145,7 +145,7 @@ def status():
     else:
         result.update({"mode": None, "policy": None, "hardware": None, "cuda_lands_on": None,
                        "masquerading": False, "allow_redirects": None, "log_level": None,
-                       "record_path": None, "patched_attributes": 0})
+                       "record_path": None, "device_objects": None, "patched_attributes": 0})
     return result
 
 
