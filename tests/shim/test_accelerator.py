@@ -171,3 +171,29 @@ def test_device_objects_setting():
     assert config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": " Redirect "}).device_objects == "redirect"
     bad = config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": "lie"})
     assert bad.device_objects == "keep" and "TORCHDEVICE_DEVICE_OBJECTS" in bad.problems[0]
+
+
+def test_every_construction_is_recorded_though_objects_are_reused(shim_redirecting_objects):
+    # devices.py keeps what each argument tuple built; the record still counts every call.
+    for _ in range(3):
+        d = torch.device("cuda", 1)
+    assert d.type == "cpu"
+    assert sum(r["count"] for r in recorded("torch.device") if r["requested"] == "cuda:1") == 3
+
+
+def test_settings_of_the_next_activation_apply_to_device_objects(clean_env):
+    import devshim
+
+    devshim.deactivate()
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "redirect")
+    devshim.activate()
+    try:
+        assert torch.device("cuda", 0).type == "cpu"
+    finally:
+        devshim.deactivate()
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "keep")
+    devshim.activate()
+    try:
+        assert torch.device("cuda", 0).type == "cuda"  # not the object the last activation made
+    finally:
+        devshim.deactivate()

@@ -47,10 +47,19 @@ POLICIES = ("redirect", "keep")
 redirect_objects = False  # True under "redirect"
 
 
+# What each argument tuple built: (device object, the request it came from or None when it was
+# not redirected, the device used). Device objects are immutable and what a "cuda"/"mps" request
+# or a bare index gives depends only on the activation's policy and hardware (not on the cpu:-1
+# override, which concerns "cpu"), so entries hold until configure() empties the cache at the
+# next activation. Keyword calls are not cached.
+_made: dict = {}
+
+
 def configure(policy: str) -> None:
-    """Sets the device-object policy (one of POLICIES) for the next construction on."""
+    """Sets the device-object policy (one of POLICIES); empties the cache of built objects."""
     global redirect_objects
     redirect_objects = policy == "redirect"
+    _made.clear()
 
 
 _REDIRECTED_TYPES = ("cuda", "mps")
@@ -63,17 +72,32 @@ def _device_class(original):
         """Builds torch's own device objects; applies the device-identity policy."""
 
         def __call__(cls, *args, **kwargs):
+            if not kwargs:
+                try:
+                    made = _made[args]
+                except (KeyError, TypeError):  # new, or an unhashable argument
+                    pass
+                else:
+                    if made[1] is not None:
+                        record.hit("torch.device", made[1], made[2])
+                    return made[0]
             if (len(args) == 1 and not kwargs and type(args[0]) is int and args[0] >= 0
                     and runtime.masquerading):
                 device = original("cuda", args[0])
             else:
                 device = original(*args, **kwargs)
+            made = (device, None, None)
             if redirect_objects and device.type in _REDIRECTED_TYPES:
                 used = runtime.redirect(device)
                 if used is not None:
                     record.hit("torch.device", device, used)
-                    return original(used)
-            return device
+                    made = (original(used), device, used)
+            if not kwargs and not any(type(a) is bool for a in args):
+                try:
+                    _made[args] = made
+                except TypeError:
+                    pass
+            return made[0]
 
         def __instancecheck__(cls, obj):
             return isinstance(obj, original)
