@@ -66,9 +66,7 @@ _REDIRECTED_TYPES = ("cuda", "mps")
 
 
 def _device_class(original):
-    meta = type
-
-    class _DeviceMeta(meta):
+    class _DeviceMeta(type):
         """Builds torch's own device objects; applies the device-identity policy."""
 
         def __call__(cls, *args, **kwargs):
