@@ -131,6 +131,21 @@ std::string torch_call_in(std::string_view code) {
   return "";
 }
 
+// An assertion comparing a device the shim used (cpu, mps) with a CUDA one, as pytest and
+// unittest word it: "assert device(type='cpu') == device(type='cuda', index=0)",
+// "device(type='cpu') != device(type='cuda', index=0)", "assert 'cpu' == 'cuda:64'",
+// "assert 'cpu' in ['cuda', 'mps', ...]". Only the message's first line is read (pytest's
+// "+  where" explanation lines follow it).
+bool device_identity_assertion(std::string_view exception, std::string_view message) {
+  if (exception.find("AssertionError") == std::string_view::npos) return false;
+  const std::string_view first = message.substr(0, message.find('\n'));
+  auto has = [&](std::string_view n) { return first.find(n) != std::string_view::npos; };
+  const bool used =
+      has("device(type='cpu'") || has("device(type='mps'") || has("'cpu'") || has("'mps'");
+  const bool cuda = has("device(type='cuda'") || has("'cuda'") || has("'cuda:");
+  return used && cuda;
+}
+
 constexpr std::array<std::string_view, 4> kCudaInitFailures = {
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver on your system",
     "CUDA driver initialization failed", "No CUDA GPUs are available"};
@@ -196,8 +211,13 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                             std::string(kGapFailing), "the message names the missing attribute"};
     }
   }
+  // 4. A named semantic gap: the test compares a tensor's (or the program's) device with CUDA.
+  if (device_identity_assertion(exception, message)) {
+    return GapAttribution{std::string(kGapDeviceIdentity), std::string(kGapFailing),
+                          "an assertion compares the device used with a CUDA device"};
+  }
   const std::vector<TracebackFrame> frames = failure_frames(traceback);
-  // 4. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
+  // 5. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
   const bool cuda_init =
       std::any_of(kCudaInitFailures.begin(), kCudaInitFailures.end(),
                   [&](std::string_view m) { return message.find(m) != std::string_view::npos; });
@@ -217,7 +237,7 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                             "CUDA initialised from outside Python"};
     }
   }
-  // 5. The deepest frame in torch or in the shim.
+  // 6. The deepest frame in torch or in the shim.
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     std::string api = frame_api(*it);
     if (!api.empty()) {

@@ -17,6 +17,10 @@ inline constexpr std::string_view kGapUnpatched = "unpatched";
 inline constexpr std::string_view kGapUnsupportedOp = "unsupported_op";
 inline constexpr std::string_view kGapCudaOnly = "cuda_only";
 
+/// The named semantic gap of device identity (docs/shim.md, "Device identity"): a tensor the
+/// shim placed is on the device used, so `x.device == torch.device("cuda", 0)` is False.
+inline constexpr std::string_view kGapDeviceIdentity = "tensor.device identity";
+
 struct GapAttribution {
   std::string api;   ///< "torch.cuda.get_device_properties", "aten::_fft_r2c", "torch.zeros"
   std::string kind;  ///< failing, unsupported_op or cuda_only
@@ -35,11 +39,14 @@ std::vector<TracebackFrame> failure_frames(std::string_view traceback);
 ///  2. "The operator 'aten::x' is not currently implemented for the MPS device", "Could not run
 ///     'aten::x' with arguments from the '…' backend" → aten::x, unsupported_op;
 ///  3. "module 'torch._C' has no attribute '_cuda_getDevice'" → torch._C._cuda_getDevice;
-///  4. "Torch not compiled with CUDA enabled" (and the other CUDA initialisation failures) → the
+///  4. an AssertionError whose message compares the device used (cpu, mps) with a CUDA device
+///     (`device(type='cpu') == device(type='cuda', index=0)`, `'cpu' == 'cuda:64'`) → the
+///     semantic gap kGapDeviceIdentity, failing;
+///  5. "Torch not compiled with CUDA enabled" (and the other CUDA initialisation failures) → the
 ///     torch function that called the initialisation (torch.cuda._lazy_init's caller); when torch
 ///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the
 ///     calling source line (torch.zeros);
-///  5. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function.
+///  6. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function.
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback);

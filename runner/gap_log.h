@@ -48,7 +48,8 @@ class GapLog {
   explicit GapLog(Store& store) : store_(store), db_(store.database()) {}
 
   /// Attributes run_id's failures to torch APIs (parsers/gap_attribution.h) and updates the log:
-  /// tests classified `regression` when the run has a baseline, else every failing test. An API
+  /// every failing test (with a baseline: regressions and broken_both alike) that a rule
+  /// attributes (a failure pointing nowhere into torch or the shim is no entry yet). An API
   /// seen again is reopened (unless a person set its status); an open entry last seen in a run
   /// of the same suite and targets and absent from this one is marked fixed. Baseline runs and
   /// interrupted runs change nothing. Returns the number of APIs seen in this run.

@@ -2,6 +2,7 @@
 // torch APIs the shim does not carry; `runner gaps` reads what the runs recorded.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "runner/gap_log.h"
@@ -78,6 +79,28 @@ TEST_F(GapsE2E, AnApiTheShimMissesIsExactlyTheGapAndFixingItMarksItFixed) {
 
   ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
   EXPECT_EQ(entry("torch._C._cuda_ipc_collect")->status, "open") << "it came back: reopened";
+}
+
+TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
+  // Both tests fail with and without the shim (broken_both): neither is a regression. The
+  // identity assertion is the named gap; the plain assertion points nowhere into torch.
+  auto r = testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(),
+                         "test_identity_gap.py", "--differential", "--db", db().string(), "--out",
+                         (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
+                        {{"NO_COLOR", "1"}}, 200s);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  Store store(db());
+  auto all = GapLog(store).list();
+  std::map<std::string, std::vector<std::string>> tests;
+  for (const auto& e : all) {
+    auto full = GapLog(store).entry(e.api);
+    ASSERT_TRUE(full);
+    for (const auto& t : full->test_list) tests[e.api].push_back(t.name);
+  }
+  EXPECT_EQ(tests["tensor.device identity"], std::vector<std::string>{"test_device_identity"});
+  EXPECT_EQ(all.size(), 1U);
+  auto listed = gaps({"list"});
+  EXPECT_NE(listed.output.find("tensor.device identity"), std::string::npos) << listed.output;
 }
 
 TEST_F(GapsE2E, AHandSetStatusAndSeveritySurviveTenRuns) {

@@ -87,6 +87,49 @@ TEST(GapAttribution, AFailureOfTheTestItselfIsNoGap) {
                                  "AssertionError: 1 != 2\n"));
 }
 
+// Every failing test of real accelerate runs under the shim (accelerate @16cb6eb8, torch 2.13
+// CPU, suites/accelerate; TORCHDEVICE_DEVICE_OBJECTS=redirect, and =keep for test_hooks and
+// test_modeling_utils), as the runner stored them (exception, message, traceback). Device-identity
+// assertions are the named semantic gap; the others point nowhere into torch or the shim.
+TEST(GapAttribution, RealAccelerateFailuresUnderTheShim) {
+  const std::string dir = kGaps + "accelerate/";
+  const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
+  ASSERT_EQ(expected.size(), 21U);
+  int identity = 0;
+  for (const auto& e : expected) {
+    SCOPED_TRACE(e["test"].get<std::string>());
+    const std::string exception = e["exception"];
+    auto got = attribute_failure(exception, e["message"].get<std::string>(),
+                                 read(dir + e["traceback"].get<std::string>()));
+    if (e["api"].is_null()) {
+      EXPECT_FALSE(got.has_value()) << got->api << ": " << got->why;
+      continue;
+    }
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->api, e["api"].get<std::string>()) << got->why;
+    EXPECT_EQ(got->api, kGapDeviceIdentity);
+    EXPECT_EQ(got->kind, e["kind"].get<std::string>());
+    ++identity;
+  }
+  EXPECT_EQ(identity, 15);
+}
+
+TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
+  const std::string dir = kGaps + "accelerate/";
+  const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
+  for (const auto& e : expected) {
+    if (e["api"].is_null()) continue;
+    const std::string message = e["message"];
+    // The same message raised as something else is not an identity assertion.
+    auto other = attribute_failure("RuntimeError", message, "");
+    EXPECT_FALSE(other.has_value() && other->api == kGapDeviceIdentity) << message;
+  }
+  // Only the first line is read: a CUDA device named in pytest's "where" lines does not count.
+  EXPECT_FALSE(attribute_failure("AssertionError",
+                                 "assert 0 > 0\n +  where 0 = f(device(type='cpu'), 'cuda')", "")
+                   .has_value());
+}
+
 TEST(GapAttribution, ModulesComeFromTheTorchOrShimPackagePath) {
   EXPECT_EQ(module_of_file("/venv/lib/python3.11/site-packages/torch/cuda/__init__.py"),
             "torch.cuda");

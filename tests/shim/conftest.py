@@ -18,7 +18,7 @@ if str(SHIM_DIR) not in sys.path:
     sys.path.insert(0, str(SHIM_DIR))
 
 SHIM_ENV = ("TORCH_ALLOW_REDIRECTS", "TORCHDEVICE_LOG_LEVEL", "TORCHDEVICE_POLICY",
-            "TORCHDEVICE_RECORD")
+            "TORCHDEVICE_RECORD", "TORCHDEVICE_DEVICE_OBJECTS")
 
 
 def cpu_only(torch):

@@ -91,3 +91,51 @@ def test_activate_is_idempotent_and_deactivate_removes_the_hook():
         assert sys.meta_path == before
     finally:
         sys.path.remove(str(SHIM_DIR))
+
+
+def modules_at_start(env_extra, with_shim):
+    """The names in sys.modules of a fresh interpreter before its program imports anything.
+
+    The probe imports json only after taking the list (a list is printed, built first).
+    """
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ACTIVATE_TORCH_DEVICE", "PYTHONPATH", "PYTHONSTARTUP")}
+    env.update(env_extra)
+    if with_shim:
+        env["PYTHONPATH"] = str(SHIM_DIR)
+    code = "import sys; names = sorted(sys.modules); import json; print(json.dumps(names))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_activation_loads_no_module_but_its_own():
+    # Issue 17 item 5: every test process pays for what activation imports; importlib.abc alone
+    # pulled in importlib.resources, pathlib, tempfile, re, typing, ... (~26 ms).
+    bare = modules_at_start({}, with_shim=False)
+    active = modules_at_start({"ACTIVATE_TORCH_DEVICE": "1"}, with_shim=True)
+    assert active - bare == {"sitecustomize", "devshim"}
+
+
+def test_the_inactive_shim_loads_only_sitecustomize():
+    bare = modules_at_start({}, with_shim=False)
+    inactive = modules_at_start({}, with_shim=True)
+    assert inactive - bare == {"sitecustomize"}
+
+
+def test_the_import_hook_leaves_torch_importable_as_a_package():
+    # The hook's loader is a plain delegating object (no importlib.abc): torch's submodules,
+    # resources and spec must still resolve through it.
+    code = textwrap.dedent(
+        """
+        import importlib.resources, sys
+        import torch, torch.nn.functional
+        print(type(torch.__spec__.loader).__name__, sys.modules["devshim"].status()["torch_patched"],
+              importlib.resources.files("torch").joinpath("__init__.py").is_file())
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update({"ACTIVATE_TORCH_DEVICE": "1", "PYTHONPATH": str(SHIM_DIR)})
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["_PatchingLoader", "True", "True"]

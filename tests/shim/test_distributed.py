@@ -69,3 +69,28 @@ def test_pin_memory(shim):
     rows = {(r["api"], r["requested"]) for r in record.rows()}
     assert {("torch.Tensor.pin_memory", "pinned"), ("torch.empty", "pinned"),
             ("torch.utils.data.DataLoader", "pinned")} <= rows
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed is not built")
+def test_device_id_built_as_the_device_used_is_dropped_too(clean_env, tmp_path):
+    # TORCHDEVICE_DEVICE_OBJECTS=redirect: torch.device("cuda", 0) already is the CPU, which
+    # torch refuses as a device_id ("must be an accelerator with an index").
+    import devshim
+
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "redirect")
+    devshim.deactivate()
+    devshim.activate()
+    dist = torch.distributed
+    try:
+        device = torch.device("cuda", 0)
+        assert device.type == "cpu"
+        dist.init_process_group(backend="nccl", init_method=f"file://{tmp_path / 'store'}",
+                                rank=0, world_size=1, device_id=device)
+        try:
+            t = torch.ones(2, device=device)
+            dist.all_reduce(t)
+            assert t.tolist() == [1.0, 1.0]
+        finally:
+            dist.destroy_process_group()
+    finally:
+        devshim.deactivate()

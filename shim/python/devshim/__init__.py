@@ -7,26 +7,31 @@ and the runner can check it; ``carried_apis()`` and ``raising_apis()`` list what
 (they import torch). ``python -m devshim`` prints both (devshim/__main__.py).
 """
 
-from __future__ import annotations
-
-import importlib.abc
-import importlib.machinery
+# Activation runs in every process the runner starts, most of which may never import torch: this
+# module imports only what the interpreter has already loaded at start-up (os, sys, _thread) so
+# that activating costs no module loads (tests/shim/test_activation.py checks the set). In
+# particular no importlib.abc (it pulls in importlib.resources, pathlib, tempfile, re, ...), no
+# threading, logging, json or typing: everything else is imported when torch is.
+import _thread
 import os
 import sys
-import threading
 
 __all__ = ["activate", "deactivate", "is_active", "requested_by_environment", "status",
            "carried_apis", "raising_apis", "__version__"]
 __version__ = "0.2.0"
 
-_lock = threading.RLock()
+_lock = _thread.RLock()
 _active = False
 _torch_patched = False
 _finder = None
 
 
-class _TorchImportHook(importlib.abc.MetaPathFinder):
-    """Wraps the loader of ``torch`` so the shim is applied right after torch finishes importing."""
+class _TorchImportHook:
+    """A meta-path finder (the protocol needs only ``find_spec``) for the name ``torch``.
+
+    Finds torch's spec with the finders after it and wraps its loader so the shim is applied
+    right after torch's module has executed; every other name is left to the others (None).
+    """
 
     def find_spec(self, fullname, path, target=None):
         if fullname != "torch":
@@ -42,22 +47,29 @@ class _TorchImportHook(importlib.abc.MetaPathFinder):
         loader = spec.loader
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
-
-        class _Loader(importlib.abc.Loader):
-            """Delegates to torch's own loader; runs the shim once torch's module has executed."""
-
-            def __getattr__(self, name):
-                return getattr(loader, name)
-
-            def create_module(self, s):
-                return loader.create_module(s)
-
-            def exec_module(self, module):
-                loader.exec_module(module)
-                _on_torch_imported(module)
-
-        spec.loader = _Loader()
+        spec.loader = _PatchingLoader(loader)
         return spec
+
+    def invalidate_caches(self):
+        """Nothing cached here (importlib.invalidate_caches() calls it on every finder)."""
+
+
+class _PatchingLoader:
+    """Delegates to torch's own loader (any other attribute too, e.g. get_resource_reader);
+    runs the shim once torch's module has executed."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        _on_torch_imported(module)
 
 
 def _on_torch_imported(torch_module):
@@ -119,7 +131,7 @@ def status():
 
     Keys: version, active, torch_patched, activated_by_env; and, once torch is patched, what the
     shim decided: mode ("redirect" or "passthrough"), policy, hardware, cuda_lands_on,
-    masquerading, allow_redirects, log_level, record_path, patched_attributes (None or defaults
+    masquerading, allow_redirects, log_level, record_path, device_objects, patched_attributes (None or defaults
     before).
     """
     result = {
@@ -133,7 +145,7 @@ def status():
     else:
         result.update({"mode": None, "policy": None, "hardware": None, "cuda_lands_on": None,
                        "masquerading": False, "allow_redirects": None, "log_level": None,
-                       "record_path": None, "patched_attributes": 0})
+                       "record_path": None, "device_objects": None, "patched_attributes": 0})
     return result
 
 

@@ -11,6 +11,7 @@ log.
 | ``TORCHDEVICE_LOG_LEVEL``| DEBUG, INFO, WARNING, ERROR               | WARNING   |
 | ``TORCHDEVICE_POLICY``   | default, accelerator-only                 | default   |
 | ``TORCHDEVICE_RECORD``   | a file path: write the redirection record there at exit | none |
+| ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, keep: what ``torch.device("cuda")`` builds (devshim/devices.py) | keep |
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import dataclasses
 import os
 from typing import Mapping, Optional, Tuple
 
+from devshim.devices import POLICIES as DEVICE_OBJECT_POLICIES
 from devshim.policy import POLICIES
 
 __all__ = ["Config", "LOG_LEVELS", "from_environ", "truthy"]
@@ -39,6 +41,7 @@ class Config:
     log_level_given: bool = False  # True when TORCHDEVICE_LOG_LEVEL named a valid level
     policy: str = "default"
     record_path: Optional[str] = None
+    device_objects: str = "keep"
     problems: Tuple[str, ...] = ()
 
 
@@ -61,10 +64,17 @@ def from_environ(environ: Optional[Mapping[str, str]] = None) -> Config:
                         "using default")
         policy = "default"
 
+    device_objects = env.get("TORCHDEVICE_DEVICE_OBJECTS", "").strip().lower() or "keep"
+    if device_objects not in DEVICE_OBJECT_POLICIES:
+        problems.append(f"TORCHDEVICE_DEVICE_OBJECTS={device_objects!r} is not one of "
+                        f"{', '.join(DEVICE_OBJECT_POLICIES)}; using keep")
+        device_objects = "keep"
+
     record = env.get("TORCHDEVICE_RECORD", "").strip() or None
     if record is not None:
         record = os.path.abspath(record)
 
     return Config(allow_redirects=truthy(env.get("TORCH_ALLOW_REDIRECTS")), log_level=level,
                   log_level_given=level_given, policy=policy, record_path=record,
+                  device_objects=device_objects,
                   problems=tuple(problems))

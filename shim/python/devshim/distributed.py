@@ -3,7 +3,9 @@
 - ``torch.distributed.init_process_group(backend=...)`` and ``new_group(backend=...)``: NCCL
   needs CUDA, so "nccl" becomes "gloo"; a per-device string such as "cuda:nccl,cpu:gloo" keeps its
   non-CUDA entries ("cpu:gloo"), and when nothing else is left the answer is "gloo". A
-  ``device_id`` naming a CUDA device is dropped (gloo binds to no device).
+  ``device_id`` naming a CUDA device is dropped (gloo binds to no device), and so is one naming
+  the device used: with TORCHDEVICE_DEVICE_OBJECTS=redirect, ``torch.device("cuda", 0)`` already
+  is the device used (devshim/devices.py).
 - ``torch.distributed.barrier(device_ids=[...])``: the ids name CUDA devices; they are dropped.
 - ``DistributedDataParallel(module, device_ids=[i], output_device=i)``: for a module on the
   device used, torch requires ``device_ids=None``; both are dropped.
@@ -77,7 +79,8 @@ def _group_rewrite(arguments):
     if new is not None:
         arguments["backend"] = new
         requested = backend
-    if _is_cuda_device(arguments.get("device_id")):
+    device_id = arguments.get("device_id")
+    if _is_cuda_device(device_id) or getattr(device_id, "type", None) == runtime.used_type:
         requested = requested or runtime.requested_text(arguments["device_id"])
         arguments["device_id"] = None
     return requested

@@ -8,10 +8,12 @@ modules named for what they carry:
 | ------------------- | ------------------------------------------------------------------- |
 | tensors             | factories, Tensor.to/.cuda/.new_*, nn.Module.to/.cuda/.to_empty      |
 | defaults            | set_default_device, ``with torch.device(...)``, torch.Generator     |
+| devices             | ``torch.device(...)`` objects (TORCHDEVICE_DEVICE_OBJECTS), ``torch.device(0)`` |
 | serialization       | torch.load(map_location=...)                                        |
 | amp                 | autocast (all three spellings), GradScaler (both)                   |
 | legacy*             | torch.cuda.FloatTensor & co., Tensor.type, set_default_tensor_type  |
 | cuda_masquerade*    | torch.cuda device queries, properties, memory, RNG, init            |
+| accelerator*        | torch.accelerator.*, torch.get_device_module                        |
 | streams*            | torch.cuda.Stream/Event/stream()/current_stream/..., record_stream  |
 | pinning*            | Tensor.pin_memory/is_pinned, DataLoader(pin_memory=True)            |
 | distributed*        | init_process_group/new_group/barrier (nccl -> gloo), DDP, DataParallel |
@@ -35,7 +37,7 @@ import importlib
 import os
 import threading
 
-from devshim import (amp, config, cuda_masquerade, defaults, distributed, legacy, log, patching,
+from devshim import (accelerator, amp, config, devices, cuda_masquerade, defaults, distributed, legacy, log, patching,
                      pinning, record, runtime, serialization, streams, tensors, unsupported)
 from devshim.log import logger
 from devshim.patching import MASQUERADE, RAISES, REDIRECT
@@ -46,8 +48,8 @@ __all__ = ["apply", "remove", "plan", "carried_apis", "raising_apis", "carried_f
 carried_factories = tensors.carried_factories
 redirect = runtime.redirect
 
-_MODULES = (tensors, defaults, serialization, amp, legacy, cuda_masquerade, streams, pinning,
-            distributed, unsupported)
+_MODULES = (tensors, defaults, devices, serialization, amp, legacy, cuda_masquerade, accelerator,
+            streams, pinning, distributed, unsupported)
 _lock = threading.RLock()
 _applied = False
 _settings = config.Config()
@@ -106,6 +108,7 @@ def apply(torch):
         log.configure(_settings.log_level, _settings.log_level_given)
         for problem in _settings.problems:
             logger.error("%s", problem)
+        devices.configure(_settings.device_objects)
         hardware = runtime.probe_hardware(torch)
         runtime.configure(hardware, _settings.policy, _settings.allow_redirects)
         record.set_internal_dirs(os.path.dirname(os.path.abspath(torch.__file__)))
@@ -161,5 +164,6 @@ def state():
         "allow_redirects": _settings.allow_redirects,
         "log_level": _settings.log_level,
         "record_path": _settings.record_path,
+        "device_objects": _settings.device_objects,
         "patched_attributes": len(patching.installed()),
     }

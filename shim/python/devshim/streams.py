@@ -60,6 +60,10 @@ class Stream:
     def query(self):
         return True
 
+    def is_capturing(self):
+        """A logical stream never captures (CUDA graphs raise NotImplementedError)."""
+        return False
+
     def synchronize(self):
         _backend().synchronize()
 
@@ -238,5 +242,6 @@ METHOD_APIS = tuple(
     for cls in (Stream, Event)
     for name in vars(cls)
     if not name.startswith("_") and "ipc" not in name and callable(getattr(cls, name))
+    and name != "is_capturing"  # torch.Stream's (what torch.accelerator.current_stream gives)
 )
 RAISING_METHOD_APIS = ("torch.cuda.Event.ipc_handle", "torch.cuda.Event.from_ipc_handle")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-from devshim import record, runtime
+from devshim import devices, record, runtime
 from devshim.patching import Patch, wraps
 from devshim.pinning import PINNED, mark_pinned
 
@@ -147,6 +147,11 @@ def _cuda_request(device):
         return "cuda"
     if type(device) is int:
         return f"cuda:{device}"
+    if (devices.redirect_objects and getattr(device, "type", None) == runtime.used_type
+            and runtime.masquerading and not isinstance(device, str)):
+        # A device object built from a "cuda" request under TORCHDEVICE_DEVICE_OBJECTS=redirect
+        # is already the device used; torch's own .cuda() would refuse it.
+        return "cuda" if device.index is None else f"cuda:{device.index}"
     return device
 
 

@@ -1,0 +1,219 @@
+"""``torch.accelerator`` and ``torch.get_device_module`` answering as on a one-CUDA-device machine.
+
+Applies only while masquerading (like devshim/cuda_masquerade.py, whose backend and record it
+shares). Device-agnostic code asks torch.accelerator what the accelerator is instead of asking
+torch.cuda; on a machine without one, torch raises ``RuntimeError: Cannot access accelerator
+device when none is available`` from most of these calls. While the shim masquerades, the answers
+agree with torch.cuda's:
+
+- ``current_accelerator(check_available=False)`` is ``torch.device("cuda")`` (index None, as
+  torch gives it) — a real device object of type "cuda", built with torch's own constructor
+  whatever TORCHDEVICE_DEVICE_OBJECTS says (devshim/devices.py): it names the accelerator, and
+  ``.to()`` of it lands on the device used;
+- ``is_available()`` True, ``device_count()`` 1, ``current_device_index()`` (and the deprecated
+  ``current_device_idx``) 0; ``set_device_index``/``set_device_idx`` and ``device_index(i)``
+  accept any index and select device 0 (the policy's "cuda:n that does not exist -> 0");
+- ``synchronize``, ``empty_cache``, ``empty_host_cache``, the memory queries (``memory_stats``,
+  ``memory_allocated``, ``max_memory_allocated``, ``memory_reserved``, ``max_memory_reserved``,
+  ``reset_peak_memory_stats``, ``reset_accumulated_memory_stats``, ``get_memory_info``) give
+  torch.cuda's masqueraded answers (devshim/backends.py: honest values of the device used);
+- ``get_device_capability()`` is ``{"supported_dtypes": ...}`` of the device used;
+- ``current_stream()``/``set_stream()`` are torch.cuda's (devshim/streams.py);
+- ``torch.get_device_module(None)`` and any "cuda" request give ``torch.cuda`` (masqueraded);
+  other devices are torch's answer.
+
+Every replacement keeps the original's signature (positional-only parameters included) and is
+recorded as ``torch.accelerator.<name>`` with requested "cuda" (or "cuda:N").
+"""
+
+from __future__ import annotations
+
+from devshim import cuda_masquerade, runtime
+from devshim.cuda_masquerade import _note, replacing, replacing_class
+from devshim.patching import MASQUERADE, Patch, copy_signature
+
+__all__ = ["plan"]
+
+_torch = None
+_cuda_device = None  # torch.device("cuda") built with torch's own constructor, at plan()
+
+
+def _backend():
+    return cuda_masquerade._backend
+
+
+# --------------------------------------------------------------------------- devices
+
+
+def current_accelerator(check_available=False):
+    _note("torch.accelerator.current_accelerator")
+    return _cuda_device
+
+
+def is_available():
+    _note("torch.accelerator.is_available")
+    return True
+
+
+def device_count():
+    _note("torch.accelerator.device_count")
+    return 1
+
+
+def current_device_index():
+    _note("torch.accelerator.current_device_index")
+    return 0
+
+
+def current_device_idx():
+    _note("torch.accelerator.current_device_idx")
+    return 0
+
+
+def set_device_index(device, /):
+    _note("torch.accelerator.set_device_index", device)
+
+
+def set_device_idx(device, /):
+    _note("torch.accelerator.set_device_idx", device)
+
+
+class device_index:
+    """``torch.accelerator.device_index(i)``: selects device ``i`` for the block (there is one)."""
+
+    def __init__(self, device, /):
+        _note("torch.accelerator.device_index", device)
+        self.idx = device
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx is not None:
+            self.prev_idx = 0
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+def synchronize(device=None, /):
+    _note("torch.accelerator.synchronize", device)
+    _backend().synchronize()
+
+
+def get_device_capability(device=None, /):
+    _note("torch.accelerator.get_device_capability", device)
+    # What torch reports for the CPU when asked for it by index: the dtypes tensors may have.
+    t = _torch
+    dtypes = {getattr(t, n) for n in dir(t) if isinstance(getattr(t, n, None), t.dtype)}
+    return {"supported_dtypes": dtypes}
+
+
+def current_stream(device=None, /):
+    _note("torch.accelerator.current_stream", device)
+    return _torch.cuda.current_stream()
+
+
+def set_stream(stream):
+    _note("torch.accelerator.set_stream")
+    _torch.cuda.set_stream(stream)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def empty_cache():
+    _note("torch.accelerator.empty_cache")
+    _backend().empty_cache()
+
+
+def empty_host_cache():
+    _note("torch.accelerator.empty_host_cache")
+
+
+def memory_stats(device_index=None, /):
+    _note("torch.accelerator.memory_stats", device_index)
+    return cuda_masquerade._stats()
+
+
+def memory_allocated(device_index=None, /):
+    _note("torch.accelerator.memory_allocated", device_index)
+    return _backend().allocated()
+
+
+def max_memory_allocated(device_index=None, /):
+    _note("torch.accelerator.max_memory_allocated", device_index)
+    return _backend().peak_allocated()
+
+
+def memory_reserved(device_index=None, /):
+    _note("torch.accelerator.memory_reserved", device_index)
+    return _backend().reserved()
+
+
+def max_memory_reserved(device_index=None, /):
+    _note("torch.accelerator.max_memory_reserved", device_index)
+    return _backend().peak_reserved()
+
+
+def reset_peak_memory_stats(device_index=None, /):
+    _note("torch.accelerator.reset_peak_memory_stats", device_index)
+    _backend().reset_peaks()
+
+
+def reset_accumulated_memory_stats(device_index=None, /):
+    _note("torch.accelerator.reset_accumulated_memory_stats", device_index)
+
+
+def get_memory_info(device_index=None, /):
+    _note("torch.accelerator.get_memory_info", device_index)
+    b = _backend()
+    return (b.free_memory(), b.total_memory())
+
+
+# --------------------------------------------------------------------------- get_device_module
+
+
+def _get_device_module(original):
+    def get_device_module(device=None):
+        if device is None or (isinstance(device, str) and device.split(":", 1)[0] == "cuda"):
+            _note("torch.get_device_module", device)
+            return _torch.cuda
+        return original(device)
+
+    if original is not None:
+        copy = replacing(get_device_module)(original)
+        return copy
+    return get_device_module
+
+
+_FUNCTIONS = (
+    current_accelerator, is_available, device_count, current_device_index, current_device_idx,
+    set_device_index, set_device_idx, synchronize, get_device_capability, current_stream,
+    set_stream, empty_cache, empty_host_cache, memory_stats, memory_allocated,
+    max_memory_allocated, memory_reserved, max_memory_reserved, reset_peak_memory_stats,
+    reset_accumulated_memory_stats, get_memory_info,
+)
+
+
+def plan(torch):
+    global _torch, _cuda_device
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is None:  # torch < 2.6
+        return []
+    _torch = torch
+    device_type = torch.device
+    # The original constructor even when torch.device is devshim's (a re-plan while active).
+    device_type = getattr(device_type, "__devshim_original__", device_type)
+    _cuda_device = device_type("cuda")
+    patches = []
+    for impl in _FUNCTIONS:
+        name = impl.__name__
+        if hasattr(accelerator, name):
+            patches.append(Patch(accelerator, name, replacing(impl), (f"torch.accelerator.{name}",),
+                                 when=MASQUERADE))
+    if hasattr(accelerator, "device_index"):
+        patches.append(Patch(accelerator, "device_index", replacing_class(device_index),
+                             ("torch.accelerator.device_index",), when=MASQUERADE))
+    if hasattr(torch, "get_device_module"):
+        patches.append(Patch(torch, "get_device_module", _get_device_module,
+                             ("torch.get_device_module",), when=MASQUERADE))
+    return patches

@@ -1,0 +1,155 @@
+"""``torch.device(...)`` objects: the device-identity policy (TORCHDEVICE_DEVICE_OBJECTS).
+
+A tensor's ``.device`` always tells where its data is (the shim never lies about it: torch's own
+code, kernels, ``.numpy()`` and ``.cpu()`` depend on it). What a program compares it with is a
+device object it built itself, ``torch.device("cuda", 0)``; CUDA-written tests assert
+``param.device == torch.device("cuda", 0)`` after moving a module "to cuda". Two answers, both
+with users (so a setting, not a choice made once):
+
+- ``keep`` (the default): device objects are what the program wrote
+  (``torch.device("cuda", 0)`` has type "cuda" and index 0, as CUDA code that reads ``.index``
+  expects); the request is redirected where it is used (``.to()``, factories, ...). Identity
+  assertions against a "cuda" device object then fail, as they would on a CPU without the shim.
+- ``redirect`` (for test suites that assert device identity: suites/accelerate sets it): a device
+  object is a device request like any other. While the shim
+  redirects, ``torch.device(...)`` of type "cuda" or "mps" (strings, ``(type, index)``,
+  ``type=``/``index=`` keywords, another device object, or a bare index) goes through the policy:
+  ``torch.device("cuda", 0)`` is ``device(type='cpu')`` on a CPU-only machine, so the comparison
+  holds, ``tensor.device`` stays true, and ``torch.device("cuda").type`` is the type of the device
+  used (code branching on ``.type == "cuda"`` takes the path of the device used). Recorded as API
+  ``torch.device``. "cpu" and the other types (meta, ...) are left as written. The price:
+  ``torch.device("cuda", 0).index`` is None (a CPU device has no index; ``device("cpu", 0)``
+  would not equal a CPU tensor's device), and ``torch.get_device_module(torch.device("cuda"))``
+  is ``torch.cpu``. ``.cuda(d)`` of such an object lands on the device used (devshim/tensors.py).
+
+Both: while masquerading, a bare index (``torch.device(0)``), which torch resolves to the current
+accelerator and refuses when there is none (``RuntimeError: Cannot access accelerator device
+when none is available``), means ``cuda:<index>`` — what it gives on a CUDA machine.
+
+``torch.device`` cannot be subclassed; the replacement is a class whose metaclass builds and
+returns torch's own device objects, so every device object is still torch's type:
+``isinstance(d, torch.device)`` and ``issubclass`` hold through the metaclass, and pickling a
+device object (``copyreg`` entry for torch's type, installed and removed with the patch) refers to
+``torch.device`` by name, so the pickle loads without devshim too. ``type(d) is torch.device`` is
+False while the patch is on (torch's type is ``torch.device.__devshim_original__``).
+"""
+
+from __future__ import annotations
+
+import copyreg
+
+from devshim import record, runtime
+from devshim.patching import MISSING, REDIRECT, Patch
+
+__all__ = ["plan", "POLICIES", "configure"]
+
+POLICIES = ("redirect", "keep")
+redirect_objects = False  # True under "redirect"
+
+
+# What each argument tuple built: (device object, the request it came from or None when it was
+# not redirected, the device used). Device objects are immutable and what a "cuda"/"mps" request
+# or a bare index gives depends only on the activation's policy and hardware (not on the cpu:-1
+# override, which concerns "cpu"), so entries hold until configure() empties the cache at the
+# next activation. Keyword calls are not cached.
+_made: dict = {}
+
+
+def configure(policy: str) -> None:
+    """Sets the device-object policy (one of POLICIES); empties the cache of built objects."""
+    global redirect_objects
+    redirect_objects = policy == "redirect"
+    _made.clear()
+
+
+_REDIRECTED_TYPES = ("cuda", "mps")
+
+
+def _device_class(original):
+    class _DeviceMeta(type):
+        """Builds torch's own device objects; applies the device-identity policy."""
+
+        def __call__(cls, *args, **kwargs):
+            if not kwargs:
+                try:
+                    made = _made[args]
+                except (KeyError, TypeError):  # new, or an unhashable argument
+                    pass
+                else:
+                    if made[1] is not None:
+                        record.hit("torch.device", made[1], made[2])
+                    return made[0]
+            if (len(args) == 1 and not kwargs and type(args[0]) is int and args[0] >= 0
+                    and runtime.masquerading):
+                device = original("cuda", args[0])
+            else:
+                device = original(*args, **kwargs)
+            made = (device, None, None)
+            if redirect_objects and device.type in _REDIRECTED_TYPES:
+                used = runtime.redirect(device)
+                if used is not None:
+                    record.hit("torch.device", device, used)
+                    made = (original(used), device, used)
+            if not kwargs and not any(type(a) is bool for a in args):
+                try:
+                    _made[args] = made
+                except TypeError:
+                    pass
+            return made[0]
+
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, original)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, original)
+
+    return _DeviceMeta("device", (), {
+        "__doc__": original.__doc__,
+        "__module__": "torch",
+        "__qualname__": "device",
+        "__devshim_original__": original,
+    })
+
+
+class _DictItem:
+    """One key of a dict seen as the attribute ``value`` (so patching.install can set and restore
+    it): absent key -> MISSING, set -> the item, delete -> the key removed."""
+
+    def __init__(self, mapping, key):
+        self.__dict__["_mapping"] = mapping
+        self.__dict__["_key"] = key
+
+    def __getattr__(self, name):
+        if name != "value":
+            raise AttributeError(name)
+        return self._mapping.get(self._key, MISSING)
+
+    def __setattr__(self, name, value):
+        if value is MISSING:
+            self._mapping.pop(self._key, None)
+        else:
+            self._mapping[self._key] = value
+
+    def __delattr__(self, name):
+        self._mapping.pop(self._key, None)
+
+    def __repr__(self):
+        return f"copyreg.dispatch_table[{self._key!r}]"
+
+
+def _reducer(torch):
+    def reduce_device(device):
+        # torch.device by name: devshim's class while active, torch's own when loaded elsewhere.
+        args = (device.type,) if device.index is None else (device.type, device.index)
+        return (torch.device, args)
+
+    return lambda original: reduce_device
+
+
+def plan(torch):
+    original = getattr(torch.device, "__devshim_original__", torch.device)
+    return [
+        Patch(torch, "device", _device_class, ("torch.device",), when=REDIRECT),
+        Patch(_DictItem(copyreg.dispatch_table, original), "value", _reducer(torch), (),
+              when=REDIRECT),
+    ]

@@ -1,0 +1,199 @@
+"""torch.accelerator, torch.get_device_module and torch.device objects under the masquerade
+(devshim/accelerator.py, devshim/devices.py): what accelerate's and transformers' device-agnostic
+code calls. Each test fails without the shim's patch (torch on a CPU-only machine answers "no
+accelerator" or raises "Cannot access accelerator device when none is available")."""
+import copy
+import pickle
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from conftest import cpu_only  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+
+
+def recorded(api):
+    from devshim import record
+
+    return [r for r in record.rows() if r["api"] == api]
+
+
+@pytest.fixture
+def shim_redirecting_objects(clean_env):
+    """The shim active with TORCHDEVICE_DEVICE_OBJECTS=redirect; deactivated and checked after."""
+    import devshim
+    from devshim import patching, record
+
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "redirect")
+    devshim.deactivate()
+    record.reset()
+    devshim.activate()
+    installed = patching.installed()
+    yield devshim
+    devshim.deactivate()
+    for owner, name, original, _ in installed:
+        assert getattr(owner, name) is original, f"{owner}.{name} not restored"
+    record.reset()
+
+
+def test_without_the_shim_torch_has_no_accelerator_here(clean_env):
+    import devshim
+
+    devshim.deactivate()
+    assert torch.accelerator.current_accelerator() is None
+    assert not torch.accelerator.is_available()
+    with pytest.raises(RuntimeError, match="Cannot access accelerator"):
+        torch.device(0)
+
+
+def test_accelerator_queries_agree_with_torch_cuda(shim):
+    acc = torch.accelerator.current_accelerator()
+    assert acc.type == "cuda" and acc.index is None
+    assert torch.accelerator.current_accelerator(check_available=True) == acc
+    assert torch.accelerator.is_available() is torch.cuda.is_available() is True
+    assert torch.accelerator.device_count() == torch.cuda.device_count() == 1
+    assert torch.accelerator.current_device_index() == torch.cuda.current_device() == 0
+    torch.accelerator.set_device_index(0)
+    torch.accelerator.set_device_index("cuda:3")  # a device that does not exist lands on 0
+    assert torch.accelerator.current_device_index() == 0
+    torch.accelerator.synchronize()
+    torch.accelerator.synchronize(0)
+    assert recorded("torch.accelerator.current_accelerator")
+    assert {r["requested"] for r in recorded("torch.accelerator.set_device_index")} == {"cuda:0",
+                                                                                      "cuda:3"}
+
+
+def test_device_index_context(shim):
+    with torch.accelerator.device_index(0):
+        assert torch.accelerator.current_device_index() == 0
+    with torch.accelerator.device_index(None):
+        pass
+    assert recorded("torch.accelerator.device_index")
+
+
+def test_accelerator_memory_is_torch_cuda_s(shim):
+    assert torch.accelerator.memory_allocated() == torch.cuda.memory_allocated() == 0
+    assert torch.accelerator.max_memory_allocated(0) == torch.cuda.max_memory_allocated()
+    assert torch.accelerator.memory_reserved() == torch.cuda.memory_reserved()
+    assert torch.accelerator.max_memory_reserved() == torch.cuda.max_memory_reserved()
+    free, total = torch.accelerator.get_memory_info()
+    assert (free, total)[1] == torch.cuda.mem_get_info()[1] and 0 < free <= total
+    assert torch.accelerator.memory_stats() == torch.cuda.memory_stats()
+    torch.accelerator.reset_peak_memory_stats()
+    torch.accelerator.reset_accumulated_memory_stats()
+    torch.accelerator.empty_cache()
+    caps = torch.accelerator.get_device_capability()
+    assert torch.float32 in caps["supported_dtypes"] and torch.bfloat16 in caps["supported_dtypes"]
+
+
+def test_accelerator_streams_are_torch_cuda_s(shim):
+    s = torch.accelerator.current_stream()
+    assert s == torch.cuda.current_stream() and s.is_capturing() is False
+    other = torch.cuda.Stream()
+    torch.accelerator.set_stream(other)
+    try:
+        assert torch.cuda.current_stream() == other
+    finally:
+        torch.accelerator.set_stream(s)
+
+
+def test_optimizer_step_asks_the_accelerator_stream_if_it_captures(shim):
+    # torch.optim.Optimizer checks torch.accelerator.current_stream().is_capturing() once the
+    # accelerator says "cuda".
+    p = torch.nn.Parameter(torch.ones(2, device="cuda"))
+    opt = torch.optim.Adam([p], lr=0.1)
+    p.sum().backward()
+    opt.step()
+    assert p.detach().tolist() == pytest.approx([0.9, 0.9])
+
+
+def test_get_device_module(shim):
+    assert torch.get_device_module() is torch.cuda
+    assert torch.get_device_module("cuda:0") is torch.cuda
+    assert torch.get_device_module(torch.device("cuda")) is torch.cuda
+    assert torch.get_device_module("cpu") is torch.cpu
+    assert recorded("torch.get_device_module")
+
+
+def test_a_bare_index_means_a_cuda_device(shim):
+    # accelerate: set_module_tensor_to_device(model, name, 0) calls torch.device(0).
+    assert torch.device(0) == torch.device("cuda", 0)
+    assert torch.device(0).type == "cuda"  # keep (the default): as written
+    assert torch.ones(2).to(torch.device(0)).device.type == "cpu"
+
+
+def test_keep_leaves_device_objects_as_written(shim):
+    d = torch.device("cuda", 0)
+    assert (d.type, d.index) == ("cuda", 0)
+    assert torch.ones(1).cuda().device != d  # identity fails, as on a CPU without the shim
+    # torch.device is devshim's class under both settings (for the bare index); objects are torch's.
+    assert type(d) is torch.device.__devshim_original__ and isinstance(d, torch.device)
+    assert not recorded("torch.device")
+
+
+def test_redirect_makes_identity_assertions_hold(shim_redirecting_objects):
+    model = torch.nn.Linear(3, 4).to("cuda")
+    assert model.weight.device == torch.device("cuda", 0) == torch.device("cuda")
+    assert model.weight.device == torch.device(0) == torch.device(type="cuda", index=0)
+    assert torch.device("cuda").type == "cpu"
+    assert torch.device("mps").type == "cpu"
+    assert torch.device("meta").type == "meta" and torch.device("cpu").type == "cpu"
+    assert recorded("torch.device")
+
+
+def test_redirected_device_objects_are_torch_devices(shim_redirecting_objects):
+    d = torch.device("cuda")
+    assert isinstance(d, torch.device) and isinstance(torch.ones(1).device, torch.device)
+    assert issubclass(type(d), torch.device)
+    assert isinstance(d, (str, torch.device))
+    assert torch.device(d) == d
+    assert pickle.loads(pickle.dumps(torch.device("cpu"))) == torch.device("cpu")
+    assert copy.deepcopy(torch.device("meta")) == torch.device("meta")
+    assert torch.ones(2).cuda(torch.device("cuda", 0)).device.type == "cpu"
+    assert torch.nn.Linear(2, 2).cuda(torch.device("cuda")).weight.device.type == "cpu"
+
+
+def test_a_pickled_device_loads_without_the_shim(shim_redirecting_objects):
+    data = pickle.dumps({"device": torch.device("cpu")})
+    shim_redirecting_objects.deactivate()
+    loaded = pickle.loads(data)["device"]
+    assert type(loaded) is torch.device and loaded == torch.device("cpu")
+    import copyreg
+
+    assert type(loaded) not in copyreg.dispatch_table  # deactivate removed devshim's reducer
+
+
+def test_device_objects_setting():
+    from devshim import config
+
+    assert config.from_environ({}).device_objects == "keep"
+    assert config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": " Redirect "}).device_objects == "redirect"
+    bad = config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": "lie"})
+    assert bad.device_objects == "keep" and "TORCHDEVICE_DEVICE_OBJECTS" in bad.problems[0]
+
+
+def test_every_construction_is_recorded_though_objects_are_reused(shim_redirecting_objects):
+    # devices.py keeps what each argument tuple built; the record still counts every call.
+    for _ in range(3):
+        d = torch.device("cuda", 1)
+    assert d.type == "cpu"
+    assert sum(r["count"] for r in recorded("torch.device") if r["requested"] == "cuda:1") == 3
+
+
+def test_settings_of_the_next_activation_apply_to_device_objects(clean_env):
+    import devshim
+
+    devshim.deactivate()
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "redirect")
+    devshim.activate()
+    try:
+        assert torch.device("cuda", 0).type == "cpu"
+    finally:
+        devshim.deactivate()
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "keep")
+    devshim.activate()
+    try:
+        assert torch.device("cuda", 0).type == "cuda"  # not the object the last activation made
+    finally:
+        devshim.deactivate()
