@@ -11,6 +11,7 @@
 #include <set>
 
 #include "runner/error.h"
+#include "runner/gap_log.h"
 #include "runner/run_command.h"
 #include "runner/store.h"
 
@@ -209,6 +210,11 @@ std::int64_t merge_runs(std::vector<Input>& inputs, Store& out, const fs::path& 
   }
   out.set_environment(id, first.environment.empty() ? "{}" : first.environment);
   out.finish_run(id, interrupted ? "interrupted" : failed ? "failed" : "passed", finished);
+  try {
+    GapLog(out).update_from_run(id);  // as a run of one machine does (docs/gaps.md)
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runner: error: gap log not updated: %s\n", e.what());
+  }
   return id;
 }
 
