@@ -28,15 +28,6 @@ struct Input {
   fs::path logs_from;  // the folder holding this run's logs/ here; empty when not found
 };
 
-std::string local_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y%m%d-%H%M%S", &tm);
-  return buf.data();
-}
-
 std::string describe(const Input& in) {
   return fmt::format("{} (run {}{})", in.db.string(), in.run.id,
                      in.run.shard.empty() ? "" : ", shard " + in.run.shard);

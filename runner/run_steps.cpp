@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <array>
 #include <csignal>
 #include <cstdlib>
-#include <ctime>
 #include <deque>
 #include <map>
 #include <set>
@@ -27,15 +25,6 @@ namespace devshim {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string local_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y%m%d-%H%M%S", &tm);
-  return buf.data();
-}
 
 // Creates the run's output folder; a fresh, unique one under the default root.
 fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {

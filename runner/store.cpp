@@ -303,6 +303,15 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
 
 std::string iso8601_utc_now() { return iso8601_utc(std::chrono::system_clock::now()); }
 
+std::string local_stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y%m%d-%H%M%S", &tm);
+  return buf.data();
+}
+
 int Store::schema_version() { return static_cast<int>(kMigrations.size()); }
 
 Store::Store(const fs::path& path) : db_(path) {

@@ -221,5 +221,7 @@ class Store {
 /// "2026-11-21T22:46:00Z" for now, or for a time point.
 std::string iso8601_utc_now();
 std::string iso8601_utc(std::chrono::system_clock::time_point t);
+/// "20261121-234600": local time now, for the names of run folders.
+std::string local_stamp();
 
 }  // namespace devshim
