@@ -32,9 +32,9 @@ def clean_env(monkeypatch):
     return monkeypatch
 
 
-@pytest.fixture
-def shim(clean_env):
-    """devshim active for the test; deactivated (and checked) afterwards."""
+def active_shim():
+    """devshim activated with the environment as it is now: yields it, then deactivates it and
+    checks that every patch was undone. For fixtures (`yield from active_shim()`)."""
     import torch  # noqa: F401
 
     import devshim
@@ -49,3 +49,9 @@ def shim(clean_env):
     for owner, name, original, _ in installed:
         assert getattr(owner, name) is original, f"{owner}.{name} not restored"
     record.reset()
+
+
+@pytest.fixture
+def shim(clean_env):
+    """devshim active for the test; deactivated (and checked) afterwards."""
+    yield from active_shim()

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 torch = pytest.importorskip("torch")
-from conftest import cpu_only  # noqa: E402
+from conftest import active_shim, cpu_only  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
 
@@ -22,19 +22,8 @@ def recorded(api):
 @pytest.fixture
 def shim_redirecting_objects(clean_env):
     """The shim active with TORCHDEVICE_DEVICE_OBJECTS=redirect; deactivated and checked after."""
-    import devshim
-    from devshim import patching, record
-
     clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "redirect")
-    devshim.deactivate()
-    record.reset()
-    devshim.activate()
-    installed = patching.installed()
-    yield devshim
-    devshim.deactivate()
-    for owner, name, original, _ in installed:
-        assert getattr(owner, name) is original, f"{owner}.{name} not restored"
-    record.reset()
+    yield from active_shim()
 
 
 def test_without_the_shim_torch_has_no_accelerator_here(clean_env):
