@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "parsers/text.h"
+
 namespace devshim {
 
 namespace {
@@ -26,16 +28,6 @@ constexpr std::string_view kSkipped = "[  SKIPPED ] ";
 constexpr std::string_view kPassed = "[  PASSED  ] ";
 constexpr std::string_view kRule = "[----------] ";
 constexpr std::string_view kBanner = "[==========] ";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 // s cut to at most n bytes, never inside a UTF-8 sequence.
 std::string_view cut_utf8(std::string_view s, std::size_t n) {

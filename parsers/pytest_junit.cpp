@@ -14,6 +14,7 @@
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
 #include "parsers/read_file.h"
+#include "parsers/text.h"
 #include "runner/error.h"
 
 namespace devshim {
@@ -23,18 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxMessageBytes = std::size_t{2} * 1024;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 // The first line of s, trimmed and capped (never cut inside a UTF-8 sequence).
 std::string first_line(std::string_view s) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "parsers/text.h"
 #include "parsers/traceback.h"
 
 namespace devshim {
@@ -22,20 +23,6 @@ constexpr std::size_t kMaxEBlockLines = 64;
 constexpr std::size_t kMaxFramePaths = 256;
 constexpr std::size_t kUnfinishedTailLines = 60;
 constexpr std::size_t kMaxSkipEntries = 100000;
-
-std::string_view ltrim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  return s;
-}
-
-std::string_view rtrim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::string_view trim(std::string_view s) { return ltrim(rtrim(s)); }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 

@@ -4,23 +4,14 @@
 #include <charconv>
 #include <fstream>
 
+#include "parsers/text.h"
+
 namespace devshim {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool ends_with_str(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 bool is_identifier_char(char c) {
@@ -30,7 +21,7 @@ bool is_identifier_char(char c) {
 // "  File "/x/y.py", line 12, in test_foo" → frame.
 std::optional<TracebackFrame> parse_frame_line(std::string_view line) {
   std::string_view s = trim(line);
-  if (!starts_with(s, "File \"")) return std::nullopt;
+  if (!s.starts_with("File \"")) return std::nullopt;
   s.remove_prefix(6);
   auto q = s.find("\", line ");
   if (q == std::string_view::npos) return std::nullopt;
@@ -43,9 +34,9 @@ std::optional<TracebackFrame> parse_frame_line(std::string_view line) {
   f.line = std::max(n, 0);  // "line -3" (no interpreter prints it): unknown, not negative
   s.remove_prefix(static_cast<std::size_t>(ptr - s.data()));
   // Interpreter tracebacks: ", in f"; faulthandler dumps: " in f".
-  if (starts_with(s, ", in ")) {
+  if (s.starts_with(", in ")) {
     f.function = std::string(trim(s.substr(5)));
-  } else if (starts_with(s, " in ")) {
+  } else if (s.starts_with(" in ")) {
     f.function = std::string(trim(s.substr(4)));
   }
   return f;
@@ -84,7 +75,7 @@ ParsedTraceback parse_traceback(std::string_view text) {
     pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
 
-    if (starts_with(line, "Traceback (most recent call last):")) {
+    if (line.starts_with("Traceback (most recent call last):")) {
       tb.frames.clear();
       in_frames = true;
       most_recent_first = false;
@@ -93,7 +84,7 @@ ParsedTraceback parse_traceback(std::string_view text) {
     }
     // faulthandler: "Fatal Python error: Segmentation fault", then per thread
     // "Current thread 0x... (most recent call first):" and frames.
-    if (starts_with(line, "Fatal Python error: ")) {
+    if (line.starts_with("Fatal Python error: ")) {
       tb.exception = "Fatal Python error";
       tb.message = std::string(trim(line.substr(20)));
       continue;
@@ -174,13 +165,13 @@ std::optional<int> find_def_line(const std::string& path, std::string_view funct
     ++n;
     std::string_view s = line;
     std::string_view t = trim(s);
-    if (!klass.empty() && starts_with(s, "class ")) {
+    if (!klass.empty() && s.starts_with("class ")) {
       std::string_view rest = s.substr(6);
-      in_class = starts_with(rest, klass) && rest.size() > klass.size() &&
+      in_class = rest.starts_with(klass) && rest.size() > klass.size() &&
                  (rest[klass.size()] == '(' || rest[klass.size()] == ':');
     }
-    if (starts_with(t, "async ")) t.remove_prefix(6);
-    if (starts_with(t, "def ") && starts_with(t.substr(4), function) &&
+    if (t.starts_with("async ")) t.remove_prefix(6);
+    if (t.starts_with("def ") && t.substr(4).starts_with(function) &&
         t.size() > 4 + function.size() && t[4 + function.size()] == '(') {
       if (in_class) return n;
       if (!anywhere) anywhere = n;

@@ -15,7 +15,6 @@ constexpr std::size_t kMaxTracebackBytes = std::size_t{64} * 1024;
 constexpr std::size_t kMaxMessageBytes = std::size_t{2} * 1024;
 constexpr std::size_t kUnfinishedTailLines = 60;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
@@ -52,7 +51,7 @@ std::string case_name(std::string_view name, std::string_view params) {
 bool parse_description_rest(std::string_view rest, Description& d) {
   // A subtest's description: " (i=1)", " [message]" or " [message] (i=1)", up to the " ..."
   // or the end of the line.
-  if (starts_with(rest, " (") || starts_with(rest, " [")) {
+  if (rest.starts_with(" (") || rest.starts_with(" [")) {
     const char close = rest[1] == '(' ? ')' : ']';
     std::size_t dots = rest.find(" ...");
     std::string_view params =
@@ -64,7 +63,7 @@ bool parse_description_rest(std::string_view rest, Description& d) {
     d.params = params;
     rest = dots == std::string_view::npos ? std::string_view() : rest.substr(dots);
   }
-  if (!rest.empty() && !starts_with(rest, " ...")) return false;
+  if (!rest.empty() && !rest.starts_with(" ...")) return false;
   d.rest = rest;
   return true;
 }
@@ -121,7 +120,7 @@ std::optional<CaseStatus> parse_verdict(std::string_view v, std::string* reason)
   if (v == "ERROR") return CaseStatus::kError;
   if (v == "expected failure") return CaseStatus::kXfailed;
   if (v == "unexpected success") return CaseStatus::kXpassed;
-  if (v == "skipped" || starts_with(v, "skipped '") || starts_with(v, "skipped \"")) {
+  if (v == "skipped" || v.starts_with("skipped '") || v.starts_with("skipped \"")) {
     if (reason != nullptr && v.size() > 9) {
       std::string_view r = v.substr(8);
       if (r.size() >= 2 && (r.back() == '\'' || r.back() == '"')) r = r.substr(1, r.size() - 2);
@@ -374,12 +373,12 @@ class UnittestParser {
     block_.reset();
     CaseStatus status = CaseStatus::kError;
     std::string_view desc;
-    if (starts_with(header, "FAIL: ")) {
+    if (header.starts_with("FAIL: ")) {
       status = CaseStatus::kFailed;
       desc = header.substr(6);
-    } else if (starts_with(header, "ERROR: ")) {
+    } else if (header.starts_with("ERROR: ")) {
       desc = header.substr(7);
-    } else if (starts_with(header, "UNEXPECTED SUCCESS: ")) {
+    } else if (header.starts_with("UNEXPECTED SUCCESS: ")) {
       status = CaseStatus::kXpassed;
       desc = header.substr(20);
     } else {
@@ -428,7 +427,7 @@ class UnittestParser {
           phase_ = Phase::kSummary;
           return;
         }
-        if (starts_with(line, "Ran ") && !pending_.active) {
+        if (line.starts_with("Ran ") && !pending_.active) {
           summary_line(line);
           return;
         }
@@ -472,16 +471,16 @@ class UnittestParser {
   }
 
   void summary_line(std::string_view line) {
-    if (starts_with(line, "Ran ")) {
+    if (line.starts_with("Ran ")) {
       int n = 0;
       std::string_view s = line.substr(4);
       if (std::from_chars(s.data(), s.data() + s.size(), n).ec == std::errc()) {
         out_.reported.ran = n;
         out_.reported.present = true;
       }
-    } else if (starts_with(line, "FAILED") || starts_with(line, "OK")) {
+    } else if (line.starts_with("FAILED") || line.starts_with("OK")) {
       parse_counts(line, out_.reported);
-    } else if (starts_with(line, "NO TESTS RAN")) {
+    } else if (line.starts_with("NO TESTS RAN")) {
       out_.reported.ran = 0;
       out_.reported.present = true;
     }

@@ -8,6 +8,7 @@
 
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
+#include "parsers/text.h"
 #include "runner/collect.h"
 #include "runner/error.h"
 #include "runner/process_pool.h"
@@ -27,19 +28,6 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 FileStatus status_word(std::string_view word, std::optional<int> return_code) {
   const std::string w = upper(trim(word));
   if (w == "PASSED" || w == "PASS" || w == "SUCCESS" || w == "OK") return FileStatus::kPassed;
@@ -55,7 +43,7 @@ FileStatus status_word(std::string_view word, std::optional<int> return_code) {
 
 // "tests.utils.test_x" → "tests/utils/test_x.py"; paths stay as they are.
 std::string module_path(const std::string& module) {
-  if (ends_with(module, ".py")) return module;
+  if (module.ends_with(".py")) return module;
   std::string p = module;
   std::replace(p.begin(), p.end(), '.', '/');
   return p + ".py";
@@ -71,7 +59,7 @@ std::optional<double> parse_number(std::string_view s) {
 // The text after "PREFIX" in a line that starts with it (after leading spaces), trimmed.
 std::optional<std::string_view> after(std::string_view line, std::string_view prefix) {
   line = trim(line);
-  if (!starts_with(line, prefix)) return std::nullopt;
+  if (!line.starts_with(prefix)) return std::nullopt;
   return trim(line.substr(prefix.size()));
 }
 
@@ -101,7 +89,7 @@ OverallLog read_overall_log(const fs::path& path) {
   bool in_found = false;         // in the list after "Found N test files to run:"
   while (lines.next(line)) {
     if (in_found) {
-      if (auto f = after(line, "- "); f && starts_with(line, "  - ")) {
+      if (auto f = after(line, "- "); f && line.starts_with("  - ")) {
         out.found.emplace_back(*f);
         continue;
       }
@@ -121,7 +109,7 @@ OverallLog read_overall_log(const fs::path& path) {
       out.project_root = std::string(*p);
     } else if (auto d = after(line, "Log directory for individual tests:"); d && logs_dir.empty()) {
       logs_dir = std::string(*d);
-    } else if (starts_with(line, "Found ") && ends_with(line, " test files to run:")) {
+    } else if (line.starts_with("Found ") && line.ends_with(" test files to run:")) {
       in_found = true;
     }
   }
@@ -164,7 +152,7 @@ std::optional<double> parse_duration(std::string_view text) {
     auto space = days.find(' ');
     if (space == std::string_view::npos) return std::nullopt;
     auto n = parse_number(days.substr(0, space));
-    if (!n || *n < 0 || !starts_with(trim(days.substr(space)), "day")) return std::nullopt;
+    if (!n || *n < 0 || !trim(days.substr(space)).starts_with("day")) return std::nullopt;
     total += *n * 86400;
     s = trim(s.substr(comma + 1));
   }
@@ -244,7 +232,7 @@ const std::string* PerFileLogIndex::find(const std::string& module_path, const s
     }
   }
   const std::string below_tests =
-      (starts_with(module_path, "tests/") ? module_path.substr(6) : module_path) + ".log";
+      (module_path.starts_with("tests/") ? module_path.substr(6) : module_path) + ".log";
   // 2. TorchDevice's layout: <project>/<path below tests/>.log.
   if (!project.empty()) {
     if (const std::string* hit = lookup(project + "/" + below_tests)) return hit;
@@ -268,9 +256,9 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;
     const std::string name = it->path().filename().string();
-    if (ends_with(name, ".py.log")) {
+    if (name.ends_with(".py.log")) {
       per_file.push_back(it->path().lexically_relative(log_dir).generic_string());
-    } else if (ends_with(name, ".log") && it.depth() == 0) {
+    } else if (name.ends_with(".log") && it.depth() == 0) {
       overall.push_back(it->path());
     }
   }

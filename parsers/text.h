@@ -1,0 +1,28 @@
+// Text helpers shared by the parsers and the log importer.
+#pragma once
+
+#include <string_view>
+
+namespace devshim {
+
+/// Whitespace as the parsers read it: space, tab, CR, LF, vertical tab, form feed.
+constexpr bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+/// s without its leading whitespace.
+constexpr std::string_view ltrim(std::string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  return s;
+}
+
+/// s without its trailing whitespace.
+constexpr std::string_view rtrim(std::string_view s) {
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+/// s without leading and trailing whitespace.
+constexpr std::string_view trim(std::string_view s) { return ltrim(rtrim(s)); }
+
+}  // namespace devshim
