@@ -44,6 +44,8 @@ class FakeCommandRunner final : public CommandRunner {
   std::size_t interrupt_after = std::numeric_limits<std::size_t>::max();
   /// Called before each process's on_finish, with the file's name.
   std::function<void(const std::string&)> before_finish;
+  /// Called when a batch has run, before run() returns.
+  std::function<void()> after_batch;
   /// The argv tail (after "-v") of every process, by batch.
   std::vector<std::vector<std::string>> batches;
   bool prepared = false;
@@ -82,6 +84,7 @@ class FakeCommandRunner final : public CommandRunner {
       observer.on_tick();
       ++finished_;
     }
+    if (after_batch) after_batch();
     return true;
   }
 
@@ -286,6 +289,15 @@ TEST_F(LockedDatabaseTest, ResultsWaitInMemoryUntilTheDatabaseIsFree) {
   for (const auto& [path, status] : statuses(recorded_.at(0))) EXPECT_NE(status, "not run");
   EXPECT_NE(testing::read_file(dir_ / "out" / "run.log").find("Database locked"),
             std::string::npos);
+}
+
+TEST_F(LockedDatabaseTest, ResultsStillWaitingWhenTheLastFileEndsAreRecordedOnceItIsFree) {
+  processes_.outcomes = {{"test_ut_passing.py", {parser_log("test_ut_passing", 0)}}};
+  processes_.before_finish = [this](const std::string&) { lock(); };
+  processes_.after_batch = [this] { lock_.reset(); };
+  EXPECT_EQ(run_suite(options(kParserFixtures / "sources", {"test_ut_passing.py"}), services_),
+            kExitOk);
+  EXPECT_EQ(statuses(recorded_.at(0)).at("test_ut_passing.py"), "passed");
 }
 
 TEST_F(LockedDatabaseTest, ADatabaseThatStaysLockedNamesTheResumeCommand) {
