@@ -4,12 +4,9 @@
 
 #include <algorithm>
 
-#include "parsers/gtest_xml.h"
-#include "parsers/line_reader.h"
-#include "parsers/pytest_junit.h"
 #include "parsers/pytest_text.h"
 #include "parsers/traceback.h"
-#include "parsers/unittest_parser.h"
+#include "runner/frameworks/framework_traits.h"
 
 namespace devshim {
 
@@ -17,44 +14,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// How a gtest binary's cases are named: "ops/math_test" → classname prefix "ops.math_test".
-GtestContext gtest_context(const Suite& suite, const TestFile& file) {
-  GtestContext ctx;
-  ctx.classname_prefix = file.file_rel();
-  std::replace(ctx.classname_prefix.begin(), ctx.classname_prefix.end(), '/', '.');
-  ctx.project_root = suite.project_root.string();
-  return ctx;
-}
-
 ParsedFile parse_output(const Suite& suite, const TestFile& file, const std::string& test_file,
                         const ProcessSpec& spec, std::string& parsed_from) {
-  std::error_code ec;
   try {
-    if (suite.framework == Framework::kGtest) {
-      // GoogleTest's XML when the binary ended normally (refined by the console output:
-      // failures outside tests, closing counts), else the console output alone.
-      const GtestContext ctx = gtest_context(suite, file);
-      const bool xml = !spec.junit_path.empty() && fs::exists(spec.junit_path, ec) &&
-                       parse_gtest_xml(spec.junit_path, ctx).has_value();
-      if (!xml && !fs::exists(spec.log_path, ec)) return {};
-      ParsedFile parsed = parse_gtest_results(spec.junit_path, spec.log_path, ctx);
-      parsed_from = xml ? "junit" : "log";
-      return parsed;
-    }
-    if (suite.framework == Framework::kPytest) {
-      // The XML when pytest finished writing it (refined by the log: xpasses, closing counts),
-      // else the log alone.
-      const bool xml = !spec.junit_path.empty() && fs::exists(spec.junit_path, ec) &&
-                       parse_pytest_junit(spec.junit_path).has_value();
-      if (!xml && !fs::exists(spec.log_path, ec)) return {};
-      ParsedFile parsed = parse_pytest_results(spec.junit_path, spec.log_path);
-      parsed_from = xml ? "junit" : "log";
-      return parsed;
-    }
-    if (!fs::exists(spec.log_path, ec)) return {};
-    LineReader lines(spec.log_path);
-    parsed_from = "log";
-    return parse_unittest_log(lines, test_file);
+    return framework_traits(suite.framework).parse(suite, file, test_file, spec, parsed_from);
   } catch (const std::exception&) {
     parsed_from.clear();
     return {};
@@ -112,7 +75,7 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     out.cases.push_back(std::move(c));
   }
 
-  const bool gtest = suite.framework == Framework::kGtest;
+  const FrameworkTraits& traits = framework_traits(suite.framework);
   const FileStatus ended = status_from_process(result, suite.framework);
   const bool killed = ended == FileStatus::kTimeout || ended == FileStatus::kCrashed ||
                       ended == FileStatus::kInterrupted;
@@ -125,8 +88,8 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     }
     if (culprit.message.empty()) culprit.message = culprit_message(result, ended);
     out.cases.push_back(std::move(culprit));
-  } else if (gtest && parsed.unfinished && out.parsed_from == "log" && result.exit_code &&
-             *result.exit_code != 0) {
+  } else if (traits.records_test_cut_short_by_exit() && parsed.unfinished &&
+             out.parsed_from == "log" && result.exit_code && *result.exit_code != 0) {
     // The binary exited by itself in the middle of a test (exit(), a failed check that exits):
     // GoogleTest wrote no XML, and that test has no verdict. It is recorded as an error.
     TestCase c = std::move(*parsed.unfinished);
@@ -139,9 +102,9 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     out.cases.push_back(std::move(c));
   }
 
-  // GoogleTest gives its own source lines; a binary has no `def` to look up.
+  // Programs give their own source lines; only Python files have a `def` to look up.
   for (TestCase& c : out.cases) {
-    if (gtest) break;
+    if (!traits.runs_python()) break;
     if (c.source.line > 0 || !(is_failure(c.status) || !c.culprit.empty())) continue;
     if (auto line = find_def_line((suite.project_root / test_file).string(), function_of(c.name),
                                   class_of(c.classname))) {
@@ -159,7 +122,8 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
   const bool nothing_ran = out.reported.present && out.reported.ran == 0;
   if (ended == FileStatus::kError || killed) {
     out.status = ended;  // launch error, pytest collection/usage error, or killed
-  } else if ((code == 5 && !gtest) || (code == 0 && (out.cases.empty() || nothing_ran))) {
+  } else if (traits.exit_status(code) == FileStatus::kNoTests ||
+             (code == 0 && (out.cases.empty() || nothing_ran))) {
     out.status = FileStatus::kNoTests;
   } else if (code == 0) {
     out.status = FileStatus::kPassed;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "runner/error.h"
+#include "runner/frameworks/framework_traits.h"
 
 namespace devshim {
 
@@ -60,7 +61,8 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
     if (seen.insert(rel).second) files.push_back(TestFile{rel, abs});
   };
 
-  const bool gtest = suite.framework == Framework::kGtest;
+  // Programs (GoogleTest binaries) are found by being executable, Python files by the pattern.
+  const bool gtest = !framework_traits(suite.framework).runs_python();
   auto executable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
 
   const std::string tests_prefix = fs::path(suite.tests_dir).lexically_normal().generic_string();

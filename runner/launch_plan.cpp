@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include "runner/frameworks/framework_traits.h"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace devshim {
@@ -35,10 +37,7 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
   } else {
     env.erase(kActivateVar);
   }
-  if (suite.framework == Framework::kGtest) {
-    env.erase("GTEST_TOTAL_SHARDS");
-    env.erase("GTEST_SHARD_INDEX");
-  }
+  framework_traits(suite.framework).adjust_environment(env);
   env["PYTHONUNBUFFERED"] = "1";
   env["PYTHONFAULTHANDLER"] = "1";
   env.erase("PYTHONSTARTUP");
@@ -64,29 +63,7 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
 
 std::vector<std::string> test_command(const Suite& suite, const std::string& python,
                                       const TestFile& file, const fs::path& junit_path) {
-  if (suite.framework == Framework::kGtest) {
-    std::vector<std::string> argv{file.abs_path.string(),
-                                  "--gtest_output=xml:" + junit_path.string()};
-    argv.insert(argv.end(), suite.args.begin(), suite.args.end());
-    return argv;
-  }
-  const std::string path =
-      (fs::path(suite.tests_dir) / file.rel_path).lexically_normal().generic_string();
-  std::vector<std::string> argv{python, "-m"};
-  switch (suite.framework) {
-    case Framework::kUnittest:
-      argv.insert(argv.end(), {"unittest", "-v"});
-      break;
-    case Framework::kPytest:
-      argv.insert(argv.end(), {"pytest", "-v", "-rA", "--junitxml=" + junit_path.string(), "-o",
-                               "junit_family=xunit1", "-p", "no:cacheprovider"});
-      break;
-    case Framework::kGtest:
-      break;  // above
-  }
-  argv.insert(argv.end(), suite.args.begin(), suite.args.end());
-  argv.push_back(path);
-  return argv;
+  return framework_traits(suite.framework).command(suite, python, file, junit_path);
 }
 
 std::string find_executable(const std::string& name, const Environment& env) {
@@ -110,28 +87,14 @@ ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const
   ProcessSpec spec;
   spec.env = env;
   spec.cwd = suite.project_root;
-  spec.log_path = options.logs_dir / (file.rel_path + ".log");
-  if (suite.framework == Framework::kPytest) {
-    spec.junit_path = options.logs_dir / (file.rel_path + ".xml");
+  const FrameworkTraits& traits = framework_traits(suite.framework);
+  std::string python;
+  if (traits.runs_python()) {
+    python = options.python.empty() ? suite.python : options.python;
+    const std::string resolved = find_executable(python, env);
+    if (!resolved.empty()) python = resolved;
   }
-  if (suite.framework == Framework::kGtest) {
-    const std::string base = file.shards > 1 ? fmt::format("{}.shard-{}-of-{}", file.file_rel(),
-                                                           file.shard + 1, file.shards)
-                                             : file.rel_path;
-    spec.log_path = options.logs_dir / (base + ".log");
-    spec.junit_path = options.logs_dir / (base + ".xml");
-    spec.env.erase("GTEST_TOTAL_SHARDS");
-    spec.env.erase("GTEST_SHARD_INDEX");
-    if (file.shards > 1) {
-      spec.env["GTEST_TOTAL_SHARDS"] = std::to_string(file.shards);
-      spec.env["GTEST_SHARD_INDEX"] = std::to_string(file.shard);
-    }
-    spec.argv = test_command(suite, "", file, spec.junit_path);  // the binary itself
-  } else {
-    std::string python = options.python.empty() ? suite.python : options.python;
-    std::string resolved = find_executable(python, env);
-    spec.argv = test_command(suite, resolved.empty() ? python : resolved, file, spec.junit_path);
-  }
+  traits.plan(suite, python, file, options.logs_dir, spec);
   return spec;
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runner/collect.h"
+#include "runner/frameworks/framework_traits.h"
 #include "runner/progress.h"
 #include "runner/run_log.h"
 #include "runner/status.h"
@@ -17,34 +18,6 @@ namespace devshim {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-  });
-}
-
-// "tests/sub/test_x.py" → "tests.sub.test_x"; empty when a part is not a Python identifier.
-std::string python_module(const Suite& suite, const TestFile& file) {
-  fs::path p = (fs::path(suite.tests_dir) / file.rel_path).lexically_normal();
-  if (p.extension() != ".py") return "";
-  p.replace_extension();
-  std::string dotted;
-  for (const auto& part : p) {
-    if (!is_identifier(part.string())) return "";
-    dotted += (dotted.empty() ? "" : ".") + part.string();
-  }
-  return dotted;
-}
-
-bool is_fixture_name(const std::string& name) {
-  static const std::set<std::string> fixtures{"setUpClass", "tearDownClass", "setUpModule",
-                                              "tearDownModule"};
-  // unittest names a fixture error "setUpClass (tests.test_x.MyTest)".
-  return name.empty() || name[0] == '<' || fixtures.count(name) > 0 ||
-         fixtures.count(name.substr(0, name.find(" ("))) > 0;
-}
 
 std::string key_of(const TestCase& c) { return c.classname + '\n' + c.name; }
 
@@ -112,49 +85,7 @@ class RerunObserver : public PoolObserver {
 std::optional<std::vector<std::string>> rerun_selectors(const Suite& suite, const TestFile& file,
                                                         const std::vector<TestCase>& failing) {
   if (failing.empty()) return std::nullopt;
-  std::vector<std::string> ids;
-  std::set<std::string> seen;
-  auto add = [&](std::string id) {
-    if (seen.insert(id).second) ids.push_back(std::move(id));
-  };
-  if (suite.framework == Framework::kGtest) {
-    std::string prefix = file.file_rel();
-    std::replace(prefix.begin(), prefix.end(), '/', '.');
-    for (const TestCase& c : failing) {
-      if (c.name.empty() || c.classname.rfind(prefix + ".", 0) != 0) return std::nullopt;
-      const std::string test_suite = c.classname.substr(prefix.size() + 1);
-      if (test_suite.empty() || c.name.find_first_of(":*?") != std::string::npos) {
-        return std::nullopt;
-      }
-      add(test_suite + "." + c.name);
-    }
-    std::string filter = "--gtest_filter=";
-    for (std::size_t i = 0; i < ids.size(); ++i) filter += (i == 0 ? "" : ":") + ids[i];
-    return std::vector<std::string>{filter};
-  }
-  const std::string module = python_module(suite, file);
-  if (module.empty()) return std::nullopt;
-  for (const TestCase& c : failing) {
-    if (is_fixture_name(c.name) || c.classname.rfind(module, 0) != 0) return std::nullopt;
-    const std::string rest = c.classname.substr(module.size());  // "" or ".Class[.Inner]"
-    if (!rest.empty() && rest[0] != '.') return std::nullopt;
-    if (suite.framework == Framework::kUnittest) {
-      if (rest.empty()) return std::nullopt;
-      std::string method = c.name.substr(0, c.name.find(" ("));  // "test_y (i=1)" → test_y
-      if (!is_identifier(method)) return std::nullopt;
-      add(c.classname + "." + method);
-    } else {
-      std::string id =
-          (fs::path(suite.tests_dir) / file.rel_path).lexically_normal().generic_string();
-      std::string classes = rest.empty() ? "" : rest.substr(1);
-      for (std::size_t p = 0; (p = classes.find('.', p)) != std::string::npos; p += 2) {
-        classes.replace(p, 1, "::");
-      }
-      if (!classes.empty()) id += "::" + classes;
-      add(id + "::" + c.name);
-    }
-  }
-  return ids;
+  return framework_traits(suite.framework).rerun_selectors(suite, file, failing);
 }
 
 ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const Environment& env,
@@ -163,15 +94,7 @@ ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const En
   LaunchOptions options = launch;
   options.logs_dir = out_dir / "reruns" / fmt::format("attempt-{}", attempt);
   ProcessSpec spec = plan_process(suite, options, env, file);
-  if (!selectors) return spec;
-  if (suite.framework == Framework::kGtest) {
-    spec.env.erase("GTEST_TOTAL_SHARDS");
-    spec.env.erase("GTEST_SHARD_INDEX");
-    spec.argv.insert(spec.argv.end(), selectors->begin(), selectors->end());
-  } else {
-    spec.argv.pop_back();  // the file's path: test_command puts it last
-    spec.argv.insert(spec.argv.end(), selectors->begin(), selectors->end());
-  }
+  if (selectors) framework_traits(suite.framework).select(spec, *selectors);
   return spec;
 }
 

@@ -12,6 +12,7 @@
 
 #include "runner/collect.h"
 #include "runner/error.h"
+#include "runner/frameworks/framework_traits.h"
 #include "runner/gap_log.h"
 #include "runner/progress.h"
 #include "runner/redirection_record.h"
@@ -270,7 +271,7 @@ RunPlan plan_run(const RunOptions& options) {
   // GoogleTest binaries need no Python: for them a missing interpreter only means no probe.
   plan.interpreter = find_executable(python, env);
   if (plan.interpreter.empty() || ::access(plan.interpreter.c_str(), X_OK) != 0) {
-    if (suite.framework != Framework::kGtest) {
+    if (framework_traits(suite.framework).runs_python()) {
       throw UsageError(
           fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
                       "of {}, or --python)",

@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+#include "runner/frameworks/framework_traits.h"
 #include "runner/process_pool.h"
 #include "runner/suite.h"
 
@@ -56,9 +57,7 @@ FileStatus status_from_process(const ProcessResult& r, Framework framework) {
   if (r.signal) return FileStatus::kCrashed;
   const int code = r.exit_code.value_or(1);
   if (code == 0) return FileStatus::kPassed;
-  if (code == 5 && framework != Framework::kGtest) return FileStatus::kNoTests;
-  if (framework == Framework::kPytest && (code == 2 || code == 4)) return FileStatus::kError;
-  return FileStatus::kFailed;
+  return framework_traits(framework).exit_status(code).value_or(FileStatus::kFailed);
 }
 
 }  // namespace devshim
