@@ -96,6 +96,7 @@ class RunObserver : public PoolObserver {
             (rec.note.empty() ? "" : "; ") + ("redirection record unusable: " + record.error);
       }
     }
+    any_failure_ = any_failure_ || is_failure(*rec.status);
     pending_.push_back({rec, std::move(collected.cases), std::move(record.entries)});
     flush();
 
@@ -134,6 +135,8 @@ class RunObserver : public PoolObserver {
     return true;
   }
   std::size_t unrecorded() const { return pending_.size(); }
+  /// Whether a file of this session failed.
+  bool any_failure() const { return any_failure_; }
 
   void on_interrupt(int signo) override {
     plan_.log->line("Interrupted by " + signal_name(signo) + ": stopping the running files");
@@ -150,6 +153,7 @@ class RunObserver : public PoolObserver {
   };
   std::deque<Pending> pending_;
   bool warned_locked_ = false;
+  bool any_failure_ = false;
 };
 
 // What makes an earlier run comparable with this one (Store::comparable_run).
@@ -228,13 +232,6 @@ void record_missing(RunPlan& plan, std::int64_t run_id) {
   }
 }
 
-bool any_failure(Store& store, std::int64_t run_id) {
-  for (const auto& f : store.files(run_id)) {
-    if (f.status && is_failure(*f.status)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 RunPlan plan_run(const RunOptions& options) {
@@ -307,7 +304,6 @@ RunPlan plan_run(const RunOptions& options) {
   }
   Schedule schedule = schedule_files(files, store.durations(suite.name), shard, failed_before);
   plan.files = std::move(schedule.files);
-  plan.run_files = plan.resume ? plan.resume->run_files : plan.files;
   if (auto status_file = inherited_environment().find("TEST_SHARD_STATUS_FILE");
       shard && status_file != inherited_environment().end() && !status_file->second.empty()) {
     std::FILE* touched = std::fopen(status_file->second.c_str(), "a");  // Bazel: "we shard"
@@ -415,9 +411,11 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
 
   // A resumed run also reruns the failures of its earlier sessions that were not rerun yet.
   const int reruns = plan.options.rerun_failures;
-  if (ex.completed && reruns > 0 && (plan.resume || any_failure(store, run_id))) {
+  if (ex.completed && reruns > 0 && (plan.resume || observer.any_failure())) {
     RerunOptions rerun{reruns, plan.pool, plan.out_dir};
-    ex.completed = rerun_failures(plan.suite, plan.launch, *plan.env, plan.run_files, store, run_id,
+    // A resumed run's failures may be of any file of the run, not only of those run now.
+    const std::vector<TestFile>& run_files = plan.resume ? plan.resume->run_files : plan.files;
+    ex.completed = rerun_failures(plan.suite, plan.launch, *plan.env, run_files, store, run_id,
                                   *plan.log, rerun, services.processes);
   }
   return ex;

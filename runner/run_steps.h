@@ -44,7 +44,6 @@ struct RunPlan {
   std::unique_ptr<RunLog> log;             ///< <out>/run.log (appended to when resuming)
   std::optional<ResumePlan> resume;        ///< set for --resume
   std::vector<TestFile> files;             ///< the files to run now, in start order
-  std::vector<TestFile> run_files;         ///< the files whose failures reruns may take
   LaunchOptions launch;                    ///< python: the interpreter's absolute path, when found
   std::shared_ptr<const Environment> env;  ///< the test processes' environment
   std::string interpreter;         ///< absolute; empty for a GoogleTest suite with no Python
