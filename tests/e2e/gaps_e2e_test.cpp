@@ -158,5 +158,21 @@ TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
   EXPECT_FALSE(entry("torch.cuda.get_device_properties")) << "the shim carries it";
 }
 
+TEST_F(GapsE2E, AMergedRunHasTheGapsOfItsShards) {
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
+  const fs::path all = dir_.path() / "all.db";
+  auto m = testing::run({RUNNER_PATH, "merge", db().string(), "-o", all.string(), "--out",
+                         (dir_.path() / "merged").string()},
+                        {{"NO_COLOR", "1"}}, 60s);
+  ASSERT_EQ(m.exit_code, 1) << m.output;
+  Store store(all);
+  auto merged = GapLog(store).list();
+  ASSERT_EQ(merged.size(), 1U) << "the merged database's gap log is updated from its run";
+  EXPECT_EQ(merged[0].api, "torch._C._cuda_ipc_collect");
+  EXPECT_EQ(merged[0].tests, 1);
+  auto report = nlohmann::json::parse(testing::read_file(dir_.path() / "merged" / "report.json"));
+  EXPECT_EQ(report["gaps"].size(), 1U);
+}
+
 }  // namespace
 }  // namespace devshim
