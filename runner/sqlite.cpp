@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "runner/error.h"
 
@@ -62,6 +64,19 @@ void Database::exec(std::string_view sql) {
     std::string msg = err != nullptr ? err : "unknown error";
     sqlite3_free(err);
     fail_with(sqlite3_extended_errcode(db_), "", msg);
+  }
+}
+
+void Database::use_wal() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_ms_);
+  for (;;) {
+    try {
+      exec("PRAGMA journal_mode=WAL");
+      return;
+    } catch (const BusyError&) {
+      if (std::chrono::steady_clock::now() >= deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
 }
 

@@ -76,6 +76,10 @@ class Database {
 
   /// Runs one or more statements that return no rows.
   void exec(std::string_view sql);
+  /// Puts the database in WAL mode (a no-op once it is). Two connections that turn a new database
+  /// to WAL at once both hold a read lock and want to write, and SQLite refuses one of them at once
+  /// without calling the busy handler; this retries that refusal until the busy timeout.
+  void use_wal();
   std::int64_t last_insert_rowid() const;
   /// Rows changed by the last INSERT, UPDATE or DELETE.
   int changes() const;

@@ -315,7 +315,8 @@ std::string local_stamp() {
 int Store::schema_version() { return static_cast<int>(kMigrations.size()); }
 
 Store::Store(const fs::path& path) : db_(path) {
-  db_.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
+  db_.use_wal();
+  db_.exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
   migrate();
   mark_stale_runs_interrupted();
 }
