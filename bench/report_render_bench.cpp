@@ -15,7 +15,7 @@
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
-#include "runner/store.h"
+#include "runner/results/store.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
-#include "runner/store.h"
+#include "runner/results/store.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The checks of the runner-side fuzz targets: suite.json loading (suite_fuzz) and the overall log
-// of a TorchDevice log folder (import_log_fuzz). Needs runner/suite.cpp, runner/json_locations.cpp
-// and runner/import_command.cpp.
+// of a TorchDevice log folder (import_log_fuzz). Needs runner/engine/suite.cpp, runner/engine/json_locations.cpp
+// and runner/cli/import_command.cpp.
 #pragma once
 
 #include <unistd.h>
@@ -12,10 +12,10 @@
 #include <string_view>
 
 #include "fuzz/fuzz_checks.h"
-#include "runner/error.h"
-#include "runner/import_command.h"
-#include "runner/json_locations.h"
-#include "runner/suite.h"
+#include "runner/base/error.h"
+#include "runner/cli/import_command.h"
+#include "runner/engine/json_locations.h"
+#include "runner/engine/suite.h"
 
 namespace devshim::fuzz {
 

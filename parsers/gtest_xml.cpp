@@ -12,7 +12,7 @@
 
 #include "parsers/line_reader.h"
 #include "parsers/read_file.h"
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 

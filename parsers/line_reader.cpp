@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 

@@ -15,7 +15,7 @@
 #include "parsers/pytest_text.h"
 #include "parsers/read_file.h"
 #include "parsers/text.h"
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 

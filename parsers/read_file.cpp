@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 

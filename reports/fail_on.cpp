@@ -1,6 +1,6 @@
 #include "reports/fail_on.h"
 
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 

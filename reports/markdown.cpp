@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "parsers/line_reader.h"
-#include "runner/status.h"
+#include "runner/results/status.h"
 
 namespace devshim {
 

@@ -6,7 +6,7 @@
 #include <ctime>
 
 #include "parsers/signature.h"
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 

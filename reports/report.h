@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "parsers/test_result.h"
-#include "runner/gap_log.h"
-#include "runner/store.h"
+#include "runner/results/gap_log.h"
+#include "runner/results/store.h"
 
 namespace devshim {
 

@@ -9,7 +9,7 @@
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "reports/report.h"
-#include "runner/store.h"
+#include "runner/results/store.h"
 
 namespace devshim {
 

@@ -12,9 +12,9 @@
 #include <random>
 #include <set>
 
-#include "runner/error.h"
-#include "runner/sqlite.h"
-#include "runner/store.h"
+#include "runner/base/error.h"
+#include "runner/results/sqlite.h"
+#include "runner/results/store.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -592,7 +592,7 @@ TEST_F(FaultsE2E, HostileTestFilesNeverTakeTheRunDown) {
     EXPECT_TRUE(valid_utf8(text)) << report;
     EXPECT_EQ(text.find('\0'), std::string::npos) << report;
   }
-  EXPECT_NO_THROW((void)nlohmann::json::parse(testing::read_file(out() / "report.json")));
+  EXPECT_TRUE(nlohmann::json::accept(testing::read_file(out() / "report.json")));
 
   // Spaces, quotes and non-ASCII letters in a file name: run, parsed, stored and linked as is.
   ASSERT_EQ(files.count(odd), 1U);

@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "runner/store.h"
+#include "runner/results/store.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {

@@ -10,7 +10,7 @@
 #include <set>
 #include <tuple>
 
-#include "runner/store.h"
+#include "runner/results/store.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {

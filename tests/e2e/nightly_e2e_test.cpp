@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "runner/sqlite.h"
-#include "runner/store.h"
+#include "runner/results/sqlite.h"
+#include "runner/results/store.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {

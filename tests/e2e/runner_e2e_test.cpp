@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/store.h"
+#include "runner/results/store.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {

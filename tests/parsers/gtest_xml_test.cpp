@@ -13,7 +13,7 @@
 #include <string>
 
 #include "parsers/line_reader.h"
-#include "runner/error.h"
+#include "runner/base/error.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {

@@ -16,7 +16,7 @@
 
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
-#include "runner/error.h"
+#include "runner/base/error.h"
 
 namespace devshim {
 namespace {

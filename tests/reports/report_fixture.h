@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runner/store.h"
+#include "runner/results/store.h"
 #include "tests/support/test_support.h"
 
 namespace devshim::testing {

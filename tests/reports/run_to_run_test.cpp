@@ -4,7 +4,7 @@
 
 #include "reports/fail_on.h"
 #include "reports/report.h"
-#include "runner/error.h"
+#include "runner/base/error.h"
 #include "tests/reports/report_fixture.h"
 
 namespace devshim {

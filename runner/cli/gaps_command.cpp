@@ -1,0 +1,244 @@
+#include "runner/cli/gaps_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "runner/base/error.h"
+#include "runner/engine/launch_plan.h"
+#include "runner/engine/process_pool.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Lists torch's public CUDA surface and what devshim declares it carries, as one JSON object.
+constexpr const char* kScanScript = R"py(
+import inspect, json
+import torch, torch.cuda, torch.cuda.amp, torch.backends.cuda, torch.backends.cudnn
+import devshim
+surface = set()
+def public(module, prefix):
+    for name in dir(module):
+        if name.startswith("_"):
+            continue
+        obj = getattr(module, name, None)
+        if obj is None or inspect.ismodule(obj) or not callable(obj):
+            continue
+        if getattr(obj, "__module__", "") in ("typing", "typing_extensions", "builtins"):
+            continue
+        surface.add(prefix + name)
+public(torch.cuda, "torch.cuda.")
+public(torch.cuda.amp, "torch.cuda.amp.")
+public(torch.backends.cuda, "torch.backends.cuda.")
+public(torch.backends.cudnn, "torch.backends.cudnn.")
+for cls, prefix in ((torch.Tensor, "torch.Tensor."), (torch.nn.Module, "torch.nn.Module.")):
+    for name in dir(cls):
+        if "cuda" in name.lower() and not name.startswith("_"):
+            surface.add(prefix + name)
+print(json.dumps({"torch": torch.__version__, "surface": sorted(surface),
+                  "carried": devshim.carried_apis() + devshim.raising_apis()}))
+)py";
+
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+GapLog open_log(Store& store) { return GapLog(store); }
+
+void require_db(const fs::path& db) {
+  if (!fs::exists(db)) throw UsageError(fmt::format("{}: no such database (--db)", db.string()));
+}
+
+}  // namespace
+
+std::string gaps_markdown(const std::vector<GapEntry>& entries) {
+  std::string out =
+      "| API | kind | status | severity | tests | first seen | last seen | action | note |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& e : entries) {
+    out += fmt::format(
+        "| `{}` | {} | {}{} | {}{} | {} | {} | {} | {} | {} |\n", cell(e.api), e.kind, e.status,
+        e.status_by_person ? " (set)" : "", e.severity, e.severity_by_person ? " (set)" : "",
+        e.tests,
+        e.first_seen_run > 0 ? fmt::format("run {}", e.first_seen_run)
+                             : e.first_seen_at.substr(0, 10),
+        e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at.substr(0, 10),
+        cell(e.action), cell(e.note));
+  }
+  return out;
+}
+
+std::string gaps_json(const std::vector<GapEntry>& entries) {
+  json list = json::array();
+  for (const auto& e : entries) {
+    json tests = json::array();
+    for (const auto& t : e.test_list) {
+      tests.push_back({{"file", t.file}, {"classname", t.classname}, {"name", t.name}});
+    }
+    auto opt_run = [](std::int64_t r) { return r > 0 ? json(r) : json(nullptr); };
+    auto opt_text = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+    list.push_back({{"api", e.api},
+                    {"kind", e.kind},
+                    {"status", e.status},
+                    {"status_set_by_person", e.status_by_person},
+                    {"severity", e.severity},
+                    {"severity_set_by_person", e.severity_by_person},
+                    {"tests", e.tests},
+                    {"files", e.files},
+                    {"test_list", std::move(tests)},
+                    {"first_seen_run", opt_run(e.first_seen_run)},
+                    {"last_seen_run", opt_run(e.last_seen_run)},
+                    {"fixed_in_run", opt_run(e.fixed_in_run)},
+                    {"equivalent", opt_text(e.equivalent)},
+                    {"action", opt_text(e.action)},
+                    {"note", opt_text(e.note)},
+                    {"why", opt_text(e.why)}});
+  }
+  return list.dump(1) + "\n";
+}
+
+int gaps_list(const fs::path& db, const std::string& status, const std::string& kind) {
+  require_db(db);
+  Store store(db);
+  auto log = open_log(store);
+  int shown = 0;
+  for (const auto& e : log.list()) {
+    if ((!status.empty() && e.status != status) || (!kind.empty() && e.kind != kind)) continue;
+    if (shown++ == 0) {
+      fmt::print("{:<56} {:<14} {:<8} {:<9} {:>5}  {}\n", "API", "KIND", "STATUS", "SEVERITY",
+                 "TESTS", "LAST SEEN");
+    }
+    fmt::print("{:<56} {:<14} {:<8} {:<9} {:>5}  {}\n", e.api, e.kind, e.status, e.severity,
+               e.tests,
+               e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at);
+  }
+  if (shown == 0) fmt::print("No gap entries{}.\n", status.empty() && kind.empty() ? "" : " match");
+  return kExitOk;
+}
+
+int gaps_show(const fs::path& db, const std::string& api) {
+  require_db(db);
+  Store store(db);
+  auto e = open_log(store).entry(api);
+  if (!e) throw UsageError(fmt::format("no gap entry for \"{}\" (see `runner gaps list`)", api));
+  fmt::print("{}\n  kind      {}\n  status    {}{}\n  severity  {}{}\n", e->api, e->kind, e->status,
+             e->status_by_person ? " (set by a person)" : "", e->severity,
+             e->severity_by_person ? " (set by a person)" : " (from impact)");
+  fmt::print("  seen      first {}, last {}{}\n",
+             e->first_seen_run > 0 ? fmt::format("run {}", e->first_seen_run) : e->first_seen_at,
+             e->last_seen_run > 0 ? fmt::format("run {}", e->last_seen_run) : e->last_seen_at,
+             e->fixed_in_run > 0 ? fmt::format("; fixed in run {}", e->fixed_in_run) : "");
+  if (!e->why.empty()) fmt::print("  why       {}\n", e->why);
+  if (!e->equivalent.empty()) fmt::print("  shim has  {}\n", e->equivalent);
+  if (!e->action.empty()) fmt::print("  action    {}\n", e->action);
+  if (!e->note.empty()) fmt::print("  note      {}\n", e->note);
+  fmt::print("  tests     {} in {} file{} (run {})\n", e->tests, e->files, e->files == 1 ? "" : "s",
+             e->last_seen_run);
+  for (const auto& t : e->test_list) fmt::print("    {}::{}::{}\n", t.file, t.classname, t.name);
+  return kExitOk;
+}
+
+int gaps_set(const fs::path& db, const std::string& api, const GapEdit& edit) {
+  fs::create_directories(fs::absolute(db).parent_path());
+  Store store(db);
+  open_log(store).set(api, edit);
+  return gaps_show(db, api);
+}
+
+int gaps_scan(const fs::path& db, const std::string& python, const fs::path& shim_dir) {
+  if (!fs::exists(shim_dir / "devshim" / "__init__.py")) {
+    throw UsageError(fmt::format("{} holds no devshim package (--shim-dir)", shim_dir.string()));
+  }
+  Environment env = inherited_environment();
+  env.erase("ACTIVATE_TORCH_DEVICE");  // the surface of torch itself, not as the shim shows it
+  auto path = env.find("PYTHONPATH");
+  env["PYTHONPATH"] =
+      shim_dir.string() +
+      (path == env.end() || path->second.empty() ? std::string() : ":" + path->second);
+  const std::string interpreter = find_executable(python, env);
+  if (interpreter.empty()) throw UsageError(fmt::format("python \"{}\" not found", python));
+  auto out = capture_output({interpreter, "-c", kScanScript}, fs::current_path(),
+                            std::chrono::seconds(300), &env);
+  if (!out) {
+    throw RuntimeError(fmt::format(
+        "{} could not list torch's CUDA surface (does it have torch? try it: {} -c 'import "
+        "torch')",
+        interpreter, interpreter));
+  }
+  json scan =
+      json::parse(out->substr(out->rfind("\n{") == std::string::npos ? 0 : out->rfind("\n{") + 1),
+                  nullptr, false);
+  if (!scan.is_object() || !scan.contains("surface") || !scan.contains("carried")) {
+    throw RuntimeError("the scan printed no usable JSON");
+  }
+  const auto surface = scan["surface"].get<std::vector<std::string>>();
+  const auto carried = scan["carried"].get<std::vector<std::string>>();
+  fs::create_directories(fs::absolute(db).parent_path());
+  Store store(db);
+  auto [added, fixed] = open_log(store).apply_scan(surface, carried);
+  std::size_t uncarried = 0;
+  for (const auto& api : surface) {
+    if (std::find(carried.begin(), carried.end(), api) == carried.end()) ++uncarried;
+  }
+  fmt::print(
+      "torch {}: {} public CUDA APIs, the shim carries {} of them; {} unpatched ({} new), {} "
+      "marked fixed\n",
+      scan.value("torch", std::string("?")), surface.size(), surface.size() - uncarried, uncarried,
+      added, fixed);
+  return kExitOk;
+}
+
+int gaps_export(const fs::path& db, const std::string& format, const fs::path& out) {
+  if (format != "md" && format != "json") {
+    throw UsageError(fmt::format("--format must be md or json, not \"{}\"", format));
+  }
+  require_db(db);
+  Store store(db);
+  auto log = open_log(store);
+  std::vector<GapEntry> entries;
+  for (const auto& e : log.list()) entries.push_back(*log.entry(e.api));
+  std::string text;
+  if (format == "json") {
+    text = gaps_json(entries);
+  } else {
+    int open = 0;
+    for (const auto& e : entries) open += e.status == "open" ? 1 : 0;
+    text = fmt::format(
+        "# devshim API gap log\n\nWhat the shim does not carry well yet: {} entries, {} open. "
+        "Generated by `runner gaps export --format md` from {}; hand-set fields are marked "
+        "(set).\n\n",
+        entries.size(), open, db.filename().string());
+    text += gaps_markdown(entries);
+  }
+  if (out.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return kExitOk;
+  }
+  const fs::path tmp = out.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw UsageError(fmt::format("cannot write {}", out.string()));
+    f << text;
+  }
+  fs::rename(tmp, out);
+  fmt::print("{}\n", out.string());
+  return kExitOk;
+}
+
+}  // namespace devshim

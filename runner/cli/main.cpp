@@ -1,0 +1,404 @@
+// The `runner` command line (docs/cli.md). Parses arguments, dispatches, and applies the error
+// policy of runner/error.h: devshim::Error → "runner: error: ..." and its exit code.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/fail_on.h"
+#include "reports/report.h"
+#include "reports/write_reports.h"
+#include "runner/base/error.h"
+#include "runner/cli/devices_command.h"
+#include "runner/cli/gaps_command.h"
+#include "runner/cli/history_command.h"
+#include "runner/cli/import_command.h"
+#include "runner/cli/merge_command.h"
+#include "runner/cli/prune_command.h"
+#include "runner/cli/runs_command.h"
+#include "runner/cli/show_command.h"
+#include "runner/engine/run_suite.h"
+#include "runner/results/store.h"
+
+#ifndef DEVSHIM_VERSION
+#define DEVSHIM_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using devshim::RunOptions;
+
+namespace fs = std::filesystem;
+
+// Parses the command line into app. Returns the exit code when the command is done already:
+// 0 after --help or --version, kExitUsage after an error (printed with the way to usage).
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "runner: error: %s\nRun `runner --help` for usage.\n", e.what());
+    return devshim::kExitUsage;
+  }
+  return std::nullopt;
+}
+
+// --db: the results database, or the default one (docs/cli.md).
+CLI::Option* add_db_option(CLI::App& app, std::string& db) {
+  return app.add_option("--db", db,
+                        "results database (default: $DEVSHIM_DB or "
+                        "$XDG_DATA_HOME/devshim/results.db)");
+}
+fs::path database(const std::string& db) {
+  return db.empty() ? devshim::default_db_path() : fs::path(db);
+}
+
+// What a run or a merge writes as it ends: the report, built once, in every format; kept for
+// --fail-on when the policy needs it.
+struct ReportsAtTheEnd {
+  devshim::FailOn policy = devshim::FailOn::kAny;
+  std::optional<devshim::Report> verdict;  // the last recorded run's report
+
+  std::vector<fs::path> operator()(devshim::Store& store, std::int64_t run_id,
+                                   const fs::path& out_dir) {
+    verdict.reset();
+    devshim::Report report = devshim::build_report(store, run_id, out_dir);
+    std::vector<fs::path> written =
+        devshim::write_reports(report, out_dir, devshim::parse_report_formats(""));
+    if (policy != devshim::FailOn::kAny) verdict = std::move(report);
+    return written;
+  }
+  int exit_code(int rc) const {
+    return verdict ? devshim::fail_on_exit_code(policy, *verdict, rc) : rc;
+  }
+};
+
+// The commands, in the order --help lists them; the first word on the command line picks one,
+// anything else is the default command, a run.
+struct Command {
+  const char* name;
+  const char* usage;
+  const char* summary;
+  int (*main)(int argc, char** argv);
+};
+const std::vector<Command>& commands();
+
+std::string usage_lines() {
+  std::string text =
+      "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
+      "  runner SUITE_DIR --resume RUN              finish an interrupted run";
+  for (const Command& c : commands()) text += fmt::format("\n  {:<42} {}", c.usage, c.summary);
+  return text;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{
+      "devshim runner: runs a suite's test files, each in its own process, with the device "
+      "redirection shim active, and records every result.\n\n" +
+          usage_lines(),
+      "runner"};
+  app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
+  RunOptions o;
+  std::string out, db, shim_dir;
+  double timeout = 0;
+  app.add_option("suite", o.suite, "suite folder holding suite.json (or the file)")->required();
+  app.add_option("targets", o.targets,
+                 "files or folders relative to the suite's tests folder; none: all");
+  app.add_option("--out,-o", out,
+                 "folder for this run's logs and reports "
+                 "(default: $DEVSHIM_OUT or ./devshim-out, then SUITE/STAMP)");
+  add_db_option(app, db);
+  app.add_option("-j,--jobs", o.jobs, "test files at once (default: number of cores)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--timeout", timeout, "seconds per file (default: suite.json's timeout_s)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--kill-grace", o.kill_grace_s, "seconds between SIGTERM and SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  bool no_shim = false;
+  app.add_flag("--no-shim", no_shim, "run without the shim (the baseline)");
+  app.add_option("--python", o.python, "Python interpreter (default: suite.json's python)");
+  app.add_option("--shim-dir", shim_dir, "folder with the shim's sitecustomize.py");
+  app.add_option("--max-log-mb", o.max_log_mb,
+                 "largest file a test process may write, its log included; 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--list", o.list_only, "print the test files the targets select, run nothing");
+  bool differential = false;
+  std::string baseline;
+  app.add_flag("--differential", differential,
+               "run the files with the shim off (baseline) and on, and classify every test");
+  app.add_option("--baseline", baseline,
+                 "compare with this recorded baseline run (an id or \"latest\") instead of "
+                 "running one; implies --differential");
+  std::string fail_on = "any";
+  app.add_option("--previous", o.previous,
+                 "compare with this recorded run (an id or \"latest\"; default: the latest run "
+                 "of the same suite, targets, mode and shard)");
+  app.add_option("--fail-on", fail_on,
+                 "what makes the exit code 1: any (a file failed), new-failures (a test fails that "
+                 "did not in the previous run), regressions (differential regressions)")
+      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+      ->capture_default_str();
+  app.add_option("--rerun-failures", o.rerun_failures,
+                 "rerun failing files (their failing tests where the framework can name them) up "
+                 "to N times; a test that then passes is flaky")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--failed-first", o.failed_first, "start the previous run's failing files first");
+  app.add_option("--shard", o.shard,
+                 "run shard I of N (1-based, e.g. 2/4); also TEST_TOTAL_SHARDS/TEST_SHARD_INDEX "
+                 "or JOB_COMPLETION_INDEX");
+  app.add_option("--shard-total", o.shard_total,
+                 "number of shards, with JOB_COMPLETION_INDEX (or DEVSHIM_SHARD_TOTAL)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--resume", o.resume,
+                 "finish this interrupted run (an id or \"latest\"): run only its files that "
+                 "have no result, with its targets, mode and output folder");
+  if (auto done = parse(app, argc, argv)) return *done;
+  if (!o.resume.empty()) {
+    // The run names its own targets, mode, shard and folder; nothing may contradict them.
+    for (const char* option : {"targets", "--no-shim", "--differential", "--baseline", "--out",
+                               "--shard", "--shard-total", "--list", "--previous"}) {
+      if (app.count(option) > 0) {
+        throw devshim::UsageError(
+            fmt::format("--resume continues a run as it was started: drop {}", option));
+      }
+    }
+  }
+  o.shim = !no_shim;
+  if (!out.empty()) o.out_dir = out;
+  if (!db.empty()) o.db_path = db;
+  if (!shim_dir.empty()) o.shim_dir = shim_dir;
+  if (app.count("--timeout") > 0) o.timeout_s = timeout;
+  o.command_line.assign(argv, argv + argc);
+  ReportsAtTheEnd reports;
+  reports.policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  o.on_recorded = std::ref(reports);
+  if (!differential && baseline.empty()) return reports.exit_code(devshim::run_suite(o));
+  return reports.exit_code(devshim::run_differential(o, baseline).exit_code);
+}
+
+int runs_main(int argc, char** argv) {
+  CLI::App app{"List recorded runs, newest first.", "runner runs"};
+  std::string db;
+  int limit = 20;
+  add_db_option(app, db);
+  app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::list_runs(database(db), limit);
+}
+
+int show_main(int argc, char** argv) {
+  CLI::App app{"Print a recorded run's files and tests (those that did not pass, by default).",
+               "runner show"};
+  std::string db, run = "latest", status;
+  bool all = false;
+  app.add_option("run", run, "run id, or \"latest\"")->capture_default_str();
+  add_db_option(app, db);
+  app.add_option("--status", status, "only files and tests with this status (e.g. failed)");
+  app.add_flag("--all", all, "list passing tests too");
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::show_run(database(db), run, status, all);
+}
+
+int import_main(int argc, char** argv) {
+  CLI::App app{"Import the logs of TorchDevice's run_transformer_tests.py as one run.",
+               "runner import"};
+  std::string db, dir, suite;
+  app.add_option("logdir", dir, "folder with <series>_<timestamp>.log and <path>.py.log files")
+      ->required();
+  add_db_option(app, db);
+  app.add_option("--suite", suite, "suite name for the run (default: the log's series name)");
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::import_logs(dir, database(db), suite);
+}
+
+int report_main(int argc, char** argv) {
+  std::string files;
+  for (const devshim::ReportFormat& f : devshim::report_formats()) {
+    files += (files.empty() ? "" : ", ") + std::string(f.file);
+  }
+  CLI::App app{"Render a recorded run's reports (" + files + ").", "runner report"};
+  std::string db, run = "latest", formats = devshim::report_format_names(","), out;
+  app.add_option("run", run, "run id, or \"latest\"")->capture_default_str();
+  add_db_option(app, db);
+  app.add_option("--format", formats, "comma-separated: " + devshim::report_format_names())
+      ->capture_default_str();
+  app.add_option("-o,--out", out, "folder to write to (default: the run's output folder)");
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::report_command(database(db), run, formats, out);
+}
+
+int devices_main(int argc, char** argv) {
+  CLI::App app{
+      "What a run would use here: the LibTorch device probe (devshim-probe), the Python "
+      "interpreter's torch, the shim's policy, and recommendations.",
+      "runner devices"};
+  devshim::DevicesOptions o;
+  std::string suite;
+  app.add_option("suite", suite, "suite whose python and environment to probe (optional)");
+  app.add_option("--python", o.python, "Python interpreter (default: the suite's, or python3)");
+  app.add_flag("--json", o.json, "print JSON (for tools) instead of text");
+  if (auto done = parse(app, argc, argv)) return *done;
+  if (!suite.empty()) o.suite = suite;
+  return devshim::devices_command(o);
+}
+
+int gaps_main(int argc, char** argv) {
+  CLI::App app{
+      "The API gap log: torch APIs the shim does not carry well yet (docs/gaps.md).\n\n"
+      "  runner gaps [list] [--status S] [--kind K]   every entry\n"
+      "  runner gaps show API                         one entry and its tests\n"
+      "  runner gaps set API [--severity ...] [--status ...] [--action ...] [--note ...]\n"
+      "  runner gaps scan [--python PY]               torch's CUDA surface vs the shim\n"
+      "  runner gaps export --format md|json [-o F]   a status page",
+      "runner gaps"};
+  app.require_subcommand(0, 1);
+  std::string db;
+  add_db_option(app, db);
+  auto* list = app.add_subcommand("list", "every entry, biggest impact first");
+  std::string status, kind;
+  list->add_option("--status", status, "only entries with this status (open, fixed, wontfix)");
+  list->add_option("--kind", kind,
+                   "only this kind (failing, unpatched, unsupported_op, cuda_only)");
+  auto* show = app.add_subcommand("show", "one entry and its affected tests");
+  std::string api;
+  show->add_option("api", api, "the API, e.g. torch.cuda.get_device_properties")->required();
+  auto* set = app.add_subcommand("set", "set fields by hand; later runs never overwrite them");
+  devshim::GapEdit edit;
+  set->add_option("api", api, "the API")->required();
+  set->add_option("--severity", edit.severity, "critical, high, medium, low, or auto");
+  set->add_option("--status", edit.status, "open, fixed, wontfix, or auto");
+  set->add_option("--kind", edit.kind, "failing, unpatched, unsupported_op, cuda_only");
+  set->add_option("--action", edit.action, "planned action");
+  set->add_option("--note", edit.note, "free text");
+  set->add_option("--equivalent", edit.equivalent, "the shim's equivalent, if any");
+  auto* scan = app.add_subcommand("scan", "compare torch's public CUDA surface with the shim");
+  std::string python = "python3", shim_dir;
+  scan->add_option("--python", python, "interpreter with torch")->capture_default_str();
+  scan->add_option("--shim-dir", shim_dir, "folder holding the devshim package");
+  auto* exp = app.add_subcommand("export", "the log as Markdown or JSON");
+  std::string format = "md", out;
+  exp->add_option("--format", format, "md or json")->capture_default_str();
+  exp->add_option("-o,--out", out, "file to write (default: stdout)");
+  for (auto* sub : {list, show, set, scan, exp}) {
+    add_db_option(*sub, db);
+  }
+  if (auto done = parse(app, argc, argv)) return *done;
+  const fs::path db_path = database(db);
+  if (*show) return devshim::gaps_show(db_path, api);
+  if (*set) return devshim::gaps_set(db_path, api, edit);
+  if (*scan) {
+    return devshim::gaps_scan(
+        db_path, python,
+        shim_dir.empty() ? devshim::default_shim_dir() : std::filesystem::path(shim_dir));
+  }
+  if (*exp) return devshim::gaps_export(db_path, format, out);
+  return devshim::gaps_list(db_path, status, kind);
+}
+
+int history_main(int argc, char** argv) {
+  CLI::App app{"One test's outcomes across recorded runs, newest first.", "runner history"};
+  std::string db, test, suite;
+  int limit = 30;
+  app.add_option("test", test,
+                 "the test: classname::name (as `runner show` prints it), file::classname::name, "
+                 "classname.name, or a bare name")
+      ->required();
+  add_db_option(app, db);
+  app.add_option("--suite", suite, "only runs of this suite");
+  app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::history_command(database(db), test, suite, limit);
+}
+
+int merge_main(int argc, char** argv) {
+  CLI::App app{
+      "Merge shard databases (runner --shard I/N, each into its own --db) into one run of the "
+      "output database, and render its reports.",
+      "runner merge"};
+  devshim::MergeOptions o;
+  std::string output, out, fail_on = "any";
+  app.add_option("inputs", o.inputs, "the shard databases; the newest run of each is merged")
+      ->required();
+  app.add_option("-o,--output", output, "the database to add the merged run to (created)")
+      ->required();
+  app.add_option("--out", out,
+                 "folder for the merged run's reports and logs (default: $DEVSHIM_OUT or "
+                 "./devshim-out, then SUITE/STAMP-merged)");
+  app.add_option("--fail-on", fail_on, "what makes the exit code 1: any, new-failures, regressions")
+      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+      ->capture_default_str();
+  if (auto done = parse(app, argc, argv)) return *done;
+  o.output = output;
+  if (!out.empty()) o.out_dir = out;
+  o.command_line = {"runner"};
+  o.command_line.insert(o.command_line.end(), argv, argv + argc);
+  ReportsAtTheEnd reports;
+  reports.policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  o.on_recorded = std::ref(reports);
+  const devshim::MergeResult merged = devshim::merge_command(o);
+  return reports.exit_code(merged.status == "passed" ? devshim::kExitOk : devshim::kExitFailures);
+}
+
+int prune_main(int argc, char** argv) {
+  CLI::App app{"Delete old runs from the database, with their logs and reports.", "runner prune"};
+  devshim::PruneOptions o;
+  std::string db;
+  app.add_option("--keep", o.keep, "keep the newest N runs of each suite")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--older-than", o.older_than_days, "delete runs started more than DAYS ago")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--suite", o.suite, "only runs of this suite");
+  app.add_flag("--dry-run", o.dry_run, "print what would be deleted, delete nothing");
+  add_db_option(app, db);
+  if (auto done = parse(app, argc, argv)) return *done;
+  o.db = database(db);
+  return devshim::prune_command(o);
+}
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table{
+      {"runs", "runner runs [--db PATH] [-n N]", "list recorded runs", runs_main},
+      {"show", "runner show [RUN] [--status S] [--all]", "a run's files and tests", show_main},
+      {"import", "runner import LOGDIR [--suite NAME]", "import TorchDevice test-runner logs",
+       import_main},
+      {"report", "runner report [RUN] [--format F] [-o DIR]", "render a run's reports again",
+       report_main},
+      {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
+       devices_main},
+      {"history", "runner history TEST [--suite S] [-n N]", "one test's outcomes across runs",
+       history_main},
+      {"merge", "runner merge A.db B.db ... -o ALL.db", "merge shard databases into one run",
+       merge_main},
+      {"prune", "runner prune --keep N | --older-than DAYS", "delete old runs and their logs",
+       prune_main},
+      {"gaps", "runner gaps [list|show|set|scan|export]", "the API gap log", gaps_main},
+  };
+  return table;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc > 1) {
+      const std::string first = argv[1];
+      for (const Command& c : commands()) {
+        if (first == c.name) return c.main(argc - 1, argv + 1);
+      }
+    }
+    return run_main(argc, argv);
+  } catch (const devshim::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "runner: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "runner: internal error: %s\n", e.what());
+    return devshim::kExitInternal;
+  }
+}

@@ -1,0 +1,109 @@
+#include "runner/cli/prune_command.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <climits>
+#include <set>
+
+#include "runner/base/error.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Removes dir and the folders above it up to (and including) top while they are empty.
+void remove_empty_up_to(fs::path dir, const fs::path& top) {
+  std::error_code ec;
+  while (!dir.empty() && dir.string().size() >= top.string().size()) {
+    if (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec) || !fs::remove(dir, ec)) return;
+    if (dir == top) return;
+    dir = dir.parent_path();
+  }
+}
+
+}  // namespace
+
+std::vector<fs::path> run_outputs(const std::vector<FileRecord>& files) {
+  std::vector<fs::path> out{"run.log",   "report.md",   "report.json",
+                            "junit.xml", "report.html", "reruns"};
+  for (const auto& f : files) {
+    if (f.log_path.empty()) continue;
+    const fs::path log = f.log_path;
+    out.push_back(log);
+    fs::path xml = log;
+    out.push_back(xml.replace_extension(".xml"));
+    out.push_back(log.string() + ".redirections.json");
+  }
+  return out;
+}
+
+int prune_command(const PruneOptions& o) {
+  if (o.keep <= 0 && o.older_than_days <= 0) {
+    throw UsageError("runner prune: give --keep N (runs to keep per suite) or --older-than DAYS");
+  }
+  if (!fs::exists(o.db))
+    throw UsageError(fmt::format("{}: no such database (--db)", o.db.string()));
+  Store store(o.db);
+  std::string cutoff;
+  if (o.older_than_days > 0) {
+    const auto age = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        std::chrono::duration<double>(o.older_than_days * 86400.0));
+    cutoff = iso8601_utc(std::chrono::system_clock::now() - age);
+  }
+  const std::vector<RunRecord> doomed = store.prunable_runs(o.keep, cutoff, o.suite);
+  if (doomed.empty()) {
+    fmt::print("runner: nothing to prune in {}\n", o.db.string());
+    return kExitOk;
+  }
+  std::set<std::int64_t> doomed_ids;
+  for (const auto& r : doomed) doomed_ids.insert(r.id);
+  std::set<std::string> kept_out_dirs;
+  for (const auto& r : store.runs(INT_MAX)) {
+    if (doomed_ids.count(r.id) == 0)
+      kept_out_dirs.insert(fs::path(r.out_dir).lexically_normal().string());
+  }
+  // What goes from disk, collected before the rows that name it are deleted.
+  std::vector<std::pair<fs::path, std::vector<fs::path>>> outputs;
+  for (const auto& r : doomed) {
+    const bool shared = kept_out_dirs.count(fs::path(r.out_dir).lexically_normal().string()) > 0;
+    fmt::print("runner: {} run {} of {} ({}, {}, started {}){}\n",
+               o.dry_run ? "would delete" : "deleting", r.id, r.suite, r.mode, r.status,
+               r.started_at,
+               r.framework == "imported" ? " (imported: its logs stay)"
+               : shared                  ? " (its output folder is a newer run's: it stays)"
+                                         : " and " + r.out_dir);
+    if (r.framework != "imported" && !shared && !r.out_dir.empty()) {
+      outputs.emplace_back(r.out_dir, run_outputs(store.files(r.id)));
+    }
+  }
+  if (o.dry_run) {
+    fmt::print("runner: {} run{} would be deleted (--dry-run: nothing deleted)\n", doomed.size(),
+               doomed.size() == 1 ? "" : "s");
+    return kExitOk;
+  }
+  std::vector<std::int64_t> ids(doomed_ids.begin(), doomed_ids.end());
+  store.delete_runs(ids);
+
+  std::uintmax_t removed = 0;
+  for (const auto& [dir, rels] : outputs) {
+    std::error_code ec;
+    std::set<fs::path> parents;
+    for (const auto& rel : rels) {
+      const fs::path p = (dir / rel).lexically_normal();
+      if (p.string().rfind(dir.lexically_normal().string(), 0) != 0) continue;  // never outside
+      if (!fs::exists(fs::symlink_status(p, ec))) continue;
+      removed += fs::is_directory(p, ec) ? fs::remove_all(p, ec) : fs::remove(p, ec) ? 1 : 0;
+      parents.insert(p.parent_path());
+    }
+    for (auto it = parents.rbegin(); it != parents.rend(); ++it) remove_empty_up_to(*it, dir);
+    remove_empty_up_to(dir / "logs", dir);
+  }
+  fmt::print("runner: pruned {} run{} from {}; {} output file{} removed\n", doomed.size(),
+             doomed.size() == 1 ? "" : "s", o.db.string(), removed, removed == 1 ? "" : "s");
+  return kExitOk;
+}
+
+}  // namespace devshim

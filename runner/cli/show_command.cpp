@@ -1,0 +1,79 @@
+#include "runner/cli/show_command.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "runner/base/error.h"
+#include "runner/results/status.h"
+#include "runner/results/store.h"
+
+namespace devshim {
+
+int show_run(const std::filesystem::path& db_path, const std::string& run,
+             const std::string& status_filter, bool all_tests) {
+  if (!std::filesystem::exists(db_path)) {
+    throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
+  }
+  if (!status_filter.empty() && !parse_file_status(status_filter) &&
+      !parse_case_status(status_filter) && status_filter != "not_run") {
+    throw UsageError(fmt::format(
+        "unknown status \"{}\" (passed, failed, error, skipped, xfailed, xpassed, timeout, "
+        "crashed, no_tests, interrupted, not_run)",
+        status_filter));
+  }
+  Store store(db_path);
+  const RunRecord found = store.resolve_run(run);
+  const RunRecord* rec = &found;
+  const std::int64_t id = found.id;
+
+  fmt::print("run {}  suite {}  mode {}  status {}\n", rec->id, rec->suite, rec->mode, rec->status);
+  fmt::print("  started {}  finished {}  host {}  -j {}\n", rec->started_at,
+             rec->finished_at.empty() ? "-" : rec->finished_at, rec->host, rec->jobs);
+  fmt::print("  project {}{}\n", rec->project_root,
+             rec->project_commit.empty() ? "" : " @ " + rec->project_commit.substr(0, 12));
+  fmt::print("  output  {}\n", rec->out_dir);
+
+  std::map<std::string, std::vector<StoredCase>> cases_by_file;
+  for (auto& c : store.cases(id)) cases_by_file[c.file].push_back(std::move(c));
+
+  std::map<std::string, int> file_counts, test_counts;
+  for (const auto& f : store.files(id)) {
+    const std::string fstatus = f.status ? std::string(to_string(*f.status)) : "not_run";
+    ++file_counts[fstatus];
+    const auto& cases = cases_by_file[f.path];
+    std::map<std::string, int> per_file;
+    for (const auto& c : cases) {
+      ++per_file[std::string(to_string(c.test.status))];
+      ++test_counts[std::string(to_string(c.test.status))];
+    }
+    std::vector<const StoredCase*> shown;
+    for (const auto& c : cases) {
+      const std::string cstatus(to_string(c.test.status));
+      const bool wanted = status_filter.empty()
+                              ? (all_tests || c.test.status != CaseStatus::kPassed)
+                              : cstatus == status_filter || c.test.culprit == status_filter;
+      if (wanted) shown.push_back(&c);
+    }
+    if (!status_filter.empty() && fstatus != status_filter && shown.empty()) continue;
+    fmt::print("\n{:<11} {}  {:.1f}s  {}{}\n", fstatus, f.path, f.duration_s,
+               per_file.empty() ? "no tests parsed" : counts_text(per_file),
+               f.note.empty() ? "" : "  (" + f.note + ")");
+    if (!f.log_path.empty()) fmt::print("            log: {}/{}\n", rec->out_dir, f.log_path);
+    for (const StoredCase* c : shown) {
+      const TestCase& t = c->test;
+      std::string where =
+          t.source.line > 0 ? fmt::format("  {}:{}", t.source.path, t.source.line) : std::string();
+      std::string what = failure_text(t);
+      if (what.size() > 160) what = what.substr(0, 157) + "...";
+      fmt::print("  {:<9} {}::{}{}{}\n", to_string(t.status), t.classname, t.name,
+                 t.culprit.empty() ? "" : " [" + t.culprit + "]", where);
+      if (!what.empty()) fmt::print("            {}\n", what);
+    }
+  }
+  fmt::print("\nfiles: {}\ntests: {}\n", counts_text(file_counts),
+             test_counts.empty() ? "none parsed" : counts_text(test_counts));
+  return kExitOk;
+}
+
+}  // namespace devshim

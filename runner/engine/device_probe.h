@@ -1,0 +1,24 @@
+// The device probe (shim/cpp: devshim-probe) seen from the runner. The runner never links
+// LibTorch, so commands that do not need it start fast; it runs the probe as a subprocess when it
+// wants to know the hardware (`runner devices`, the environment stored with every run).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "runner/engine/launch_plan.h"
+
+namespace devshim {
+
+/// Where devshim-probe is: $DEVSHIM_PROBE when set; else beside the runner executable; else in
+/// the build tree (<runner's folder>/../shim/cpp/); else on PATH. Empty when there is none.
+std::filesystem::path find_device_probe();
+
+/// Runs `devshim-probe --json` with env and returns its JSON object (docs/shim-cpp.md), or
+/// {"probe_error": "..."} when there is no probe or it fails; never throws for the probe's own
+/// failures.
+nlohmann::json run_device_probe(const Environment& env,
+                                std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+}  // namespace devshim

@@ -1,0 +1,139 @@
+#include "runner/engine/discovery.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "runner/base/error.h"
+#include "runner/engine/frameworks/framework_traits.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+bool matches_pattern(const std::string& pattern, const std::string& name) {
+  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+std::string gtest_shard_suffix(int shard, int shards) {
+  return fmt::format(" [shard {} of {}]", shard + 1, shards);
+}
+
+std::string TestFile::file_rel() const {
+  if (shards <= 1) return rel_path;
+  const std::string suffix = gtest_shard_suffix(shard, shards);
+  return rel_path.ends_with(suffix) ? rel_path.substr(0, rel_path.size() - suffix.size())
+                                    : rel_path;
+}
+
+namespace {
+
+bool is_skipped_dir(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules";
+}
+
+// rel_path of p inside root, or empty when p is not inside it.
+std::string relative_inside(const fs::path& p, const fs::path& root) {
+  fs::path rel = p.lexically_relative(root);
+  if (rel.empty()) return "";
+  std::string s = rel.generic_string();
+  if (s == ".") return ".";
+  if (s.rfind("..", 0) == 0) return "";
+  return s;
+}
+
+}  // namespace
+
+std::vector<TestFile> discover_test_files(const Suite& suite,
+                                          const std::vector<std::string>& targets) {
+  const fs::path root = suite.tests_root().lexically_normal();
+  std::vector<std::string> wanted = targets;
+  if (wanted.empty()) wanted.push_back(".");
+
+  std::set<std::string> seen;
+  std::vector<TestFile> files;
+  auto add = [&](const fs::path& abs) {
+    std::string rel = relative_inside(abs, root);
+    if (seen.insert(rel).second) files.push_back(TestFile{rel, abs});
+  };
+
+  // Programs (GoogleTest binaries) are found by being executable, Python files by the pattern.
+  const bool gtest = !framework_traits(suite.framework).runs_python();
+  auto executable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
+
+  const std::string tests_prefix = fs::path(suite.tests_dir).lexically_normal().generic_string();
+  for (const std::string& target : wanted) {
+    std::string t = target;
+    fs::path candidate;
+    std::error_code ec;
+    if (fs::path(t).is_absolute()) {
+      candidate = fs::path(t).lexically_normal();
+    } else {
+      candidate = (root / t).lexically_normal();
+      // "tests/pipelines" names the same folder as "pipelines" when it is not itself a folder
+      // inside tests/.
+      if (!fs::exists(candidate, ec) && !tests_prefix.empty() && tests_prefix != "." &&
+          t.rfind(tests_prefix + "/", 0) == 0) {
+        candidate = (root / t.substr(tests_prefix.size() + 1)).lexically_normal();
+      } else if (!fs::exists(candidate, ec) && t == tests_prefix) {
+        candidate = root;
+      }
+    }
+    if (relative_inside(candidate, root).empty()) {
+      throw UsageError(
+          fmt::format("target \"{}\" is outside the tests folder {}", target, root.string()));
+    }
+    if (fs::is_regular_file(candidate, ec)) {
+      if (gtest && !executable(candidate)) {
+        throw UsageError(fmt::format(
+            "target \"{}\" is not executable (a gtest suite runs test binaries)", target));
+      }
+      add(candidate);
+      continue;
+    }
+    if (!fs::is_directory(candidate, ec)) {
+      throw UsageError(fmt::format("unknown target \"{}\": no file or folder {} in {}", target,
+                                   candidate.lexically_relative(root).generic_string(),
+                                   root.string()));
+    }
+    std::vector<fs::path> found;
+    fs::recursive_directory_iterator it(candidate, fs::directory_options::skip_permission_denied,
+                                        ec);
+    if (ec) throw UsageError(fmt::format("cannot read {}: {}", candidate.string(), ec.message()));
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) {
+        throw RuntimeError(fmt::format("cannot read {}: {}", candidate.string(), ec.message()));
+      }
+      const fs::directory_entry& entry = *it;
+      if (entry.is_directory(ec)) {
+        if (is_skipped_dir(entry.path())) it.disable_recursion_pending();
+        continue;
+      }
+      if (entry.is_regular_file(ec) &&
+          matches_pattern(suite.pattern, entry.path().filename().string()) &&
+          (!gtest || executable(entry.path()))) {
+        found.push_back(entry.path().lexically_normal());
+      }
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& f : found) add(f);
+  }
+  std::sort(files.begin(), files.end(),
+            [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
+  if (!gtest || suite.gtest_shards <= 1) return files;
+  std::vector<TestFile> shards;
+  shards.reserve(files.size() * static_cast<std::size_t>(suite.gtest_shards));
+  for (const TestFile& f : files) {
+    for (int i = 0; i < suite.gtest_shards; ++i) {
+      shards.push_back(TestFile{f.rel_path + gtest_shard_suffix(i, suite.gtest_shards), f.abs_path,
+                                i, suite.gtest_shards});
+    }
+  }
+  return shards;
+}
+
+}  // namespace devshim

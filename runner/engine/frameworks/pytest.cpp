@@ -1,0 +1,81 @@
+// `python -m pytest -v -rA --junitxml=… FILE`: results from the JUnit XML refined by the log,
+// else the log; reruns by node ids.
+#include "parsers/pytest_junit.h"
+#include "runner/engine/frameworks/framework_traits.h"
+#include "runner/engine/frameworks/python_tests.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class PytestTraits final : public FrameworkTraits {
+ public:
+  bool runs_python() const override { return true; }
+
+  std::vector<std::string> command(const Suite& suite, const std::string& python,
+                                   const TestFile& file,
+                                   const fs::path& junit_path) const override {
+    return python_tests::command(suite, python, file,
+                                 {"pytest", "-v", "-rA", "--junitxml=" + junit_path.string(), "-o",
+                                  "junit_family=xunit1", "-p", "no:cacheprovider"});
+  }
+
+  void plan(const Suite& suite, const std::string& python, const TestFile& file,
+            const fs::path& logs_dir, ProcessSpec& spec) const override {
+    spec.log_path = logs_dir / (file.rel_path + ".log");
+    spec.junit_path = logs_dir / (file.rel_path + ".xml");
+    spec.argv = command(suite, python, file, spec.junit_path);
+  }
+
+  // 2: interrupted or usage error, 4: command line usage error, 5: no tests collected.
+  std::optional<FileStatus> exit_status(int code) const override {
+    if (code == 5) return FileStatus::kNoTests;
+    if (code == 2 || code == 4) return FileStatus::kError;
+    return std::nullopt;
+  }
+
+  // The XML when pytest finished writing it (refined by the log: xpasses, closing counts), else
+  // the log alone.
+  ParsedFile parse(const Suite& /*suite*/, const TestFile& /*file*/,
+                   const std::string& /*test_file*/, const ProcessSpec& spec,
+                   std::string& parsed_from) const override {
+    std::error_code ec;
+    const bool xml = !spec.junit_path.empty() && fs::exists(spec.junit_path, ec) &&
+                     parse_pytest_junit(spec.junit_path).has_value();
+    if (!xml && !fs::exists(spec.log_path, ec)) return {};
+    ParsedFile parsed = parse_pytest_results(spec.junit_path, spec.log_path);
+    parsed_from = xml ? "junit" : "log";
+    return parsed;
+  }
+
+  // "tests/test_x.py::MyTest::test_y[p-1]": the class part from the JUnit classname after the
+  // module's dotted path.
+  std::optional<std::vector<std::string>> rerun_selectors(
+      const Suite& suite, const TestFile& file,
+      const std::vector<TestCase>& failing) const override {
+    const std::string path = python_tests::test_path(suite, file);
+    return python_tests::rerun_ids(
+        suite, file, failing, [&path](const TestCase& c, const std::string& rest) {
+          std::string classes = rest.empty() ? "" : rest.substr(1);
+          for (std::size_t p = 0; (p = classes.find('.', p)) != std::string::npos; p += 2) {
+            classes.replace(p, 1, "::");
+          }
+          return path + (classes.empty() ? "" : "::" + classes) + "::" + c.name;
+        });
+  }
+
+  void select(ProcessSpec& spec, const std::vector<std::string>& selectors) const override {
+    python_tests::select(spec, selectors);
+  }
+};
+
+}  // namespace
+
+const FrameworkTraits& pytest_traits() {
+  static const PytestTraits traits;
+  return traits;
+}
+
+}  // namespace devshim

@@ -1,0 +1,101 @@
+#include "runner/engine/launch_plan.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "runner/engine/frameworks/framework_traits.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration)
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+Environment inherited_environment() {
+  Environment env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+Environment child_environment(const Suite& suite, const LaunchOptions& options,
+                              const Environment& inherited) {
+  Environment env = inherited;
+  for (const auto& [k, v] : suite.env) env[k] = v;
+
+  std::vector<std::string> path;
+  if (options.shim) {
+    env[kActivateVar] = "1";
+    env[kMpsFallbackVar] = "1";
+    path.push_back(options.shim_dir.string());
+  } else {
+    env.erase(kActivateVar);
+  }
+  framework_traits(suite.framework).adjust_environment(env);
+  env["PYTHONUNBUFFERED"] = "1";
+  env["PYTHONFAULTHANDLER"] = "1";
+  env.erase("PYTHONSTARTUP");
+  for (const auto& p : suite.pythonpath) path.push_back(p.string());
+  if (auto it = suite.env.find("PYTHONPATH"); it != suite.env.end() && !it->second.empty()) {
+    path.push_back(it->second);
+  }
+  if (auto it = inherited.find("PYTHONPATH"); it != inherited.end() && !it->second.empty()) {
+    path.push_back(it->second);
+  }
+  std::string joined;
+  for (const auto& p : path) {
+    if (!joined.empty()) joined += ':';
+    joined += p;
+  }
+  if (joined.empty()) {
+    env.erase("PYTHONPATH");
+  } else {
+    env["PYTHONPATH"] = joined;
+  }
+  return env;
+}
+
+std::vector<std::string> test_command(const Suite& suite, const std::string& python,
+                                      const TestFile& file, const fs::path& junit_path) {
+  return framework_traits(suite.framework).command(suite, python, file, junit_path);
+}
+
+std::string find_executable(const std::string& name, const Environment& env) {
+  if (name.find('/') != std::string::npos) return name;
+  auto it = env.find("PATH");
+  std::string search = it == env.end() ? "/usr/local/bin:/usr/bin:/bin" : it->second;
+  std::stringstream ss(search);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) dir = ".";
+    fs::path candidate = fs::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) {
+      return fs::absolute(candidate).string();
+    }
+  }
+  return "";
+}
+
+ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const Environment& env,
+                         const TestFile& file) {
+  ProcessSpec spec;
+  spec.env = env;
+  spec.cwd = suite.project_root;
+  const FrameworkTraits& traits = framework_traits(suite.framework);
+  std::string python;
+  if (traits.runs_python()) {
+    python = options.python.empty() ? suite.python : options.python;
+    const std::string resolved = find_executable(python, env);
+    if (!resolved.empty()) python = resolved;
+  }
+  traits.plan(suite, python, file, options.logs_dir, spec);
+  return spec;
+}
+
+}  // namespace devshim

@@ -1,0 +1,76 @@
+// What the runner executes for one test file: argv, environment, working folder and log paths.
+// Pure functions of the suite, the run's options and the inherited environment, so that they are
+// tested without starting anything.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runner/engine/discovery.h"
+#include "runner/engine/suite.h"
+
+namespace devshim {
+
+using Environment = std::map<std::string, std::string>;
+
+/// Variables the runner sets for the shim (docs/shim.md).
+inline constexpr const char* kActivateVar = "ACTIVATE_TORCH_DEVICE";
+inline constexpr const char* kMpsFallbackVar = "PYTORCH_ENABLE_MPS_FALLBACK";
+
+struct LaunchOptions {
+  bool shim = true;                ///< false: the baseline (--no-shim)
+  std::filesystem::path shim_dir;  ///< folder holding sitecustomize.py and the devshim package
+  std::filesystem::path logs_dir;  ///< <out>/logs
+  std::string python;              ///< overrides suite.python when non-empty
+};
+
+/// One test process, fully described.
+struct ProcessSpec {
+  std::vector<std::string> argv;  ///< argv[0] is resolved to an absolute path when possible
+  /// The child's environment: base_env's entries, then these (added or replacing); all of it
+  /// when base_env is null.
+  Environment env;
+  /// Entries many specs share (a run's planned files share one copy: 100,000 copies of an
+  /// environment would take most of a gigabyte).
+  std::shared_ptr<const Environment> base_env;
+  std::filesystem::path cwd;         ///< the project root
+  std::filesystem::path log_path;    ///< stdout+stderr, truncated before the start
+  std::filesystem::path junit_path;  ///< pytest's --junitxml / GoogleTest's --gtest_output=xml
+                                     ///< target; empty for unittest
+};
+
+/// The current process's environment.
+Environment inherited_environment();
+
+/// The environment of a test process: inherited, then suite.env, then (shim mode)
+/// ACTIVATE_TORCH_DEVICE=1 and PYTORCH_ENABLE_MPS_FALLBACK=1, PYTHONUNBUFFERED=1 (so a crash loses
+/// no output), PYTHONFAULTHANDLER=1 (a crash prints where it happened) and PYTHONPATH = [shim dir,]
+/// suite.pythonpath..., suite.env's PYTHONPATH, inherited PYTHONPATH. In baseline mode
+/// ACTIVATE_TORCH_DEVICE is removed and the shim dir is not on PYTHONPATH. For gtest suites,
+/// GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX are removed (plan_process sets them per shard).
+Environment child_environment(const Suite& suite, const LaunchOptions& options,
+                              const Environment& inherited);
+
+/// argv for one file: `<python> -m unittest -v <path>` or `<python> -m pytest -v -rA
+/// --junitxml=<xml> -o junit_family=xunit1 -p no:cacheprovider <args...> <path>`; the path is
+/// relative to the project root (the child's cwd). gtest: `<absolute path of the binary>
+/// --gtest_output=xml:<xml> <args...>` (python unused).
+std::vector<std::string> test_command(const Suite& suite, const std::string& python,
+                                      const TestFile& file,
+                                      const std::filesystem::path& junit_path);
+
+/// The full spec for one file. Log: <logs_dir>/<rel_path>.log; junit (pytest, gtest):
+/// <logs_dir>/<rel_path>.xml. A gtest shard ("x_test [shard 2 of 4]") logs to
+/// <logs_dir>/x_test.shard-2-of-4.log and .xml, and runs with GTEST_TOTAL_SHARDS=4 and
+/// GTEST_SHARD_INDEX=1; an unsharded gtest binary runs without either variable (an inherited one
+/// would make it run a part of its tests only).
+ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const Environment& env,
+                         const TestFile& file);
+
+/// Finds an executable the way execvp would (a name with '/' is returned as is). Empty if absent.
+std::string find_executable(const std::string& name, const Environment& env);
+
+}  // namespace devshim

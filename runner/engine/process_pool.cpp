@@ -1,0 +1,323 @@
+#include "runner/engine/process_pool.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/system/system_error.hpp>
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "runner/engine/process_start.h"
+
+namespace devshim {
+
+namespace asio = boost::asio;
+namespace bp2 = boost::process::v2;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string signal_name(int signo) {
+  const char* abbrev = ::sigabbrev_np(signo);
+  if (abbrev == nullptr) return "signal " + std::to_string(signo);
+  return std::string("SIG") + abbrev;
+}
+
+namespace {
+
+std::vector<std::string> environment_strings(const Environment& env) {
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) {
+    std::string kv;
+    kv.reserve(k.size() + 1 + v.size());
+    kv.append(k).append(1, '=').append(v);
+    out.push_back(std::move(kv));
+  }
+  return out;
+}
+
+std::vector<std::string> environment_strings(const ProcessSpec& spec) {
+  if (!spec.base_env) return environment_strings(spec.env);
+  Environment merged = *spec.base_env;
+  for (const auto& [k, v] : spec.env) merged[k] = v;
+  return environment_strings(merged);
+}
+
+void fill_status(ProcessResult& r, int native_status) {
+  if (WIFSIGNALED(native_status)) {
+    r.signal = WTERMSIG(native_status);
+  } else if (WIFEXITED(native_status)) {
+    r.exit_code = WEXITSTATUS(native_status);
+  } else {
+    r.exit_code = native_status;
+  }
+}
+
+void kill_group(pid_t pgid, int sig) {
+  if (pgid > 1) ::kill(-pgid, sig);
+}
+
+class PoolRun {
+ public:
+  PoolRun(const PoolOptions& options, const std::vector<ProcessSpec>& specs, PoolObserver& observer)
+      : options_(options),
+        specs_(specs),
+        observer_(observer),
+        signals_(ctx_, SIGINT, SIGTERM, SIGHUP),
+        ticker_(ctx_) {}
+
+  bool run() {
+    wait_for_signal();
+    schedule_tick();
+    fill_slots();
+    if (running_.empty()) shutdown();
+    ctx_.run();
+    return !interrupted_;
+  }
+
+ private:
+  struct Slot {
+    std::size_t index;
+    std::unique_ptr<bp2::process> proc;
+    pid_t pgid = 0;
+    asio::steady_timer timeout_timer;
+    asio::steady_timer kill_timer;
+    Clock::time_point start;
+    ProcessResult result;
+
+    explicit Slot(asio::io_context& ctx) : timeout_timer(ctx), kill_timer(ctx) {}
+  };
+
+  void fill_slots() {
+    while (!interrupted_ && next_ < specs_.size() &&
+           running_.size() < static_cast<std::size_t>(std::max(1, options_.jobs))) {
+      start(next_++);
+    }
+  }
+
+  void start(std::size_t index) {
+    const ProcessSpec& spec = specs_[index];
+    observer_.on_start(index);
+    auto slot = std::make_unique<Slot>(ctx_);
+    slot->index = index;
+    slot->result.started_at = std::chrono::system_clock::now();
+    slot->start = Clock::now();
+
+    std::error_code fs_ec;
+    fs::create_directories(spec.log_path.parent_path(), fs_ec);
+    if (!spec.junit_path.empty()) fs::remove(spec.junit_path, fs_ec);
+    int fd = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      fail_launch(std::move(slot),
+                  "cannot open log " + spec.log_path.string() + ": " + std::strerror(errno));
+      return;
+    }
+    try {
+      std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
+      auto env = environment_strings(spec);
+      if (options_.reaper != nullptr) {
+        env.push_back(std::string(kProcessCookieVar) + "=" + options_.reaper->cookie(index));
+      }
+      ChildStart child{spec.argv.at(0),        std::move(args), spec.cwd, std::move(env), fd, fd,
+                       options_.max_file_bytes};
+      slot->proc = std::make_unique<bp2::process>(start_process(ctx_, child));
+      slot->pgid = slot->proc->id();
+    } catch (const boost::system::system_error& e) {
+      ::close(fd);  // what() appends " [system:2]": the message alone reads better in a report
+      fail_launch(std::move(slot), "cannot start " + spec.argv.at(0) + ": " + e.code().message());
+      return;
+    } catch (const std::exception& e) {
+      ::close(fd);
+      fail_launch(std::move(slot), "cannot start " + spec.argv.at(0) + ": " + e.what());
+      return;
+    }
+    ::close(fd);
+    if (options_.reaper != nullptr) options_.reaper->watch(slot->pgid);
+
+    Slot* s = slot.get();
+    s->timeout_timer.expires_after(options_.timeout);
+    s->timeout_timer.async_wait([this, s](const boost::system::error_code& ec) {
+      if (ec) return;
+      s->result.timed_out = true;
+      terminate(*s);
+    });
+    s->proc->async_wait(
+        [this, s](const boost::system::error_code& /*ec*/, int /*code*/) { finish(s); });
+    running_.push_back(std::move(slot));
+  }
+
+  void fail_launch(std::unique_ptr<Slot> slot, std::string message) {
+    slot->result.launch_error = std::move(message);
+    slot->result.finished_at = std::chrono::system_clock::now();
+    observer_.on_finish(slot->index, slot->result);
+  }
+
+  // SIGTERM to the group now, SIGKILL after the grace.
+  void terminate(Slot& s) {
+    kill_group(s.pgid, SIGTERM);
+    s.kill_timer.expires_after(options_.kill_grace);
+    s.kill_timer.async_wait([pgid = s.pgid](const boost::system::error_code& ec) {
+      if (!ec) kill_group(pgid, SIGKILL);
+    });
+  }
+
+  void finish(Slot* s) {
+    s->result.duration_s = std::chrono::duration<double>(Clock::now() - s->start).count();
+    s->result.finished_at = std::chrono::system_clock::now();
+    fill_status(s->result, s->proc->native_exit_code());
+    // Grandchildren that outlive the test's own process die with it.
+    kill_group(s->pgid, SIGKILL);
+    s->timeout_timer.cancel();
+    s->kill_timer.cancel();
+    auto it = std::find_if(running_.begin(), running_.end(),
+                           [s](const std::unique_ptr<Slot>& p) { return p.get() == s; });
+    std::unique_ptr<Slot> owned = std::move(*it);
+    running_.erase(it);
+    if (options_.reaper != nullptr) {
+      // And those that left the group (setsid daemons), once adopted by the runner.
+      options_.reaper->forget(owned->pgid);
+      sweep();
+    }
+    observer_.on_finish(owned->index, owned->result);
+    // The process object's completion handler has returned; destroying it now is safe because
+    // the process was reaped (its destructor terminates only running processes).
+    retired_.push_back(std::move(owned));
+    fill_slots();
+    if (running_.empty() && (interrupted_ || next_ >= specs_.size())) shutdown();
+  }
+
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      if (!interrupted_) {
+        interrupted_ = true;
+        observer_.on_interrupt(signo);
+        for (auto& s : running_) {
+          s->result.interrupted = true;
+          terminate(*s);
+        }
+      } else {
+        for (auto& s : running_) kill_group(s->pgid, SIGKILL);
+      }
+      if (running_.empty()) {
+        shutdown();
+      } else {
+        wait_for_signal();
+      }
+    });
+  }
+
+  void schedule_tick() {
+    ticker_.expires_after(options_.tick);
+    ticker_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || done_) return;
+      if (options_.reaper != nullptr) sweep();  // leftovers that exit by themselves: reaped
+      observer_.on_tick();
+      schedule_tick();
+    });
+  }
+
+  std::size_t sweep() {
+    return options_.reaper->sweep([this](std::size_t index) {
+      return std::any_of(running_.begin(), running_.end(),
+                         [index](const std::unique_ptr<Slot>& s) { return s->index == index; });
+    });
+  }
+
+  void shutdown() {
+    done_ = true;
+    if (options_.reaper != nullptr) {
+      // Until every leftover is gone (killed ones take a moment to die): at most 2 s.
+      const auto deadline = Clock::now() + std::chrono::seconds(2);
+      while (sweep() > 0 && Clock::now() < deadline) ::usleep(20'000);
+    }
+    boost::system::error_code ignored;
+    signals_.cancel(ignored);
+    signals_.clear(ignored);
+    ticker_.cancel();
+  }
+
+  const PoolOptions& options_;
+  const std::vector<ProcessSpec>& specs_;
+  PoolObserver& observer_;
+  asio::io_context ctx_;
+  asio::signal_set signals_;
+  asio::steady_timer ticker_;
+  std::vector<std::unique_ptr<Slot>> running_;
+  std::vector<std::unique_ptr<Slot>> retired_;
+  std::size_t next_ = 0;
+  bool interrupted_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+bool ProcessPool::run(const std::vector<ProcessSpec>& specs, PoolObserver& observer) {
+  PoolRun run(options_, specs, observer);
+  return run.run();
+}
+
+std::optional<std::string> capture_output(const std::vector<std::string>& argv, const fs::path& cwd,
+                                          std::chrono::milliseconds timeout,
+                                          const Environment* env) {
+  if (argv.empty()) return std::nullopt;
+  asio::io_context ctx;
+  asio::readable_pipe out(ctx);
+  std::unique_ptr<bp2::process> proc;
+  try {
+    const Environment child_env = env == nullptr ? inherited_environment() : *env;
+    std::string exe = find_executable(argv[0], child_env);
+    if (exe.empty()) return std::nullopt;
+    std::array<int, 2> fds{};
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return std::nullopt;
+    out.assign(fds[0]);
+    ChildStart child{std::move(exe), std::vector<std::string>(argv.begin() + 1, argv.end()), cwd,
+                     environment_strings(child_env), fds[1]};
+    try {
+      proc = std::make_unique<bp2::process>(start_process(ctx, child));
+    } catch (...) {
+      ::close(fds[1]);
+      throw;
+    }
+    ::close(fds[1]);  // the child's copy is the only writer left: end of output at its exit
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::string output;
+  std::array<char, 4096> buf{};
+  asio::steady_timer timer(ctx);
+  bool timed_out = false;
+  timer.expires_after(timeout);
+  timer.async_wait([&](const boost::system::error_code& ec) {
+    if (ec) return;
+    timed_out = true;
+    kill_group(proc->id(), SIGKILL);
+  });
+  std::function<void(const boost::system::error_code&, std::size_t)> on_read =
+      [&](const boost::system::error_code& ec, std::size_t n) {
+        output.append(buf.data(), n);
+        if (!ec) out.async_read_some(asio::buffer(buf), on_read);
+      };
+  out.async_read_some(asio::buffer(buf), on_read);
+  int status = -1;
+  proc->async_wait([&](const boost::system::error_code&, int) {
+    status = proc->native_exit_code();
+    kill_group(proc->id(), SIGKILL);  // leftovers holding the pipe open
+    timer.cancel();
+  });
+  ctx.run();
+  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return output;
+}
+
+}  // namespace devshim

@@ -1,0 +1,83 @@
+// Runs test processes, N at once, each in its own process group, with a timeout and a clean kill.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/engine/launch_plan.h"
+#include "runner/engine/process_reaper.h"
+
+namespace devshim {
+
+/// What one process did. Exactly one of exit_code / signal / launch_error is set.
+struct ProcessResult {
+  std::optional<int> exit_code;  ///< the process exited with this code
+  std::optional<int> signal;     ///< the process was terminated by this signal
+  std::string launch_error;      ///< it could not be started (bad interpreter, unreadable cwd...)
+  bool timed_out = false;        ///< the runner killed it because it ran past the timeout
+  bool interrupted = false;      ///< the runner killed it because the run was interrupted
+  double duration_s = 0;         ///< start to exit of the process itself
+  std::chrono::system_clock::time_point started_at;
+  std::chrono::system_clock::time_point finished_at;
+};
+
+struct PoolOptions {
+  int jobs = 1;                                 ///< processes at once (>= 1)
+  std::chrono::milliseconds timeout{900'000};   ///< per process; then SIGTERM to the group
+  std::chrono::milliseconds kill_grace{5'000};  ///< SIGTERM → SIGKILL delay
+  std::uint64_t max_file_bytes = 0;             ///< RLIMIT_FSIZE of each child; 0: no limit
+  std::chrono::milliseconds tick{1'000};        ///< period of PoolObserver::on_tick
+  /// When set: each child carries its cookie, the reaper watches each group while it runs, and
+  /// sweeps adopted leftovers after each file and at the end (runner/process_reaper.h).
+  ProcessReaper* reaper = nullptr;
+};
+
+/// Callbacks from ProcessPool::run, all on the calling thread.
+class PoolObserver {
+ public:
+  virtual ~PoolObserver() = default;
+  virtual void on_start(std::size_t /*index*/) {}
+  virtual void on_finish(std::size_t /*index*/, const ProcessResult& /*result*/) {}
+  virtual void on_tick() {}
+  /// A SIGINT/SIGTERM/SIGHUP reached the runner; no new process starts after it.
+  virtual void on_interrupt(int /*signo*/) {}
+};
+
+/// Starts processes in the order given, at most options.jobs at once.
+///
+/// Each child: its own process group (setpgid before exec), stdin = /dev/null, stdout and stderr
+/// into spec.log_path (opened with O_TRUNC; parent folders created), cwd = spec.cwd, environment
+/// = exactly spec.env, default signal dispositions, SIGKILL if the runner dies
+/// (PR_SET_PDEATHSIG). A child past the timeout gets SIGTERM on its whole group, then SIGKILL after
+/// the grace. When a child exits, whatever is left of its group (grandchildren) gets SIGKILL, so
+/// no process of a test outlives its file.
+///
+/// While run() is active, SIGINT/SIGTERM/SIGHUP interrupt the run: no new process starts, the
+/// running groups get SIGTERM, then SIGKILL after the grace (at once on a second signal), and
+/// on_finish reports them with interrupted = true. run() returns false when interrupted, true
+/// when every spec ran. Specs never started get no callback.
+class ProcessPool {
+ public:
+  explicit ProcessPool(PoolOptions options) : options_(options) {}
+  bool run(const std::vector<ProcessSpec>& specs, PoolObserver& observer);
+
+ private:
+  PoolOptions options_;
+};
+
+/// Runs argv to completion with stdout captured (stderr discarded) and returns its output, or
+/// nullopt when it cannot start, exits non-zero, or runs past timeout. For short probes such as
+/// `git rev-parse HEAD`.
+/// env: the child's whole environment (nullptr: the runner's own).
+std::optional<std::string> capture_output(const std::vector<std::string>& argv,
+                                          const std::filesystem::path& cwd,
+                                          std::chrono::milliseconds timeout,
+                                          const Environment* env = nullptr);
+
+/// "SIGSEGV" for 11, "signal 99" for unknown numbers.
+std::string signal_name(int signo);
+
+}  // namespace devshim

@@ -1,0 +1,245 @@
+#include "runner/engine/rerun.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "runner/engine/collect.h"
+#include "runner/engine/frameworks/framework_traits.h"
+#include "runner/engine/progress.h"
+#include "runner/engine/run_log.h"
+#include "runner/results/status.h"
+#include "runner/results/store.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string key_of(const TestCase& c) { return c.classname + '\n' + c.name; }
+
+// One failing file being rerun.
+struct Tracked {
+  TestFile file;
+  FileRecord first;                // its first attempt's record
+  std::vector<TestCase> pending;   // failing tests not yet seen passing
+  std::vector<TestCase> failures;  // its first attempt's failing tests
+  bool file_level = false;         // it failed without a failing test: rerun it whole
+  bool whole_file = false;         // this attempt runs the whole file (no selectors)
+  bool done = false;
+  std::size_t flaky_tests = 0;
+  RerunResult result;
+};
+
+class RerunObserver : public PoolObserver {
+ public:
+  struct Finished {
+    ProcessResult process;
+    CollectedFile collected;
+  };
+
+  RerunObserver(const Suite& suite, std::vector<Tracked*>& tracked,
+                const std::vector<ProcessSpec>& specs, RunLog& log, Progress& progress, int attempt)
+      : suite_(suite),
+        tracked_(tracked),
+        specs_(specs),
+        log_(log),
+        progress_(progress),
+        attempt_(attempt) {}
+
+  void on_start(std::size_t i) override {
+    log_.line(
+        fmt::format("Rerun (attempt {}): Started test: {}", attempt_, tracked_[i]->file.rel_path));
+    progress_.started(tracked_[i]->file.rel_path);
+  }
+  void on_finish(std::size_t i, const ProcessResult& r) override {
+    Finished f{r, collect_results(suite_, tracked_[i]->file, specs_[i], r)};
+    const FileStatus status = f.collected.status;
+    log_.line(fmt::format("Rerun (attempt {}): Finished test: {} - Status: {} Duration: {:.2f}s",
+                          attempt_, tracked_[i]->file.rel_path, to_string(status), r.duration_s));
+    progress_.finished(tracked_[i]->file.rel_path, status, r.duration_s,
+                       specs_[i].log_path.string(), "");
+    finished_.emplace(i, std::move(f));
+  }
+  void on_tick() override { progress_.tick(); }
+  void on_interrupt(int signo) override {
+    log_.line("Interrupted by " + signal_name(signo) + ": stopping the reruns");
+  }
+  const std::map<std::size_t, Finished>& finished() const { return finished_; }
+
+ private:
+  const Suite& suite_;
+  std::vector<Tracked*>& tracked_;
+  const std::vector<ProcessSpec>& specs_;
+  RunLog& log_;
+  Progress& progress_;
+  int attempt_;
+  std::map<std::size_t, Finished> finished_;
+};
+
+}  // namespace
+
+std::optional<std::vector<std::string>> rerun_selectors(const Suite& suite, const TestFile& file,
+                                                        const std::vector<TestCase>& failing) {
+  if (failing.empty()) return std::nullopt;
+  return framework_traits(suite.framework).rerun_selectors(suite, file, failing);
+}
+
+ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                       const TestFile& file, const fs::path& out_dir, int attempt,
+                       const std::optional<std::vector<std::string>>& selectors) {
+  LaunchOptions options = launch;
+  options.logs_dir = out_dir / "reruns" / fmt::format("attempt-{}", attempt);
+  ProcessSpec spec = plan_process(suite, options, env, file);
+  if (selectors) framework_traits(suite.framework).select(spec, *selectors);
+  return spec;
+}
+
+bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                    const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
+                    RunLog& log, const RerunOptions& options, CommandRunner& processes) {
+  if (options.max_reruns <= 0) return true;
+  std::map<std::string, TestFile> by_path;
+  for (const auto& f : files) by_path.emplace(f.rel_path, f);
+  std::map<std::string, std::vector<TestCase>> failing;
+  for (auto& c : store.cases(run_id)) {
+    if (is_failure(c.test.status) || !c.test.culprit.empty()) {
+      failing[c.file].push_back(std::move(c.test));
+    }
+  }
+  std::set<std::string> rerun_before;  // by an earlier session of a resumed run
+  for (const CaseAttempt& a : store.attempts(run_id)) {
+    if (a.attempt > 1) rerun_before.insert(a.file);
+  }
+  std::vector<Tracked> tracked;
+  for (auto& f : store.files(run_id)) {
+    if (!f.status || !is_failure(*f.status) || by_path.count(f.path) == 0 ||
+        rerun_before.count(f.path) > 0) {
+      continue;
+    }
+    Tracked t;
+    t.file = by_path.at(f.path);
+    t.pending = failing[f.path];
+    t.failures = t.pending;
+    t.file_level = t.pending.empty();
+    t.result.path = f.path;
+    for (const TestCase& c : t.pending) {
+      t.result.attempts.push_back({f.path, c.classname, c.name, 1, c.status, failure_text(c)});
+    }
+    if (t.file_level) {
+      t.result.attempts.push_back(
+          {f.path, "", "(file)", 1, CaseStatus::kError,
+           std::string(to_string(*f.status)) + (f.note.empty() ? "" : ": " + f.note)});
+    }
+    t.first = std::move(f);
+    tracked.push_back(std::move(t));
+  }
+  bool completed = true;
+  for (int attempt = 2; completed && attempt <= options.max_reruns + 1; ++attempt) {
+    std::vector<Tracked*> now;
+    std::vector<ProcessSpec> specs;
+    std::size_t selected = 0;
+    for (auto& t : tracked) {
+      if (t.done) continue;
+      std::optional<std::vector<std::string>> selectors;
+      if (!t.file_level && t.first.status == FileStatus::kFailed) {
+        selectors = rerun_selectors(suite, t.file, t.pending);
+      }
+      if (selectors) ++selected;
+      t.whole_file = !selectors;
+      specs.push_back(plan_rerun(suite, launch, env, t.file, options.out_dir, attempt, selectors));
+      now.push_back(&t);
+    }
+    if (now.empty()) break;
+    std::printf("runner: rerun %d of %d: %zu failing file%s (%zu by their failing tests alone)\n",
+                attempt - 1, options.max_reruns, now.size(), now.size() == 1 ? "" : "s", selected);
+    std::fflush(stdout);
+    log.line(fmt::format("Rerun (attempt {}): {} files", attempt, now.size()));
+    Progress progress(stdout, TerminalInfo::detect(stdout), now.size());
+    RerunObserver observer(suite, now, specs, log, progress, attempt);
+    completed = processes.run(specs, options.pool, observer);
+    progress.close();
+
+    for (const auto& [i, finished] : observer.finished()) {
+      Tracked& t = *now[i];
+      const ProcessResult& r = finished.process;
+      const CollectedFile& got = finished.collected;
+      if (r.interrupted) continue;
+      const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
+      // The file's results become this attempt's: it ran whole and passed. Returns its log.
+      const auto adopt_attempt = [&, index = i] {  // (clang 14 cannot capture bindings)
+        const FileRecord rec = file_record(t.file.rel_path, got, r, specs[index], options.out_dir);
+        // Flaky tests keep their first failure readable, as when their row is only updated.
+        std::vector<TestCase> cases = got.cases;
+        for (TestCase& c : cases) {
+          for (const TestCase& first : t.failures) {
+            if (key_of(first) != key_of(c)) continue;
+            c.exception = first.exception;
+            c.message = first.message;
+            c.traceback = first.traceback;
+          }
+        }
+        store.record_file(run_id, rec, cases);
+        return rec.log_path;
+      };
+      if (t.file_level) {
+        t.result.attempts.push_back({t.file.rel_path, "", "(file)", attempt,
+                                     passed ? CaseStatus::kPassed : CaseStatus::kError,
+                                     passed ? "" : std::string(to_string(got.status))});
+        if (!passed) continue;
+        // It failed before any test said why, and passes now.
+        const std::string log = adopt_attempt();
+        t.result.note =
+            fmt::format("flaky: {} on attempt 1, {} on attempt {} ({})", to_string(*t.first.status),
+                        to_string(got.status), attempt, log);
+        t.done = true;
+        continue;
+      }
+      std::map<std::string, const TestCase*> seen;
+      for (const TestCase& c : got.cases) seen.emplace(key_of(c), &c);
+      std::vector<TestCase> still;
+      for (TestCase& p : t.pending) {
+        auto it = seen.find(key_of(p));
+        if (it == seen.end()) {
+          still.push_back(std::move(p));  // not reported this time: try again
+          continue;
+        }
+        const TestCase& now_case = *it->second;
+        t.result.attempts.push_back({t.file.rel_path, p.classname, p.name, attempt, now_case.status,
+                                     is_failure(now_case.status) ? failure_text(now_case) : ""});
+        if (is_failure(now_case.status) || !now_case.culprit.empty()) {
+          still.push_back(std::move(p));
+        } else {
+          t.result.flaky.push_back(now_case);
+          ++t.flaky_tests;
+        }
+      }
+      t.pending = std::move(still);
+      // A crash or a timeout cut attempt 1 short: the tests after its culprit never ran. A whole
+      // rerun that passes has them all (and the culprit without its culprit mark).
+      if (t.pending.empty() && t.whole_file && passed) adopt_attempt();
+      if (t.pending.empty()) {
+        t.done = true;
+        t.result.status = FileStatus::kPassed;
+        t.result.note = fmt::format("flaky: {} failing test{} passed on a rerun", t.flaky_tests,
+                                    t.flaky_tests == 1 ? "" : "s");
+      }
+    }
+  }
+  for (auto& t : tracked) {
+    const bool rerun = std::any_of(t.result.attempts.begin(), t.result.attempts.end(),
+                                   [](const CaseAttempt& a) { return a.attempt > 1; });
+    if (!rerun) continue;  // interrupted before its rerun started
+    if (!t.done && t.flaky_tests > 0) {
+      t.result.note = fmt::format("flaky: {} failing test{} passed on a rerun", t.flaky_tests,
+                                  t.flaky_tests == 1 ? "" : "s");
+    }
+    store.record_reruns(run_id, t.result);
+  }
+  return completed;
+}
+
+}  // namespace devshim

@@ -1,0 +1,494 @@
+#include "runner/engine/run_steps.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "runner/base/error.h"
+#include "runner/engine/collect.h"
+#include "runner/engine/frameworks/framework_traits.h"
+#include "runner/engine/progress.h"
+#include "runner/engine/rerun.h"
+#include "runner/engine/schedule.h"
+#include "runner/results/gap_log.h"
+#include "runner/results/redirection_record.h"
+#include "runner/results/sqlite.h"
+#include "runner/results/status.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Creates the run's output folder; a fresh, unique one under the default root.
+fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {
+  fs::path dir;
+  std::error_code ec;
+  if (o.out_dir) {
+    dir = fs::absolute(*o.out_dir);
+  } else {
+    fs::path base = fs::absolute(default_out_root()) / suite.name /
+                    (local_stamp() + (o.shim ? "" : "-baseline"));
+    dir = base;
+    for (int i = 2; fs::exists(dir, ec); ++i) dir = base.string() + "-" + std::to_string(i);
+  }
+  dir = dir.lexically_normal();
+  fs::create_directories(dir / "logs", ec);
+  if (ec || ::access(dir.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("output folder {} is not writable: {}", dir.string(),
+                                 ec ? ec.message() : std::string("permission denied")));
+  }
+  return dir;
+}
+
+// Why a file ended as it did, when its status alone does not say. Python ignores SIGXFSZ, so a
+// process that hit the file size limit is recognised by its log having reached the limit.
+std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes, const fs::path& log) {
+  if (!r.launch_error.empty()) return r.launch_error;
+  std::error_code ec;
+  if (max_file_bytes > 0 && fs::file_size(log, ec) >= max_file_bytes && !ec) {
+    return fmt::format("log reached the file size limit of {} MiB (--max-log-mb)",
+                       max_file_bytes >> 20U);
+  }
+  if (r.timed_out) return "killed after the timeout";
+  if (r.interrupted) return "killed: run interrupted";
+  if (r.exit_code && *r.exit_code != 0 && fs::file_size(log, ec) == 0 && !ec) {
+    return "the log is empty: the process wrote nothing (were its stdout and stderr closed?)";
+  }
+  if (r.signal) {
+    std::string s = "killed by " + signal_name(*r.signal);
+    if (*r.signal == SIGXFSZ && max_file_bytes > 0) {
+      s += fmt::format(" (file size limit of {} MiB reached: --max-log-mb)", max_file_bytes >> 20U);
+    }
+    return s;
+  }
+  return "";
+}
+
+// Records each finished file (its cases, redirections and a line in run.log and on the terminal).
+class RunObserver : public PoolObserver {
+ public:
+  RunObserver(const RunPlan& plan, std::int64_t run_id, Progress& progress)
+      : plan_(plan), run_id_(run_id), progress_(progress) {}
+
+  void on_start(std::size_t i) override {
+    plan_.log->line("Started test: " + plan_.files[i].rel_path);
+    progress_.started(plan_.files[i].rel_path);
+  }
+
+  void on_finish(std::size_t i, const ProcessResult& r) override {
+    const ProcessSpec& spec = plan_.specs[i];
+    CollectedFile collected = collect_results(plan_.suite, plan_.files[i], spec, r);
+    FileRecord rec = file_record(plan_.files[i].rel_path, collected, r, spec, plan_.out_dir);
+    rec.note = describe(r, plan_.pool.max_file_bytes, spec.log_path);
+    RecordRead record;
+    if (auto it = spec.env.find(kRecordVar); it != spec.env.end()) {
+      record = read_redirection_record(it->second, plan_.suite.project_root);
+      if (!record.error.empty()) {
+        rec.note +=
+            (rec.note.empty() ? "" : "; ") + ("redirection record unusable: " + record.error);
+      }
+    }
+    any_failure_ = any_failure_ || is_failure(*rec.status);
+    pending_.push_back({rec, std::move(collected.cases), std::move(record.entries)});
+    flush();
+
+    std::string rc = r.exit_code ? std::to_string(*r.exit_code)
+                     : r.signal  ? "-" + std::to_string(*r.signal)
+                                 : std::string("none");
+    plan_.log->line(fmt::format("Finished test: {} - Status: {} (RC: {}) Duration: {:.2f}s{}",
+                                rec.path, to_string(*rec.status), rc, r.duration_s,
+                                rec.note.empty() ? "" : " - " + rec.note));
+    progress_.finished(rec.path, *rec.status, r.duration_s, spec.log_path.string(), rec.note);
+  }
+
+  void on_tick() override {
+    if (!pending_.empty()) flush();
+    progress_.tick();
+  }
+
+  /// Records the finished files not recorded yet, oldest first. A database locked past its busy
+  /// timeout keeps them waiting in memory (false); the next file or tick tries again.
+  bool flush() {
+    while (!pending_.empty()) {
+      const Pending& p = pending_.front();
+      try {
+        plan_.store->record_file(run_id_, p.file, p.cases, p.redirections);
+      } catch (const sql::BusyError& e) {
+        if (!warned_locked_) {
+          warned_locked_ = true;
+          plan_.log->line(
+              std::string("Database locked, results kept in memory until it is free: ") + e.what());
+          std::fprintf(stderr, "runner: warning: %s; results wait in memory\n", e.what());
+        }
+        return false;
+      }
+      pending_.pop_front();
+    }
+    return true;
+  }
+  std::size_t unrecorded() const { return pending_.size(); }
+  /// Whether a file of this session failed.
+  bool any_failure() const { return any_failure_; }
+
+  void on_interrupt(int signo) override {
+    plan_.log->line("Interrupted by " + signal_name(signo) + ": stopping the running files");
+  }
+
+ private:
+  const RunPlan& plan_;
+  std::int64_t run_id_;
+  Progress& progress_;
+  struct Pending {
+    FileRecord file;
+    std::vector<TestCase> cases;
+    std::vector<Redirection> redirections;
+  };
+  std::deque<Pending> pending_;
+  bool warned_locked_ = false;
+  bool any_failure_ = false;
+};
+
+// What makes an earlier run comparable with this one (Store::comparable_run).
+RunRecord comparable_key(const Suite& suite, const RunOptions& o,
+                         const std::optional<Shard>& shard) {
+  RunRecord r;
+  r.suite = suite.name;
+  r.targets = o.targets;
+  r.mode = o.shim ? "shim" : "baseline";
+  r.shard = shard ? shard_text(*shard) : "";
+  return r;
+}
+
+// The run's options once --resume has put the recorded run's own in place.
+RunOptions resumed_options(RunOptions o, const RunRecord& run) {
+  o.targets = run.targets;
+  o.shim = run.mode == "shim";
+  o.out_dir = run.out_dir;
+  o.baseline_run = run.baseline_run;
+  o.previous.clear();
+  o.shard.clear();  // the run's files are its shard's already
+  o.shard_total = 0;
+  return o;
+}
+
+// --python relative to where the runner was started; the shim folder; both checked.
+LaunchOptions launch_options(const RunOptions& o) {
+  LaunchOptions launch;
+  launch.shim = o.shim;
+  launch.python = o.python.find('/') != std::string::npos
+                      ? fs::absolute(o.python).lexically_normal().string()
+                      : o.python;
+  launch.shim_dir = fs::absolute(o.shim_dir.value_or(default_shim_dir())).lexically_normal();
+  if (o.shim && !fs::exists(launch.shim_dir / "sitecustomize.py")) {
+    throw UsageError(
+        fmt::format("shim folder {} has no sitecustomize.py (set --shim-dir or "
+                    "DEVSHIM_SHIM_DIR)",
+                    launch.shim_dir.string()));
+  }
+  return launch;
+}
+
+// One process per file; in shim mode each writes its redirection record beside its log.
+std::vector<ProcessSpec> plan_processes(const RunPlan& plan) {
+  std::vector<ProcessSpec> specs;
+  specs.reserve(plan.files.size());
+  for (const auto& f : plan.files) {
+    // launch.python is an absolute path here, so planning needs no PATH from the environment.
+    ProcessSpec spec = plan_process(plan.suite, plan.launch, Environment{}, f);
+    spec.base_env = plan.env;
+    if (plan.options.shim) {
+      fs::path record = spec.log_path;
+      record += ".redirections.json";
+      std::error_code ec;
+      fs::remove(record, ec);  // an earlier run's record in a reused --out is not this run's
+      spec.env[kRecordVar] = record.string();
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// Files that no longer are in the suite of a resumed run: recorded as errors, so that the run can
+// complete and says what happened.
+void record_missing(RunPlan& plan, std::int64_t run_id) {
+  for (const std::string& path : plan.resume->missing) {
+    FileRecord gone;
+    gone.path = path;
+    gone.status = FileStatus::kError;
+    gone.note = fmt::format("not in the suite any more when run {} was resumed", run_id);
+    gone.started_at = gone.finished_at = iso8601_utc_now();
+    plan.store->record_file(run_id, gone);
+    plan.log->line("Finished test: " + path + " - Status: error - " + gone.note);
+    std::fprintf(stderr, "runner: warning: %s is no longer in the suite: recorded as error\n",
+                 path.c_str());
+  }
+}
+
+}  // namespace
+
+RunPlan plan_run(const RunOptions& options) {
+  RunPlan plan;
+  plan.started = std::chrono::steady_clock::now();
+  plan.options = options;
+  plan.suite = load_suite(options.suite);
+  const Suite& suite = plan.suite;
+  const fs::path db = fs::absolute(options.db_path.value_or(default_db_path()));
+  // Run references are resolved before anything is created: an unknown one is bad input.
+  std::int64_t previous_run = 0;
+  if (!options.previous.empty()) {
+    plan.store = std::make_unique<Store>(db);
+    previous_run = plan.store->resolve_run(options.previous).id;
+  }
+  // --resume: the run's own targets, mode and folder; only its unfinished files (runner/resume.h).
+  if (!options.resume.empty()) {
+    if (!plan.store) plan.store = std::make_unique<Store>(db);
+    plan.resume = plan_resume(*plan.store, suite, options.resume);
+    plan.options = resumed_options(options, plan.resume->run);
+  }
+  RunOptions& o = plan.options;
+  std::vector<TestFile> files =
+      plan.resume ? plan.resume->files : discover_test_files(suite, o.targets);
+  const std::optional<Shard> shard =
+      plan.resume ? std::nullopt : resolve_shard(o.shard, o.shard_total, inherited_environment());
+  plan.discovery_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.started).count();
+
+  plan.launch = launch_options(o);
+  const Environment env = child_environment(suite, plan.launch, inherited_environment());
+  // The interpreter is looked up once; every file's argv then names it by its path.
+  const std::string python = plan.launch.python.empty() ? suite.python : plan.launch.python;
+  // GoogleTest binaries need no Python: for them a missing interpreter only means no probe.
+  plan.interpreter = find_executable(python, env);
+  if (plan.interpreter.empty() || ::access(plan.interpreter.c_str(), X_OK) != 0) {
+    if (framework_traits(suite.framework).runs_python()) {
+      throw UsageError(
+          fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
+                      "of {}, or --python)",
+                      python, suite.file.string()));
+    }
+    plan.interpreter.clear();
+  } else {
+    plan.launch.python = plan.interpreter;
+  }
+  if (files.empty() && !plan.resume) {
+    throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
+                                 suite.pattern, suite.tests_root().string()));
+  }
+
+  plan.out_dir = prepare_out_dir(o, suite);
+  plan.launch.logs_dir = plan.out_dir / "logs";
+  plan.log = std::make_unique<RunLog>(plan.out_dir / "run.log", /*append=*/plan.resume.has_value());
+  if (!plan.store) plan.store = std::make_unique<Store>(db);
+  Store& store = *plan.store;
+
+  // Longest first by recorded durations, this shard's share only (runner/schedule.h).
+  const RunRecord comparable = comparable_key(suite, o, shard);
+  if (plan.resume) {
+    previous_run = plan.resume->run.previous_run;
+  } else if (previous_run == 0) {
+    if (auto p = store.comparable_run(comparable)) previous_run = p->id;
+  }
+  std::set<std::string> failed_before;
+  if (o.failed_first && previous_run > 0) {
+    for (const auto& f : store.files(previous_run)) {
+      if (f.status && is_failure(*f.status)) failed_before.insert(f.path);
+    }
+  }
+  Schedule schedule = schedule_files(files, store.durations(suite.name), shard, failed_before);
+  plan.files = std::move(schedule.files);
+  if (auto status_file = inherited_environment().find("TEST_SHARD_STATUS_FILE");
+      shard && status_file != inherited_environment().end() && !status_file->second.empty()) {
+    std::FILE* touched = std::fopen(status_file->second.c_str(), "a");  // Bazel: "we shard"
+    if (touched != nullptr) std::fclose(touched);
+  }
+
+  plan.pool.jobs =
+      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
+  plan.pool.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  plan.pool.kill_grace = std::chrono::milliseconds(static_cast<long>(o.kill_grace_s * 1000));
+  plan.pool.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
+
+  // One copy of the environment for every file; each spec holds only what is its own.
+  plan.env = std::make_shared<const Environment>(env);
+  plan.specs = plan_processes(plan);
+
+  RunRecord& run = plan.run;
+  if (plan.resume) run = plan.resume->run;
+  run.suite = suite.name;
+  run.suite_file = suite.file.string();
+  run.framework = framework_name(suite.framework);
+  run.targets = o.targets;
+  run.command_line = o.command_line;
+  run.mode = o.shim ? "shim" : "baseline";
+  if (!plan.resume) run.started_at = iso8601_utc_now();
+  run.project_root = suite.project_root.string();
+  run.tests_dir = suite.tests_dir;
+  run.out_dir = plan.out_dir.string();
+  run.source_url = suite.source_url;
+  run.baseline_run = o.baseline_run;
+  run.previous_run = previous_run;
+  if (!plan.resume) {
+    run.shard = comparable.shard;
+    run.shard_plan = schedule.shard_plan;
+  }
+  run.jobs = plan.pool.jobs;
+  run.timeout_s = timeout_s;
+  return plan;
+}
+
+RunExecution execute_run(RunPlan& plan, RunServices services) {
+  RunExecution ex;
+  Store& store = *plan.store;
+  RunRecord& run = plan.run;
+  services.processes.prepare();  // before the probes' threads
+  const GitCheckout checkout = services.probes.git_checkout(plan.suite.project_root);
+  run.project_commit = checkout.commit;
+  ex.git_toplevel = checkout.toplevel;
+  ex.environment =
+      services.probes.start_environment(plan.interpreter, *plan.env, plan.suite.project_root);
+  if (plan.resume) {
+    ex.run_id = run.id;
+    if (!store.claim_run(ex.run_id)) {
+      throw UsageError(fmt::format("run {} is being resumed by another runner", ex.run_id));
+    }
+  } else {
+    std::vector<std::string> planned;
+    planned.reserve(plan.files.size());
+    for (const auto& f : plan.files) planned.push_back(f.rel_path);
+    ex.run_id = store.begin_run(run, planned);
+  }
+  const std::int64_t run_id = ex.run_id;
+
+  const std::string shard_note = run.shard.empty() ? "" : " (shard " + run.shard + ")";
+  const double timeout_s = run.timeout_s;
+  if (plan.resume) {
+    plan.log->line(fmt::format(
+        "Run {} resumed: {} of its {} files left to run, -j {}, timeout {}s, database {}", run_id,
+        plan.files.size(), plan.resume->planned, plan.pool.jobs, timeout_s, store.path().string()));
+    record_missing(plan, run_id);
+  } else {
+    plan.log->line(
+        fmt::format("Run {} of suite {}{} ({} mode): {} files, -j {}, timeout {}s, "
+                    "database {}",
+                    run_id, plan.suite.name, shard_note, run.mode, plan.files.size(),
+                    plan.pool.jobs, timeout_s, store.path().string()));
+  }
+  // For suites of many files: what finding and planning them cost (docs/reliability.md#scale).
+  plan.log->line(fmt::format(
+      "Discovered {} files in {:.2f}s; ready to start after {:.2f}s", plan.files.size(),
+      plan.discovery_s,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.started).count()));
+
+  Progress progress(stdout, TerminalInfo::detect(stdout), plan.files.size());
+  std::printf("runner: run %lld%s: %zu file%s of %s%s, %d at once, %s -> %s\n",
+              static_cast<long long>(run_id), plan.resume ? " resumed" : "", plan.files.size(),
+              plan.files.size() == 1 ? "" : "s", plan.suite.name.c_str(), shard_note.c_str(),
+              plan.pool.jobs, plan.options.shim ? "shim on" : "shim off (baseline)",
+              plan.out_dir.c_str());
+  std::fflush(stdout);
+  RunObserver observer(plan, run_id, progress);
+  ex.completed = services.processes.run(plan.specs, plan.pool, observer);
+  progress.close();
+  // Results that waited for a locked database: a last try each busy timeout, three times.
+  for (int attempt = 0; attempt < 3 && !observer.flush(); ++attempt) {
+  }
+  if (observer.unrecorded() > 0) {
+    throw sql::BusyError(fmt::format(
+        "{}: the database stayed locked: {} finished file{} of run {} could not be recorded "
+        "(their logs are in {}); once it is free, `runner {} --resume {}` runs them again",
+        store.path().string(), observer.unrecorded(), observer.unrecorded() == 1 ? "" : "s", run_id,
+        (plan.out_dir / "logs").string(), plan.options.suite.string(), run_id));
+  }
+
+  // A resumed run also reruns the failures of its earlier sessions that were not rerun yet.
+  const int reruns = plan.options.rerun_failures;
+  if (ex.completed && reruns > 0 && (plan.resume || observer.any_failure())) {
+    RerunOptions rerun{reruns, plan.pool, plan.out_dir};
+    // A resumed run's failures may be of any file of the run, not only of those run now.
+    const std::vector<TestFile>& run_files = plan.resume ? plan.resume->run_files : plan.files;
+    ex.completed = rerun_failures(plan.suite, plan.launch, *plan.env, run_files, store, run_id,
+                                  *plan.log, rerun, services.processes);
+  }
+  return ex;
+}
+
+int finish_run(RunPlan& plan, RunExecution& execution) {
+  Store& store = *plan.store;
+  const std::int64_t run_id = execution.run_id;
+  // The whole run's counts: a resumed run's earlier sessions and the reruns' verdicts included.
+  std::map<FileStatus, std::size_t> file_counts;
+  std::size_t planned_files = 0;
+  for (const auto& f : store.files(run_id)) {
+    ++planned_files;
+    if (f.status) ++file_counts[*f.status];
+  }
+  const std::map<CaseStatus, std::size_t> case_counts = store.case_counts(run_id);
+
+  std::size_t failures = 0;
+  std::size_t finished = 0;
+  std::string summary;
+  for (const auto& [status, n] : file_counts) {
+    if (is_failure(status)) failures += n;
+    finished += n;
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, to_string(status));
+  }
+  if (finished < planned_files) {
+    summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", planned_files - finished);
+  }
+  const std::string run_status = !execution.completed ? "interrupted"
+                                 : failures > 0       ? "failed"
+                                                      : "passed";
+  {
+    // The probes' findings, plus where the git checkout starts (for upstream links' {path}).
+    nlohmann::json env_json = execution.environment.get();
+    if (!execution.git_toplevel.empty()) env_json["git_toplevel"] = execution.git_toplevel;
+    store.set_environment(run_id, env_json.dump());
+  }
+  store.finish_run(run_id, run_status, iso8601_utc_now());
+  try {
+    GapLog(store).update_from_run(run_id);  // the API gap log (docs/gaps.md)
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runner: error: gap log not updated: %s\n", e.what());
+  }
+  std::string tests;
+  std::size_t total_tests = 0;
+  for (const auto& [status, n] : case_counts) {
+    total_tests += n;
+    tests += fmt::format(", {} {}", n, to_string(status));
+  }
+  tests = fmt::format("{} test{}{}", total_tests, total_tests == 1 ? "" : "s", tests);
+  plan.log->line(
+      fmt::format("Run {} {}: files: {}; tests: {}", run_id, run_status, summary, tests));
+
+  std::printf("runner: run %lld %s: %zu file%s: %s\n", static_cast<long long>(run_id),
+              run_status.c_str(), planned_files, planned_files == 1 ? "" : "s", summary.c_str());
+  std::printf("runner: %s\n", tests.c_str());
+  std::vector<fs::path> reports;
+  if (plan.options.on_recorded) {
+    try {
+      reports = plan.options.on_recorded(store, run_id, plan.out_dir);
+    } catch (const Error& e) {
+      // The results are safe in the database; `runner report` can redo the reports.
+      std::fprintf(stderr, "runner: error: reports not written: %s\n", e.what());
+    }
+  }
+  for (const auto& report : reports) std::printf("runner: report  %s\n", report.c_str());
+  std::printf("runner: logs    %s\n", (plan.out_dir / "logs").c_str());
+  std::printf("runner: run log %s\n", (plan.out_dir / "run.log").c_str());
+  std::printf("runner: results %s (run %lld)\n", store.path().c_str(),
+              static_cast<long long>(run_id));
+  std::fflush(stdout);
+  if (!execution.completed) return kExitInterrupted;
+  return failures > 0 ? kExitFailures : kExitOk;
+}
+
+}  // namespace devshim

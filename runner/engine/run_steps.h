@@ -1,0 +1,87 @@
+// A run of a suite as three steps over plain values (docs/architecture.md, "Data flow"):
+//   plan_run     what will run, where and how; validates every input and starts nothing
+//   execute_run  the runs row, the test processes (through a CommandRunner), their results
+//                recorded as they finish (waiting out a locked database), the reruns
+//   finish_run   counts read back from the store, the environment, the run's status, the gap
+//                log, the closing lines and the reports; the exit code
+// run_suite (runner/engine/run_suite.h) chains them; the tests chain them with fakes of the
+// services.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/engine/command_runner.h"
+#include "runner/engine/discovery.h"
+#include "runner/engine/launch_plan.h"
+#include "runner/engine/process_pool.h"
+#include "runner/engine/resume.h"
+#include "runner/engine/run_log.h"
+#include "runner/engine/run_probes.h"
+#include "runner/engine/run_suite.h"
+#include "runner/engine/suite.h"
+#include "runner/results/store.h"
+
+namespace devshim {
+
+/// What a run needs from outside itself: processes and probes.
+struct RunServices {
+  CommandRunner& processes;
+  RunProbes& probes;
+};
+
+/// Everything a run will do, decided before anything starts.
+struct RunPlan {
+  RunOptions options;  ///< as given; a resumed run's own targets, mode and folder applied
+  Suite suite;
+  std::unique_ptr<Store> store;            ///< the results database, open
+  std::unique_ptr<RunLog> log;             ///< <out>/run.log (appended to when resuming)
+  std::optional<ResumePlan> resume;        ///< set for --resume
+  std::vector<TestFile> files;             ///< the files to run now, in start order
+  LaunchOptions launch;                    ///< python: the interpreter's absolute path, when found
+  std::shared_ptr<const Environment> env;  ///< the test processes' environment
+  std::string interpreter;         ///< absolute; empty for a GoogleTest suite with no Python
+  std::vector<ProcessSpec> specs;  ///< one per file of `files`, in the same order
+  RunRecord run;                   ///< the runs row to begin (resume: the recorded row)
+  PoolOptions pool;                ///< jobs, timeout, kill grace, file size limit
+  std::filesystem::path out_dir;   ///< created, writable
+  std::chrono::steady_clock::time_point started;  ///< when planning began
+  double discovery_s = 0;                         ///< how long finding the files took
+};
+
+/// Plans a run of options.suite: loads and validates the suite, the resumed run, targets, shard,
+/// interpreter and shim folder; creates the output folder and run.log; opens the store; resolves
+/// --previous; orders the files (recorded durations, --failed-first, the shard's share); plans
+/// one process per file. Starts no process and no thread. Throws UsageError (exit 2) for bad
+/// input before the output folder exists.
+RunPlan plan_run(const RunOptions& options);
+
+/// What execute_run did.
+struct RunExecution {
+  std::int64_t run_id = 0;
+  bool completed = false;    ///< false: a signal interrupted the run (what finished is recorded)
+  std::string git_toplevel;  ///< the checkout's root, for upstream links
+  std::future<nlohmann::json> environment;  ///< RunProbes::start_environment's result
+};
+
+/// Begins (or claims, when resuming) the run's row, starts the environment probes, runs the
+/// planned processes through services.processes and records each file as it finishes. A
+/// database locked past its busy timeout keeps results in memory and is tried again; still
+/// locked after three more tries: sql::BusyError naming the resume command. Then the reruns of
+/// --rerun-failures (a resumed run's earlier failures included).
+RunExecution execute_run(RunPlan& plan, RunServices services);
+
+/// Ends the run: the whole run's counts read from the store, the environment stored, the run's
+/// status (passed, failed, interrupted), the gap log (a failure there is reported, not thrown),
+/// the closing lines, options.on_recorded (the reports). Returns the exit code: 0 passed, 1
+/// failed, 130 interrupted.
+int finish_run(RunPlan& plan, RunExecution& execution);
+
+}  // namespace devshim

@@ -1,0 +1,126 @@
+#include "runner/engine/run_suite.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "runner/base/error.h"
+#include "runner/engine/discovery.h"
+#include "runner/engine/run_steps.h"
+#include "runner/engine/schedule.h"
+#include "runner/engine/suite.h"
+#include "runner/results/store.h"
+
+#ifndef DEVSHIM_SOURCE_SHIM_DIR
+#define DEVSHIM_SOURCE_SHIM_DIR ""
+#endif
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+// --list: the files the targets select; with a shard, its files, planned with the durations of
+// the database when it exists (the same plan the run would make), in path order.
+int list_files(const RunOptions& o) {
+  const Suite suite = load_suite(o.suite);
+  std::vector<TestFile> files = discover_test_files(suite, o.targets);
+  if (auto shard = resolve_shard(o.shard, o.shard_total, inherited_environment())) {
+    const fs::path db = fs::absolute(o.db_path.value_or(default_db_path()));
+    std::map<std::string, double> recorded;
+    std::error_code ec;
+    if (fs::exists(db, ec)) recorded = Store(db).durations(suite.name);
+    files = schedule_files(files, recorded, *shard).files;
+    std::sort(files.begin(), files.end(),
+              [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
+  }
+  for (const auto& f : files) std::printf("%s\n", f.rel_path.c_str());
+  return kExitOk;
+}
+
+// The real services: processes through ProcessPool (with the reaper), probes as processes.
+struct SystemServices {
+  PoolCommandRunner processes;
+  SystemProbes probes;
+  RunServices get() { return {processes, probes}; }
+};
+
+}  // namespace
+
+fs::path default_db_path() {
+  if (const char* db = std::getenv("DEVSHIM_DB"); db != nullptr && *db != '\0') return db;
+  std::string data = env_or("XDG_DATA_HOME", "");
+  if (data.empty()) data = env_or("HOME", ".") + "/.local/share";
+  return fs::path(data) / "devshim" / "results.db";
+}
+
+fs::path default_out_root() { return env_or("DEVSHIM_OUT", "devshim-out"); }
+
+fs::path default_shim_dir() { return env_or("DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR); }
+
+int run_suite(const RunOptions& options, RunServices services) {
+  if (options.list_only) return list_files(options);
+  RunPlan plan = plan_run(options);
+  RunExecution execution = execute_run(plan, services);
+  return finish_run(plan, execution);
+}
+
+int run_suite(const RunOptions& options) {
+  SystemServices services;
+  return run_suite(options, services.get());
+}
+
+DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
+                                 RunServices services) {
+  if (!options.shim) {
+    throw UsageError("--differential compares with the shim on: drop --no-shim");
+  }
+  DifferentialRun result;
+  if (options.list_only) {  // the same files both ways
+    result.exit_code = list_files(options);
+    return result;
+  }
+  RunOptions shim_run = options;
+  if (!baseline.empty()) {
+    Store store(fs::absolute(options.db_path.value_or(default_db_path())));
+    const RunRecord b = store.resolve_run(baseline);
+    if (b.mode != "baseline") {
+      throw UsageError(fmt::format(
+          "run {} ran with the shim on; --baseline needs a run made with --no-shim", b.id));
+    }
+    result.baseline_run = b.id;
+  } else {
+    // First the baseline (shim off), into <out>/baseline when --out is given.
+    RunOptions b = options;
+    b.shim = false;
+    b.previous.clear();    // --previous names the shim run's; the baseline finds its own
+    b.rerun_failures = 0;  // without the shim, failures are expected: no reruns
+    if (options.out_dir) b.out_dir = *options.out_dir / "baseline";
+    RunPlan plan = plan_run(b);
+    RunExecution execution = execute_run(plan, services);
+    result.baseline_run = execution.run_id;
+    result.exit_code = finish_run(plan, execution);
+    if (result.exit_code == kExitInterrupted) return result;
+  }
+  shim_run.baseline_run = result.baseline_run;
+  RunPlan plan = plan_run(shim_run);
+  RunExecution execution = execute_run(plan, services);
+  result.shim_run = execution.run_id;
+  result.exit_code = finish_run(plan, execution);
+  return result;
+}
+
+DifferentialRun run_differential(const RunOptions& options, const std::string& baseline) {
+  SystemServices services;
+  return run_differential(options, baseline, services.get());
+}
+
+}  // namespace devshim

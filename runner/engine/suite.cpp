@@ -1,0 +1,265 @@
+#include "runner/engine/suite.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "runner/base/error.h"
+#include "runner/engine/json_locations.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* framework_name(Framework f) {
+  switch (f) {
+    case Framework::kUnittest:
+      return "unittest";
+    case Framework::kPytest:
+      return "pytest";
+    case Framework::kGtest:
+      return "gtest";
+  }
+  return "?";
+}
+
+std::optional<Framework> parse_framework(const std::string& name) {
+  if (name == "unittest") return Framework::kUnittest;
+  if (name == "pytest") return Framework::kPytest;
+  if (name == "gtest") return Framework::kGtest;
+  return std::nullopt;
+}
+
+namespace {
+
+// The keys a suite file may hold. Keys starting with '_' or "$" are comments and ignored.
+const std::set<std::string> kKnownKeys = {
+    "name",      "project_root", "project_root_env", "tests_dir", "pattern",
+    "framework", "python",       "pythonpath",       "env",       "args",
+    "timeout_s", "source_url",   "gtest_shards"};
+
+constexpr std::int64_t kMaxGtestShards = 1000;
+
+// Edit distance, for "did you mean" suggestions on unknown keys.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+class SuiteReader {
+ public:
+  SuiteReader(fs::path file, std::string text)
+      : file_(std::move(file)), text_(std::move(text)), lines_(json_member_lines(text_)) {}
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
+    auto it = lines_.find(pointer);
+    int line = it == lines_.end() ? 1 : it->second;
+    // Display form: path segments joined with '.', pointer escapes undone.
+    std::string key;
+    for (std::size_t i = 1; i < pointer.size(); ++i) {
+      if (pointer[i] == '/') {
+        key += '.';
+      } else if (pointer[i] == '~' && i + 1 < pointer.size()) {
+        key += pointer[++i] == '1' ? '/' : '~';
+      } else {
+        key += pointer[i];
+      }
+    }
+    if (key.empty()) key = "(top level)";
+    throw UsageError(fmt::format("{}:{}: key \"{}\": {}", file_.string(), line, key, message));
+  }
+
+  std::string string_at(const json& v, const std::string& pointer) const {
+    if (!v.is_string()) fail(pointer, fmt::format("expected a string, got {}", v.type_name()));
+    return v.get<std::string>();
+  }
+
+  const fs::path& file() const { return file_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  fs::path file_;
+  std::string text_;
+  std::map<std::string, int> lines_;
+};
+
+}  // namespace
+
+Suite load_suite(const fs::path& suite_dir_or_file) {
+  fs::path file = suite_dir_or_file;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) file /= "suite.json";
+  if (!fs::exists(file, ec)) {
+    throw UsageError(
+        fmt::format("{}: no such suite file (a suite is a folder with suite.json)", file.string()));
+  }
+  file = fs::absolute(file).lexically_normal();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot read", file.string()));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  SuiteReader r(file, buffer.str());
+
+  json doc;
+  try {
+    doc = json::parse(r.text());
+  } catch (const json::parse_error& e) {
+    TextPosition pos = position_of_offset(r.text(), e.byte == 0 ? 0 : e.byte - 1);
+    std::string what = e.what();
+    // nlohmann's message is "[json.exception.parse_error.101] parse error at line L, column C:
+    // <detail>"; keep the detail only.
+    auto colon = what.find(": ", what.find("parse error"));
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    throw UsageError(
+        fmt::format("{}:{}:{}: malformed JSON: {}", file.string(), pos.line, pos.column, detail));
+  }
+  if (!doc.is_object()) r.fail("", "a suite file holds one JSON object");
+
+  Suite s;
+  s.file = file;
+  const fs::path suite_dir = file.parent_path();
+
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string& key = it.key();
+    if (key.empty() || key[0] == '_' || key[0] == '$') continue;
+    if (kKnownKeys.count(key) == 0) {
+      std::string best;
+      std::size_t best_d = 3;
+      for (const auto& k : kKnownKeys) {
+        std::size_t d = edit_distance(key, k);
+        if (d < best_d) {
+          best_d = d;
+          best = k;
+        }
+      }
+      r.fail("/" + json_pointer_token(key),
+             best.empty() ? std::string("unknown key (see docs/suites.md)")
+                          : fmt::format("unknown key; did you mean \"{}\"?", best));
+    }
+  }
+
+  auto get_string = [&](const char* key, std::string& out, bool required = false) {
+    auto it = doc.find(key);
+    if (it == doc.end()) {
+      if (required) r.fail("", fmt::format("missing required key \"{}\"", key));
+      return;
+    }
+    out = r.string_at(*it, std::string("/") + key);
+  };
+
+  get_string("name", s.name, /*required=*/true);
+  if (s.name.empty() || s.name.find_first_of("/\\ \t\n") != std::string::npos) {
+    r.fail("/name", "must be a non-empty identifier without '/', '\\' or spaces");
+  }
+
+  std::string project_root = ".";
+  get_string("project_root", project_root);
+  get_string("project_root_env", s.project_root_env);
+  get_string("tests_dir", s.tests_dir);
+  get_string("pattern", s.pattern);
+  get_string("python", s.python);
+  get_string("source_url", s.source_url);
+
+  if (auto it = doc.find("framework"); it != doc.end()) {
+    std::string name = r.string_at(*it, "/framework");
+    auto f = parse_framework(name);
+    if (!f) {
+      r.fail("/framework", fmt::format("unknown framework \"{}\" (unittest, pytest, gtest)", name));
+    }
+    s.framework = *f;
+  }
+  if (s.framework == Framework::kGtest && doc.find("pattern") == doc.end()) s.pattern = "*_test";
+  if (auto it = doc.find("gtest_shards"); it != doc.end()) {
+    if (s.framework != Framework::kGtest) {
+      r.fail("/gtest_shards", "only for \"framework\": \"gtest\"");
+    }
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 ||
+        it->get<std::int64_t>() > kMaxGtestShards) {
+      r.fail("/gtest_shards",
+             fmt::format("expected a whole number of shards from 1 to {}", kMaxGtestShards));
+    }
+    s.gtest_shards = it->get<int>();
+  }
+  if (auto it = doc.find("timeout_s"); it != doc.end()) {
+    if (!it->is_number() || it->get<double>() <= 0) {
+      r.fail("/timeout_s", "expected a positive number of seconds");
+    }
+    s.timeout_s = it->get<double>();
+  }
+  auto string_list = [&](const char* key) {
+    std::vector<std::string> out;
+    auto it = doc.find(key);
+    if (it == doc.end()) return out;
+    const std::string pointer = std::string("/") + key;
+    if (!it->is_array())
+      r.fail(pointer, fmt::format("expected a list of strings, got {}", it->type_name()));
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      out.push_back(r.string_at((*it)[i], pointer + "/" + std::to_string(i)));
+    }
+    return out;
+  };
+  std::vector<std::string> pythonpath = string_list("pythonpath");
+  s.args = string_list("args");
+  if (auto it = doc.find("env"); it != doc.end()) {
+    if (!it->is_object())
+      r.fail("/env", fmt::format("expected an object, got {}", it->type_name()));
+    for (auto e = it->begin(); e != it->end(); ++e) {
+      if (e.key().empty() || e.key().find('=') != std::string::npos) {
+        r.fail("/env/" + json_pointer_token(e.key()), "not a valid environment variable name");
+      }
+      s.env[e.key()] = r.string_at(e.value(), "/env/" + json_pointer_token(e.key()));
+    }
+  }
+
+  // Resolve the project root: the named environment variable wins when set.
+  fs::path root = suite_dir / project_root;
+  std::string root_origin = fmt::format("{} (\"project_root\")", file.string());
+  if (!s.project_root_env.empty()) {
+    const char* value = std::getenv(s.project_root_env.c_str());
+    if (value != nullptr && *value != '\0') {
+      root = value;
+      root_origin =
+          fmt::format("${} (\"project_root_env\" of {})", s.project_root_env, file.string());
+    }
+  }
+  root = fs::absolute(root).lexically_normal();
+  if (!fs::is_directory(root, ec)) {
+    std::string hint = s.project_root_env.empty()
+                           ? std::string()
+                           : fmt::format("; set {} to the checkout's path", s.project_root_env);
+    throw UsageError(fmt::format("project root {} does not exist (from {}){}", root.string(),
+                                 root_origin, hint));
+  }
+  s.project_root = fs::path(root.string().back() == '/' && root.string().size() > 1
+                                ? root.string().substr(0, root.string().size() - 1)
+                                : root.string());
+  if (!fs::is_directory(s.tests_root(), ec)) {
+    throw UsageError(fmt::format("tests folder {} does not exist (\"tests_dir\" of {})",
+                                 s.tests_root().string(), file.string()));
+  }
+  for (const auto& p : pythonpath) {
+    s.pythonpath.push_back((s.project_root / p).lexically_normal());
+  }
+  if (s.python.find('/') != std::string::npos) {
+    s.python = fs::absolute(suite_dir / s.python).lexically_normal().string();
+  }
+  return s;
+}
+
+}  // namespace devshim

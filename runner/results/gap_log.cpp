@@ -1,0 +1,294 @@
+#include "runner/results/gap_log.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "parsers/gap_attribution.h"
+#include "runner/base/error.h"
+
+namespace devshim {
+
+namespace {
+
+constexpr const char* kColumns =
+    "g.api, g.kind, g.status, g.status_by, g.severity, g.severity_by, g.equivalent, g.action, "
+    "g.note, g.why, g.first_seen_run, g.last_seen_run, g.fixed_in_run, g.first_seen_at, "
+    "g.last_seen_at, g.updated_at, "
+    "(SELECT COUNT(*) FROM gap_tests t WHERE t.api = g.api AND t.run_id = g.last_seen_run), "
+    "(SELECT COUNT(DISTINCT t.file) FROM gap_tests t WHERE t.api = g.api "
+    " AND t.run_id = g.last_seen_run)";
+
+bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
+  return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; });
+}
+
+// The same suite and the same targets: runs whose absence of a gap says it is fixed.
+bool same_scope(const RunRecord& a, const RunRecord& b) {
+  return a.suite == b.suite && a.targets == b.targets;
+}
+
+int severity_rank(const std::string& s) {
+  return s == "critical" ? 0 : s == "high" ? 1 : s == "medium" ? 2 : 3;
+}
+
+}  // namespace
+
+std::string computed_severity(int tests, int files) {
+  if (tests >= 20 || files >= 5) return "critical";
+  if (tests >= 5) return "high";
+  if (tests >= 2) return "medium";
+  return "low";
+}
+
+int GapLog::update_from_run(std::int64_t run_id) {
+  const auto run = store_.run(run_id);
+  if (!run || run->mode != "shim" || run->status == "interrupted" || run->status == "running") {
+    return 0;
+  }
+  struct Seen {
+    GapAttribution attribution;
+    std::vector<GapTest> tests;
+  };
+  std::map<std::string, Seen> seen;
+  for (const auto& c : store_.cases(run_id)) {
+    // Every failing test: a regression and a broken_both alike are the shim's to carry (a test
+    // the baseline skips for want of CUDA and that fails under the shim is broken_both).
+    if (!is_failure(c.test.status)) continue;
+    auto a = attribute_failure(c.test.exception, c.test.message, c.test.traceback);
+    if (!a) continue;  // nothing points into torch or the shim (docs/gaps.md: not yet an entry)
+    auto& s = seen[a->api];
+    if (s.tests.empty()) s.attribution = *a;
+    s.tests.push_back({c.file, c.test.classname, c.test.name});
+  }
+
+  const std::string now = iso8601_utc_now();
+  sql::Transaction tx(db_);
+  sql::Statement upsert(
+      db_,
+      "INSERT INTO gaps (api, kind, why, first_seen_run, last_seen_run, first_seen_at, "
+      "last_seen_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5, ?5) "
+      "ON CONFLICT (api) DO UPDATE SET kind = excluded.kind, why = excluded.why, "
+      "last_seen_run = excluded.last_seen_run, last_seen_at = excluded.last_seen_at, "
+      "updated_at = excluded.updated_at, "
+      "status = CASE WHEN status_by = 'auto' THEN 'open' ELSE status END, "
+      "fixed_in_run = CASE WHEN status_by = 'auto' THEN NULL ELSE fixed_in_run END");
+  sql::Statement test(db_,
+                      "INSERT OR IGNORE INTO gap_tests (api, run_id, file, classname, name) "
+                      "VALUES (?,?,?,?,?)");
+  for (const auto& [api, s] : seen) {
+    upsert.bind(1, api)
+        .bind(2, s.attribution.kind)
+        .bind(3, s.attribution.why)
+        .bind(4, run_id)
+        .bind(5, now)
+        .run();
+    for (const auto& t : s.tests) {
+      test.bind(1, api).bind(2, run_id).bind(3, t.file).bind(4, t.classname).bind(5, t.name).run();
+    }
+    refresh_severity(api);
+  }
+  // Open entries last seen in an earlier run of the same scope, and not seen now: fixed.
+  sql::Statement open(db_,
+                      "SELECT api, last_seen_run FROM gaps WHERE status = 'open' AND "
+                      "status_by = 'auto' AND kind != 'unpatched' AND last_seen_run IS NOT NULL "
+                      "AND last_seen_run < ?");
+  open.bind(1, run_id);
+  std::vector<std::pair<std::string, std::int64_t>> candidates;
+  while (open.step()) candidates.emplace_back(open.text(0), open.int64(1));
+  open.reset();
+  sql::Statement fix(db_,
+                     "UPDATE gaps SET status = 'fixed', fixed_in_run = ?, updated_at = ? "
+                     "WHERE api = ?");
+  for (const auto& [api, last] : candidates) {
+    if (seen.count(api) > 0) continue;
+    auto earlier = store_.run(last);
+    if (!earlier || !same_scope(*earlier, *run)) continue;
+    fix.bind(1, run_id).bind(2, now).bind(3, api).run();
+  }
+  tx.commit();
+  return static_cast<int>(seen.size());
+}
+
+void GapLog::refresh_severity(const std::string& api) {
+  sql::Statement s(db_, "UPDATE gaps SET severity = ? WHERE api = ? AND severity_by = 'auto'");
+  auto e = entry(api);
+  if (!e) return;
+  const std::string sev = e->kind == "unpatched" && e->tests == 0
+                              ? std::string("low")
+                              : computed_severity(e->tests, e->files);
+  s.bind(1, sev).bind(2, api).run();
+}
+
+std::pair<int, int> GapLog::apply_scan(const std::vector<std::string>& surface,
+                                       const std::vector<std::string>& carried) {
+  const std::set<std::string> carried_set(carried.begin(), carried.end());
+  const std::string now = iso8601_utc_now();
+  int added = 0, fixed = 0;
+  sql::Transaction tx(db_);
+  sql::Statement insert(db_,
+                        "INSERT OR IGNORE INTO gaps (api, kind, why, first_seen_at, "
+                        "last_seen_at, updated_at) VALUES (?1, 'unpatched', "
+                        "'torch has it; the shim does not declare it', ?2, ?2, ?2)");
+  sql::Statement reopen(db_,
+                        "UPDATE gaps SET status = 'open', fixed_in_run = NULL, last_seen_at = ?2, "
+                        "updated_at = ?2 WHERE api = ?1 AND kind = 'unpatched' AND "
+                        "status_by = 'auto' AND status = 'fixed'");
+  for (const auto& api : surface) {
+    if (carried_set.count(api) > 0) continue;
+    insert.bind(1, api).bind(2, now).run();
+    if (db_.changes() > 0) {
+      ++added;
+    } else {
+      reopen.bind(1, api).bind(2, now).run();
+    }
+  }
+  sql::Statement unpatched(db_,
+                           "SELECT api FROM gaps WHERE kind = 'unpatched' AND status = 'open' "
+                           "AND status_by = 'auto'");
+  std::vector<std::string> open;
+  while (unpatched.step()) open.push_back(unpatched.text(0));
+  unpatched.reset();
+  sql::Statement fix(db_, "UPDATE gaps SET status = 'fixed', updated_at = ? WHERE api = ?");
+  for (const auto& api : open) {
+    if (carried_set.count(api) == 0) continue;
+    fix.bind(1, now).bind(2, api).run();
+    ++fixed;
+  }
+  tx.commit();
+  return {added, fixed};
+}
+
+void GapLog::set(const std::string& api, const GapEdit& edit) {
+  if (api.empty()) throw UsageError("gaps set: the API must not be empty");
+  if (edit.severity && !one_of(*edit.severity, {"critical", "high", "medium", "low", "auto"})) {
+    throw UsageError(
+        fmt::format("gaps set: --severity must be critical, high, medium, low or auto, not \"{}\"",
+                    *edit.severity));
+  }
+  if (edit.status && !one_of(*edit.status, {"open", "fixed", "wontfix", "auto"})) {
+    throw UsageError(fmt::format(
+        "gaps set: --status must be open, fixed, wontfix or auto, not \"{}\"", *edit.status));
+  }
+  if (edit.kind && !one_of(*edit.kind, {"failing", "unpatched", "unsupported_op", "cuda_only"})) {
+    throw UsageError(fmt::format(
+        "gaps set: --kind must be failing, unpatched, unsupported_op or cuda_only, not \"{}\"",
+        *edit.kind));
+  }
+  const std::string now = iso8601_utc_now();
+  sql::Transaction tx(db_);
+  sql::Statement insert(db_,
+                        "INSERT OR IGNORE INTO gaps (api, kind, why, first_seen_at, last_seen_at, "
+                        "updated_at) VALUES (?1, ?2, 'entered by a person', ?3, ?3, ?3)");
+  insert.bind(1, api).bind(2, edit.kind.value_or("failing")).bind(3, now).run();
+  auto update = [&](const char* sql_text, const std::string& value) {
+    sql::Statement u(db_, sql_text);
+    u.bind(1, value).bind(2, now).bind(3, api).run();
+  };
+  if (edit.severity) {
+    if (*edit.severity == "auto") {
+      update("UPDATE gaps SET severity_by = 'auto', updated_at = ?2 WHERE api = ?3 AND ?1 = ?1",
+             "");
+    } else {
+      update(
+          "UPDATE gaps SET severity = ?1, severity_by = 'person', updated_at = ?2 WHERE api = ?3",
+          *edit.severity);
+    }
+  }
+  if (edit.status) {
+    if (*edit.status == "auto") {
+      update("UPDATE gaps SET status_by = 'auto', updated_at = ?2 WHERE api = ?3 AND ?1 = ?1", "");
+    } else {
+      update("UPDATE gaps SET status = ?1, status_by = 'person', updated_at = ?2 WHERE api = ?3",
+             *edit.status);
+    }
+  }
+  if (edit.kind) update("UPDATE gaps SET kind = ?1, updated_at = ?2 WHERE api = ?3", *edit.kind);
+  if (edit.action)
+    update("UPDATE gaps SET action = ?1, updated_at = ?2 WHERE api = ?3", *edit.action);
+  if (edit.note) update("UPDATE gaps SET note = ?1, updated_at = ?2 WHERE api = ?3", *edit.note);
+  if (edit.equivalent) {
+    update("UPDATE gaps SET equivalent = ?1, updated_at = ?2 WHERE api = ?3", *edit.equivalent);
+  }
+  tx.commit();
+  refresh_severity(api);
+}
+
+std::vector<GapEntry> GapLog::query(const std::string& where,
+                                    const std::function<void(sql::Statement&)>& bind,
+                                    bool with_tests, std::int64_t tests_run) {
+  sql::Statement s(db_, fmt::format("SELECT {} FROM gaps g {}", kColumns, where));
+  if (bind) bind(s);
+  std::vector<GapEntry> out;
+  while (s.step()) {
+    GapEntry e;
+    e.api = s.text(0);
+    e.kind = s.text(1);
+    e.status = s.text(2);
+    e.status_by_person = s.text(3) == "person";
+    e.severity = s.text(4);
+    e.severity_by_person = s.text(5) == "person";
+    e.equivalent = s.text(6);
+    e.action = s.text(7);
+    e.note = s.text(8);
+    e.why = s.text(9);
+    e.first_seen_run = s.opt_int64(10).value_or(0);
+    e.last_seen_run = s.opt_int64(11).value_or(0);
+    e.fixed_in_run = s.opt_int64(12).value_or(0);
+    e.first_seen_at = s.text(13);
+    e.last_seen_at = s.text(14);
+    e.updated_at = s.text(15);
+    e.tests = static_cast<int>(s.int64(16));
+    e.files = static_cast<int>(s.int64(17));
+    out.push_back(std::move(e));
+  }
+  if (with_tests) {
+    sql::Statement t(db_,
+                     "SELECT file, classname, name FROM gap_tests WHERE api = ? AND run_id = ? "
+                     "ORDER BY file, classname, name");
+    for (auto& e : out) {
+      const std::int64_t run = tests_run > 0 ? tests_run : e.last_seen_run;
+      t.bind(1, e.api).bind(2, run);
+      while (t.step()) e.test_list.push_back({t.text(0), t.text(1), t.text(2)});
+      t.reset();
+      if (tests_run > 0) {
+        e.tests = static_cast<int>(e.test_list.size());
+        std::set<std::string> files;
+        for (const auto& x : e.test_list) files.insert(x.file);
+        e.files = static_cast<int>(files.size());
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const GapEntry& a, const GapEntry& b) {
+    auto rank = [](const GapEntry& e) {
+      return e.status == "open" ? 0 : e.status == "wontfix" ? 1 : 2;
+    };
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    if (severity_rank(a.severity) != severity_rank(b.severity)) {
+      return severity_rank(a.severity) < severity_rank(b.severity);
+    }
+    if (a.tests != b.tests) return a.tests > b.tests;
+    return a.api < b.api;
+  });
+  return out;
+}
+
+std::vector<GapEntry> GapLog::list() { return query("", nullptr, false, 0); }
+
+std::optional<GapEntry> GapLog::entry(const std::string& api) {
+  auto found = query(
+      "WHERE g.api = ?", [&](sql::Statement& s) { s.bind(1, api); }, true, 0);
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
+}
+
+std::vector<GapEntry> GapLog::for_run(std::int64_t run_id) {
+  return query(
+      "WHERE g.api IN (SELECT api FROM gap_tests WHERE run_id = ?)",
+      [&](sql::Statement& s) { s.bind(1, run_id); }, true, run_id);
+}
+
+}  // namespace devshim

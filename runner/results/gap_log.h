@@ -1,0 +1,86 @@
+// The API gap log (docs/gaps.md): torch APIs the shim does not carry well yet, kept in the results
+// database across runs. Entries come from failures under the shim (update_from_run), from
+// comparing torch's CUDA surface with what the shim declares it carries (apply_scan), and from
+// people (set); fields a person set are never overwritten by later runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/results/store.h"
+
+namespace devshim {
+
+struct GapTest {
+  std::string file, classname, name;
+};
+
+struct GapEntry {
+  std::string api;
+  std::string kind;    ///< failing, unpatched, unsupported_op, cuda_only
+  std::string status;  ///< open, fixed, wontfix
+  bool status_by_person = false;
+  std::string severity;  ///< critical, high, medium, low
+  bool severity_by_person = false;
+  std::string equivalent, action, note;
+  std::string why;  ///< how the latest evidence was attributed
+  std::int64_t first_seen_run = 0, last_seen_run = 0, fixed_in_run = 0;  ///< 0: none
+  std::string first_seen_at, last_seen_at, updated_at;
+  int tests = 0;                   ///< affected tests in last_seen_run
+  int files = 0;                   ///< their files
+  std::vector<GapTest> test_list;  ///< filled by GapLog::entry and GapLog::for_run
+};
+
+/// What a person may set (`runner gaps set`); unset fields stay as they are.
+struct GapEdit {
+  std::optional<std::string> severity, status, action, note, equivalent, kind;
+};
+
+/// The severity computed from impact when no person set one: critical ≥ 20 tests or ≥ 5 files,
+/// high ≥ 5 tests, medium ≥ 2 tests, else low.
+std::string computed_severity(int tests, int files);
+
+class GapLog {
+ public:
+  explicit GapLog(Store& store) : store_(store), db_(store.database()) {}
+
+  /// Attributes run_id's failures to torch APIs (parsers/gap_attribution.h) and updates the log:
+  /// every failing test (with a baseline: regressions and broken_both alike) that a rule
+  /// attributes (a failure pointing nowhere into torch or the shim is no entry yet). An API
+  /// seen again is reopened (unless a person set its status); an open entry last seen in a run
+  /// of the same suite and targets and absent from this one is marked fixed. Baseline runs and
+  /// interrupted runs change nothing. Returns the number of APIs seen in this run.
+  int update_from_run(std::int64_t run_id);
+
+  /// `runner gaps scan`: surface = public torch CUDA APIs, carried = what the shim declares it
+  /// carries. Uncarried APIs become `unpatched` entries; unpatched entries now carried are fixed.
+  /// Returns {new entries, entries marked fixed}.
+  std::pair<int, int> apply_scan(const std::vector<std::string>& surface,
+                                 const std::vector<std::string>& carried);
+
+  /// Sets fields by hand (creating the entry, kind failing unless given, when it is new). Throws
+  /// UsageError for values outside the vocabulary.
+  void set(const std::string& api, const GapEdit& edit);
+
+  /// Every entry, biggest impact first (open before fixed, then severity, then tests).
+  std::vector<GapEntry> list();
+  std::optional<GapEntry> entry(const std::string& api);
+  /// Entries with evidence in run_id, with the run's tests, most affected tests first.
+  std::vector<GapEntry> for_run(std::int64_t run_id);
+
+ private:
+  void refresh_severity(const std::string& api);
+  /// Entries matching `where` (bound by bind); with_tests fills test_list from tests_run, or
+  /// from each entry's last_seen_run when tests_run is 0.
+  std::vector<GapEntry> query(const std::string& where,
+                              const std::function<void(sql::Statement&)>& bind, bool with_tests,
+                              std::int64_t tests_run);
+
+  Store& store_;
+  sql::Database& db_;
+};
+
+}  // namespace devshim

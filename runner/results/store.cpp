@@ -1,0 +1,779 @@
+#include "runner/results/store.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "parsers/line_reader.h"
+#include "parsers/signature.h"
+#include "runner/base/error.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
+constexpr std::array<const char*, 8> kMigrations = {
+    R"sql(
+CREATE TABLE runs (
+  id             INTEGER PRIMARY KEY,
+  suite          TEXT NOT NULL,
+  suite_file     TEXT NOT NULL,
+  framework      TEXT NOT NULL,
+  targets        TEXT NOT NULL,          -- JSON list
+  command_line   TEXT NOT NULL,          -- JSON list (argv)
+  mode           TEXT NOT NULL CHECK (mode IN ('shim', 'baseline')),
+  status         TEXT NOT NULL CHECK (status IN ('running', 'passed', 'failed', 'interrupted')),
+  started_at     TEXT NOT NULL,
+  finished_at    TEXT,
+  host           TEXT NOT NULL,
+  project_root   TEXT NOT NULL,
+  tests_dir      TEXT NOT NULL,
+  project_commit TEXT,
+  out_dir        TEXT NOT NULL,
+  jobs           INTEGER NOT NULL,
+  timeout_s      REAL NOT NULL,
+  runner_pid     INTEGER NOT NULL
+);
+CREATE TABLE files (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  path        TEXT NOT NULL,
+  status      TEXT CHECK (status IN ('passed', 'failed', 'error', 'timeout', 'crashed',
+                                     'no_tests', 'interrupted')),
+  exit_code   INTEGER,
+  signal      INTEGER,
+  timed_out   INTEGER NOT NULL DEFAULT 0,
+  duration_s  REAL,
+  log_path    TEXT,
+  started_at  TEXT,
+  finished_at TEXT,
+  note        TEXT,
+  UNIQUE (run_id, path)
+);
+CREATE INDEX files_by_path ON files(path, run_id);
+CREATE INDEX runs_by_suite ON runs(suite, started_at);
+)sql",
+    // 2: per-test results and failure signatures (parsers/).
+    R"sql(
+ALTER TABLE files ADD COLUMN parsed_from TEXT;     -- 'junit', 'log' or NULL (nothing parsed)
+ALTER TABLE files ADD COLUMN reported TEXT;        -- JSON: the framework's own closing counts
+CREATE TABLE signatures (
+  signature      TEXT PRIMARY KEY,                 -- 16 hex digits (parsers/signature.h)
+  exception      TEXT NOT NULL,
+  message        TEXT NOT NULL,                    -- normalised message
+  example        TEXT NOT NULL,                    -- one real message
+  first_seen_run INTEGER NOT NULL,
+  last_seen_run  INTEGER NOT NULL
+);
+CREATE TABLE cases (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id     INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  classname   TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  status      TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error', 'skipped', 'xfailed',
+                                              'xpassed')),
+  duration_s  REAL,
+  exception   TEXT,
+  message     TEXT,
+  traceback   TEXT,
+  signature   TEXT REFERENCES signatures(signature),
+  source_path TEXT,
+  source_line INTEGER,
+  culprit     TEXT CHECK (culprit IN ('crashed', 'timeout', 'interrupted'))
+);
+CREATE INDEX cases_by_run ON cases(run_id, status);
+CREATE INDEX cases_by_file ON cases(file_id);
+CREATE INDEX cases_by_test ON cases(classname, name);
+CREATE INDEX cases_by_signature ON cases(signature);
+)sql",
+    // 3: what reports need to say about a run.
+    R"sql(
+ALTER TABLE runs ADD COLUMN source_url TEXT;       -- suite.json's template for upstream links
+ALTER TABLE runs ADD COLUMN environment TEXT;      -- JSON: the suite interpreter's probe, cores
+)sql",
+    // 4: differential runs: a shim run names the baseline (shim off) run it is compared with.
+    R"sql(
+ALTER TABLE runs ADD COLUMN baseline_run INTEGER REFERENCES runs(id);
+)sql",
+    // 5: the shims' redirection records (runner/redirection_record.h), one row per entry.
+    R"sql(
+CREATE TABLE redirections (
+  id            INTEGER PRIMARY KEY,
+  run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id       INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  shim          TEXT NOT NULL,                     -- 'python' or 'cpp'
+  api           TEXT NOT NULL,
+  requested     TEXT NOT NULL,
+  used          TEXT NOT NULL,
+  count         INTEGER NOT NULL CHECK (count > 0),
+  site_path     TEXT,                              -- first call site; relative to the project
+  site_line     INTEGER,
+  site_function TEXT
+);
+CREATE INDEX redirections_by_run ON redirections(run_id, api);
+CREATE INDEX redirections_by_file ON redirections(file_id);
+)sql",
+    // 6: nightly: the run compared with, shards, flaky tests' attempts, durations for scheduling.
+    R"sql(
+ALTER TABLE runs ADD COLUMN previous_run INTEGER REFERENCES runs(id) ON DELETE SET NULL;
+ALTER TABLE runs ADD COLUMN shard TEXT;            -- '2/4' for --shard; NULL otherwise
+ALTER TABLE runs ADD COLUMN shard_plan TEXT;       -- fingerprint of the whole shard assignment
+ALTER TABLE cases ADD COLUMN flaky INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE attempts (
+  id         INTEGER PRIMARY KEY,
+  run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id    INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  classname  TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  attempt    INTEGER NOT NULL CHECK (attempt >= 1),  -- 1: the first run; 2...: reruns
+  status     TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error', 'skipped', 'xfailed',
+                                             'xpassed')),
+  message    TEXT,
+  UNIQUE (file_id, classname, name, attempt)
+);
+CREATE INDEX attempts_by_run ON attempts(run_id);
+CREATE TABLE durations (
+  suite    TEXT NOT NULL,
+  path     TEXT NOT NULL,                          -- files.path
+  avg_s    REAL NOT NULL,                          -- running average of files.duration_s
+  samples  INTEGER NOT NULL,
+  last_run INTEGER NOT NULL,                       -- the run that last updated it
+  PRIMARY KEY (suite, path)
+);
+)sql",
+    // 7: the API gap log (runner/gap_log.h): one row per torch API; the tests that showed it.
+    R"sql(
+CREATE TABLE gaps (
+  api            TEXT PRIMARY KEY,
+  kind           TEXT NOT NULL CHECK (kind IN ('failing', 'unpatched', 'unsupported_op',
+                                               'cuda_only')),
+  status         TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'fixed', 'wontfix')),
+  status_by      TEXT NOT NULL DEFAULT 'auto' CHECK (status_by IN ('auto', 'person')),
+  severity       TEXT NOT NULL DEFAULT 'low' CHECK (severity IN ('critical', 'high', 'medium',
+                                                                 'low')),
+  severity_by    TEXT NOT NULL DEFAULT 'auto' CHECK (severity_by IN ('auto', 'person')),
+  equivalent     TEXT,
+  action         TEXT,
+  note           TEXT,
+  why            TEXT,
+  first_seen_run INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  last_seen_run  INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  fixed_in_run   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  first_seen_at  TEXT NOT NULL,
+  last_seen_at   TEXT NOT NULL,
+  updated_at     TEXT NOT NULL
+);
+CREATE TABLE gap_tests (
+  id        INTEGER PRIMARY KEY,
+  api       TEXT NOT NULL REFERENCES gaps(api) ON DELETE CASCADE,
+  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file      TEXT NOT NULL,
+  classname TEXT NOT NULL,
+  name      TEXT NOT NULL,
+  UNIQUE (api, run_id, file, classname, name)
+);
+CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
+)sql",
+    // 8: repeated tracebacks stored once (texts); cases rebuilt with its CHECKs as comparisons,
+    // which SQLite evaluates without building a temporary table of the IN list for every row.
+    R"sql(
+CREATE TABLE texts (
+  id   INTEGER PRIMARY KEY,
+  hash INTEGER NOT NULL UNIQUE,                    -- 64-bit FNV-1a of text
+  text TEXT NOT NULL
+);
+CREATE TABLE cases_v8 (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file_id      INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  classname    TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  status       TEXT NOT NULL CHECK (status = 'passed' OR status = 'failed' OR status = 'error'
+                                    OR status = 'skipped' OR status = 'xfailed'
+                                    OR status = 'xpassed'),
+  duration_s   REAL,
+  exception    TEXT,
+  message      TEXT,
+  traceback    TEXT,                               -- NULL when traceback_id names it
+  signature    TEXT REFERENCES signatures(signature),
+  source_path  TEXT,
+  source_line  INTEGER,
+  culprit      TEXT CHECK (culprit = 'crashed' OR culprit = 'timeout'
+                           OR culprit = 'interrupted'),
+  flaky        INTEGER NOT NULL DEFAULT 0,
+  traceback_id INTEGER REFERENCES texts(id)
+);
+INSERT INTO cases_v8 (id, run_id, file_id, classname, name, status, duration_s, exception,
+                      message, traceback, signature, source_path, source_line, culprit, flaky)
+  SELECT id, run_id, file_id, classname, name, status, duration_s, exception, message,
+         traceback, signature, source_path, source_line, culprit, flaky FROM cases;
+DROP TABLE cases;
+ALTER TABLE cases_v8 RENAME TO cases;
+CREATE INDEX cases_by_run ON cases(run_id, status);
+CREATE INDEX cases_by_file ON cases(file_id);
+CREATE INDEX cases_by_test ON cases(classname, name);
+CREATE INDEX cases_by_signature ON cases(signature);
+)sql",
+};
+
+// 64-bit FNV-1a: the key of a text in table texts (stable across builds and hosts).
+std::int64_t text_hash(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  std::int64_t out = 0;
+  std::memcpy(&out, &h, sizeof out);
+  return out;
+}
+
+std::string host_name() {
+  std::array<char, 256> buf{};
+  if (::gethostname(buf.data(), buf.size() - 1) != 0) return "unknown";
+  return buf.data();
+}
+
+std::vector<std::string> json_list(const std::string& text) {
+  std::vector<std::string> out;
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& v : j) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+RunRecord read_run(const sql::Statement& s) {
+  RunRecord r;
+  r.id = s.int64(0);
+  r.suite = s.text(1);
+  r.suite_file = s.text(2);
+  r.framework = s.text(3);
+  r.targets = json_list(s.text(4));
+  r.command_line = json_list(s.text(5));
+  r.mode = s.text(6);
+  r.status = s.text(7);
+  r.started_at = s.text(8);
+  r.finished_at = s.text(9);
+  r.host = s.text(10);
+  r.project_root = s.text(11);
+  r.tests_dir = s.text(12);
+  r.project_commit = s.text(13);
+  r.out_dir = s.text(14);
+  r.jobs = static_cast<int>(s.int64(15));
+  r.timeout_s = s.real(16);
+  r.runner_pid = s.int64(17);
+  r.source_url = s.text(18);
+  r.environment = s.text(19);
+  r.baseline_run = s.opt_int64(20).value_or(0);
+  r.previous_run = s.opt_int64(21).value_or(0);
+  r.shard = s.text(22);
+  r.shard_plan = s.text(23);
+  return r;
+}
+
+constexpr const char* kRunColumns =
+    "id, suite, suite_file, framework, targets, command_line, mode, status, started_at, "
+    "finished_at, host, project_root, tests_dir, project_commit, out_dir, jobs, timeout_s, "
+    "runner_pid, source_url, environment, baseline_run, previous_run, shard, shard_plan";
+
+}  // namespace
+
+std::string iso8601_utc(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
+std::string iso8601_utc_now() { return iso8601_utc(std::chrono::system_clock::now()); }
+
+std::string local_stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y%m%d-%H%M%S", &tm);
+  return buf.data();
+}
+
+int Store::schema_version() { return static_cast<int>(kMigrations.size()); }
+
+Store::Store(const fs::path& path) : db_(path) {
+  db_.use_wal();
+  db_.exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
+  migrate();
+  mark_stale_runs_interrupted();
+}
+
+void Store::migrate() {
+  auto read_version = [this] {
+    sql::Statement v(db_, "PRAGMA user_version");
+    v.step();
+    const int version = static_cast<int>(v.int64(0));
+    if (version > schema_version()) {
+      throw RuntimeError(fmt::format(
+          "{}: database schema version {} is newer than this runner's ({}); use a newer runner",
+          db_.path().string(), version, schema_version()));
+    }
+    return version;
+  };
+  if (read_version() == schema_version()) return;
+  sql::Transaction tx(db_);
+  // Again under the write lock: another runner may have migrated it while this one waited.
+  const int version = read_version();
+  for (int i = version; i < schema_version(); ++i) db_.exec(kMigrations[i]);
+  db_.exec(fmt::format("PRAGMA user_version = {}", schema_version()));
+  tx.commit();
+}
+
+void Store::mark_stale_runs_interrupted() {
+  const std::string host = host_name();
+  std::vector<std::int64_t> stale;
+  {
+    sql::Statement s(db_, "SELECT id, runner_pid FROM runs WHERE status = 'running' AND host = ?");
+    s.bind(1, host);
+    while (s.step()) {
+      auto pid = static_cast<pid_t>(s.int64(1));
+      if (pid == ::getpid()) continue;
+      if (::kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(s.int64(0));
+    }
+  }
+  if (stale.empty()) return;
+  sql::Transaction tx(db_);
+  sql::Statement u(db_, "UPDATE runs SET status = 'interrupted' WHERE id = ?");
+  for (auto id : stale) u.bind(1, id).run();
+  tx.commit();
+}
+
+std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& planned_files) {
+  if (run.host.empty()) run.host = host_name();
+  if (run.runner_pid == 0) run.runner_pid = ::getpid();
+  sql::Transaction tx(db_);
+  sql::Statement ins(db_,
+                     "INSERT INTO runs (suite, suite_file, framework, targets, command_line, mode, "
+                     "status, started_at, finished_at, host, project_root, tests_dir, "
+                     "project_commit, out_dir, jobs, timeout_s, runner_pid, source_url, "
+                     "environment, baseline_run, previous_run, shard, shard_plan) "
+                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, run.suite)
+      .bind(2, run.suite_file)
+      .bind(3, run.framework)
+      .bind(4, json(run.targets).dump())
+      .bind(5, json(run.command_line).dump())
+      .bind(6, run.mode)
+      .bind(7, run.status)
+      .bind(8, run.started_at)
+      .bind(9, run.host)
+      .bind(10, run.project_root)
+      .bind(11, run.tests_dir);
+  if (run.project_commit.empty()) {
+    ins.bind_null(12);
+  } else {
+    ins.bind(12, run.project_commit);
+  }
+  ins.bind(13, run.out_dir).bind(14, run.jobs).bind(15, run.timeout_s).bind(16, run.runner_pid);
+  ins.bind(17, run.source_url).bind(18, run.environment.empty() ? "{}" : run.environment);
+  if (run.baseline_run > 0) {
+    ins.bind(19, run.baseline_run);
+  } else {
+    ins.bind_null(19);
+  }
+  auto id_or_null = [](std::int64_t id) {
+    return id > 0 ? std::optional<std::int64_t>(id) : std::nullopt;
+  };
+  auto text_or_null = [](const std::string& v) {
+    return v.empty() ? std::nullopt : std::optional<std::string>(v);
+  };
+  ins.bind(20, id_or_null(run.previous_run))
+      .bind(21, text_or_null(run.shard))
+      .bind(22, text_or_null(run.shard_plan));
+  ins.run();
+  const std::int64_t id = db_.last_insert_rowid();
+  sql::Statement f(db_, "INSERT INTO files (run_id, path) VALUES (?, ?)");
+  for (const auto& p : planned_files) f.bind(1, id).bind(2, p).run();
+  tx.commit();
+  return id;
+}
+
+void Store::record_file(std::int64_t run_id, const FileRecord& file,
+                        const std::vector<TestCase>& cases,
+                        const std::vector<Redirection>& redirections) {
+  FileWriter writer(*this, run_id);
+  writer.add(file, cases, redirections);
+  writer.commit();
+}
+
+struct Store::FileWriter::Statements {
+  explicit Statements(sql::Database& db)
+      : upsert_file(db,
+                    "INSERT INTO files (run_id, path, status, exit_code, signal, timed_out, "
+                    "duration_s, log_path, started_at, finished_at, note, parsed_from, reported) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                    "ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, "
+                    "exit_code = excluded.exit_code, signal = excluded.signal, "
+                    "timed_out = excluded.timed_out, duration_s = excluded.duration_s, "
+                    "log_path = excluded.log_path, started_at = excluded.started_at, "
+                    "finished_at = excluded.finished_at, note = excluded.note, "
+                    "parsed_from = excluded.parsed_from, reported = excluded.reported"),
+        file_id(db, "SELECT id FROM files WHERE run_id = ? AND path = ?"),
+        delete_cases(db, "DELETE FROM cases WHERE file_id = ?"),
+        upsert_signature(db,
+                         "INSERT INTO signatures (signature, exception, message, example, "
+                         "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
+                         "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
+                         "max(last_seen_run, excluded.last_seen_run)"),
+        insert_case(db,
+                    "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
+                    "exception, message, traceback, signature, source_path, source_line, "
+                    "culprit, traceback_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        delete_redirections(db, "DELETE FROM redirections WHERE file_id = ?"),
+        insert_redirection(db,
+                           "INSERT INTO redirections (run_id, file_id, shim, api, requested, "
+                           "used, count, site_path, site_line, site_function) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?)"),
+        update_duration(db, Store::update_duration_sql()),
+        insert_text(db,
+                    "INSERT INTO texts (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"),
+        find_text(db, "SELECT id, text FROM texts WHERE hash = ?") {}
+
+  sql::Statement upsert_file;
+  sql::Statement file_id;
+  sql::Statement delete_cases;
+  sql::Statement upsert_signature;
+  sql::Statement insert_case;
+  sql::Statement delete_redirections;
+  sql::Statement insert_redirection;
+  sql::Statement update_duration;
+  sql::Statement insert_text;
+  sql::Statement find_text;
+};
+
+Store::FileWriter::FileWriter(Store& store, std::int64_t run_id)
+    : db_(store.db_), run_id_(run_id), tx_(db_), s_(std::make_unique<Statements>(db_)) {}
+
+// Statements are finalized before the transaction ends (members go in reverse order).
+Store::FileWriter::~FileWriter() { s_.reset(); }
+
+void Store::FileWriter::commit() {
+  s_.reset();
+  tx_.commit();
+}
+
+void Store::FileWriter::add(const FileRecord& file, const std::vector<TestCase>& cases,
+                            const std::vector<Redirection>& redirections) {
+  const std::int64_t run_id = run_id_;
+  sql::Statement& u = s_->upsert_file;
+  u.bind(1, run_id).bind(2, file.path);
+  if (file.status) {
+    u.bind(3, to_string(*file.status));
+  } else {
+    u.bind_null(3);
+  }
+  u.bind(4, file.exit_code)
+      .bind(5, file.signal)
+      .bind(6, file.timed_out ? 1 : 0)
+      .bind(7, file.duration_s)
+      .bind(8, file.log_path)
+      .bind(9, file.started_at)
+      .bind(10, file.finished_at);
+  if (file.note.empty()) {
+    u.bind_null(11);
+  } else {
+    u.bind(11, sanitize_text(file.note));
+  }
+  if (file.parsed_from.empty()) {
+    u.bind_null(12);
+  } else {
+    u.bind(12, file.parsed_from);
+  }
+  if (file.reported.present) {
+    json r{{"passed", file.reported.passed},   {"failed", file.reported.failed},
+           {"errors", file.reported.errors},   {"skipped", file.reported.skipped},
+           {"xfailed", file.reported.xfailed}, {"xpassed", file.reported.xpassed}};
+    if (file.reported.ran) r["ran"] = *file.reported.ran;
+    u.bind(13, r.dump());
+  } else {
+    u.bind_null(13);
+  }
+  u.run();
+
+  sql::Statement& id = s_->file_id;
+  id.bind(1, run_id).bind(2, file.path);
+  if (!id.step()) db_.fail("file row vanished");
+  const std::int64_t file_id = id.int64(0);
+  id.reset();
+  s_->delete_cases.bind(1, file_id).run();
+  insert_cases(file_id, cases);
+  s_->delete_redirections.bind(1, file_id).run();
+  insert_redirections(file_id, redirections);
+  Store::update_duration(s_->update_duration, run_id, file);
+}
+
+std::optional<std::int64_t> Store::FileWriter::text_id(const std::string& text) {
+  const std::int64_t hash = text_hash(text);
+  s_->insert_text.bind(1, hash).bind(2, text).run();
+  if (db_.changes() == 1) return db_.last_insert_rowid();
+  sql::Statement& find = s_->find_text;
+  find.bind(1, hash);
+  std::optional<std::int64_t> id;
+  if (find.step() && find.text(1) == text) id = find.int64(0);
+  find.reset();
+  return id;
+}
+
+void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases) {
+  sql::Statement& sig = s_->upsert_signature;
+  sql::Statement& ins = s_->insert_case;
+  auto opt_text = [](sql::Statement& s, int i, const std::string& v) {
+    if (v.empty()) {
+      s.bind_null(i);
+    } else {
+      s.bind(i, sanitize_text(v));
+    }
+  };
+  for (const TestCase& c : cases) {
+    std::string signature;
+    if (is_failure(c.status) || !c.culprit.empty()) {
+      const std::string exception = sanitize_text(c.exception);
+      const std::string message = sanitize_text(c.message);
+      signature = failure_signature(exception, message);
+      sig.bind(1, signature)
+          .bind(2, exception)
+          .bind(3, normalize_message(message))
+          .bind(4, message)
+          .bind(5, run_id_)
+          .bind(6, run_id_)
+          .run();
+    }
+    ins.bind(1, run_id_)
+        .bind(2, file_id)
+        .bind(3, sanitize_text(c.classname))
+        .bind(4, sanitize_text(c.name))
+        .bind(5, to_string(c.status))
+        .bind(6, c.duration_s);
+    opt_text(ins, 7, c.exception);
+    opt_text(ins, 8, c.message);
+    // A traceback goes to texts, once however many cases print it; inline only when another
+    // text has its hash.
+    std::optional<std::int64_t> traceback_id;
+    if (!c.traceback.empty()) {
+      const std::string traceback = sanitize_text(c.traceback);
+      traceback_id = text_id(traceback);
+      if (traceback_id) {
+        ins.bind_null(9);
+      } else {
+        ins.bind(9, traceback);
+      }
+    } else {
+      ins.bind_null(9);
+    }
+    ins.bind(14, traceback_id);
+    opt_text(ins, 10, signature);
+    opt_text(ins, 11, c.source.path);
+    if (c.source.line > 0) {
+      ins.bind(12, c.source.line);
+    } else {
+      ins.bind_null(12);
+    }
+    opt_text(ins, 13, c.culprit);
+    ins.run();
+  }
+}
+
+std::vector<StoredCase> Store::cases(std::int64_t run_id) {
+  sql::Statement s(db_,
+                   "SELECT f.path, c.classname, c.name, c.status, c.duration_s, c.exception, "
+                   "c.message, coalesce(c.traceback, t.text), c.signature, c.source_path, "
+                   "c.source_line, c.culprit, c.flaky "
+                   "FROM cases c JOIN files f ON f.id = c.file_id "
+                   "LEFT JOIN texts t ON t.id = c.traceback_id WHERE c.run_id = ? "
+                   "ORDER BY f.path, c.id");
+  s.bind(1, run_id);
+  std::vector<StoredCase> out;
+  while (s.step()) {
+    StoredCase sc;
+    sc.file = s.text(0);
+    TestCase& c = sc.test;
+    c.classname = s.text(1);
+    c.name = s.text(2);
+    c.status = parse_case_status(s.text(3)).value_or(CaseStatus::kError);
+    c.duration_s = s.opt_real(4).value_or(0);
+    c.exception = s.text(5);
+    c.message = s.text(6);
+    c.traceback = s.text(7);
+    sc.signature = s.text(8);
+    c.source.path = s.text(9);
+    c.source.line = static_cast<int>(s.opt_int64(10).value_or(0));
+    c.culprit = s.text(11);
+    sc.flaky = s.int64(12) != 0;
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+void Store::FileWriter::insert_redirections(std::int64_t file_id,
+                                            const std::vector<Redirection>& redirections) {
+  sql::Statement& ins = s_->insert_redirection;
+  auto opt_text = [](const std::string& v) {
+    return v.empty() ? std::nullopt : std::optional<std::string>(sanitize_text(v));
+  };
+  for (const Redirection& r : redirections) {
+    ins.bind(1, run_id_)
+        .bind(2, file_id)
+        .bind(3, sanitize_text(r.shim))
+        .bind(4, sanitize_text(r.api))
+        .bind(5, sanitize_text(r.requested))
+        .bind(6, sanitize_text(r.used))
+        .bind(7, static_cast<std::int64_t>(r.count))
+        .bind(8, opt_text(r.site_file))
+        .bind(9, r.site_line > 0 ? std::optional<int>(r.site_line) : std::nullopt)
+        .bind(10, opt_text(r.site_function))
+        .run();
+  }
+}
+
+std::vector<RunRedirection> Store::redirections(std::int64_t run_id) {
+  // The first call site of each kind is the one of its lowest row id.
+  sql::Statement s(db_,
+                   "SELECT g.shim, g.api, g.requested, g.used, g.calls, g.files, g.sites, "
+                   "f.site_path, f.site_line, f.site_function FROM ("
+                   "  SELECT shim, api, requested, used, SUM(count) AS calls, "
+                   "  COUNT(DISTINCT file_id) AS files, COUNT(*) AS sites, MIN(id) AS first_id "
+                   "  FROM redirections WHERE run_id = ? GROUP BY shim, api, requested, used) g "
+                   "JOIN redirections f ON f.id = g.first_id "
+                   "ORDER BY g.calls DESC, g.api, g.requested, g.used");
+  s.bind(1, run_id);
+  std::vector<RunRedirection> out;
+  while (s.step()) {
+    RunRedirection r;
+    r.first.shim = s.text(0);
+    r.first.api = s.text(1);
+    r.first.requested = s.text(2);
+    r.first.used = s.text(3);
+    r.count = s.int64(4);
+    r.first.count = r.count;
+    r.files = static_cast<int>(s.int64(5));
+    r.sites = static_cast<int>(s.int64(6));
+    r.first.site_file = s.text(7);
+    r.first.site_line = static_cast<int>(s.opt_int64(8).value_or(0));
+    r.first.site_function = s.text(9);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Store::finish_run(std::int64_t run_id, const std::string& status,
+                       const std::string& finished_at) {
+  sql::Statement u(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
+  u.bind(1, status).bind(2, finished_at).bind(3, run_id).run();
+}
+
+bool Store::claim_run(std::int64_t run_id) {
+  sql::Statement u(db_,
+                   "UPDATE runs SET status = 'running', finished_at = NULL, runner_pid = ?, "
+                   "host = ? WHERE id = ? AND status = 'interrupted'");
+  u.bind(1, static_cast<std::int64_t>(::getpid())).bind(2, host_name()).bind(3, run_id).run();
+  return db_.changes() == 1;
+}
+
+void Store::set_environment(std::int64_t run_id, const std::string& environment_json) {
+  sql::Statement u(db_, "UPDATE runs SET environment = ? WHERE id = ?");
+  u.bind(1, environment_json).bind(2, run_id).run();
+}
+
+std::vector<RunRecord> Store::runs(int limit) {
+  sql::Statement s(db_, fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?", kRunColumns));
+  s.bind(1, limit);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(read_run(s));
+  return out;
+}
+
+std::optional<RunRecord> Store::run(std::int64_t run_id) {
+  sql::Statement s(db_, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns));
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  return read_run(s);
+}
+
+RunRecord Store::resolve_run(const std::string& spec) {
+  std::int64_t id = 0;
+  if (spec.empty() || spec == "latest") {
+    auto newest = runs(1);
+    if (newest.empty()) throw UsageError("no runs recorded in " + path().string());
+    return newest[0];
+  }
+  auto [end, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), id);
+  if (ec != std::errc() || end != spec.data() + spec.size()) {
+    throw UsageError(fmt::format("\"{}\" is not a run id (a number, or \"latest\")", spec));
+  }
+  auto r = run(id);
+  if (!r) throw UsageError(fmt::format("no run {} in {}", id, path().string()));
+  return *r;
+}
+
+std::map<std::string, int> Store::file_status_counts(std::int64_t run_id) {
+  sql::Statement s(db_,
+                   "SELECT COALESCE(status, 'not_run'), COUNT(*) FROM files WHERE run_id = ? "
+                   "GROUP BY 1");
+  s.bind(1, run_id);
+  std::map<std::string, int> out;
+  while (s.step()) out[s.text(0)] = static_cast<int>(s.int64(1));
+  return out;
+}
+
+std::vector<FileRecord> Store::files(std::int64_t run_id) {
+  sql::Statement s(db_,
+                   "SELECT path, status, exit_code, signal, timed_out, duration_s, log_path, "
+                   "started_at, finished_at, note, parsed_from, reported FROM files "
+                   "WHERE run_id = ? ORDER BY path");
+  s.bind(1, run_id);
+  std::vector<FileRecord> out;
+  while (s.step()) {
+    FileRecord f;
+    f.path = s.text(0);
+    if (auto st = s.opt_text(1)) f.status = parse_file_status(*st);
+    if (auto v = s.opt_int64(2)) f.exit_code = static_cast<int>(*v);
+    if (auto v = s.opt_int64(3)) f.signal = static_cast<int>(*v);
+    f.timed_out = s.int64(4) != 0;
+    f.duration_s = s.opt_real(5).value_or(0);
+    f.log_path = s.text(6);
+    f.started_at = s.text(7);
+    f.finished_at = s.text(8);
+    f.note = s.text(9);
+    f.parsed_from = s.text(10);
+    if (auto reported = s.opt_text(11)) {
+      json r = json::parse(*reported, nullptr, /*allow_exceptions=*/false);
+      if (r.is_object()) {
+        f.reported.present = true;
+        if (r.contains("ran")) f.reported.ran = r.value("ran", 0);
+        f.reported.passed = r.value("passed", 0);
+        f.reported.failed = r.value("failed", 0);
+        f.reported.errors = r.value("errors", 0);
+        f.reported.skipped = r.value("skipped", 0);
+        f.reported.xfailed = r.value("xfailed", 0);
+        f.reported.xpassed = r.value("xpassed", 0);
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace devshim

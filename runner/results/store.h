@@ -1,0 +1,227 @@
+// The results store: one SQLite file that accumulates runs (schema: docs/database.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parsers/test_result.h"
+#include "runner/results/redirection_record.h"
+#include "runner/results/sqlite.h"
+#include "runner/results/status.h"
+
+namespace devshim {
+
+/// Run status: "running" while a runner works on it, then "passed", "failed" or "interrupted".
+struct RunRecord {
+  std::int64_t id = 0;
+  std::string suite;
+  std::string suite_file;
+  std::string framework;
+  std::vector<std::string> targets;
+  std::vector<std::string> command_line;
+  std::string mode = "shim";  ///< "shim" or "baseline"
+  std::string status = "running";
+  std::string started_at;   ///< ISO 8601 UTC
+  std::string finished_at;  ///< empty while running
+  std::string host;
+  std::string project_root;
+  std::string tests_dir;
+  std::string project_commit;  ///< empty when the project is not a git checkout
+  std::string out_dir;
+  int jobs = 1;
+  double timeout_s = 0;
+  std::int64_t runner_pid = 0;
+  std::string source_url;         ///< suite.json's source_url template ({commit}, {path}, {line})
+  std::string environment;        ///< JSON object: the suite interpreter's versions, cores, ...
+  std::int64_t baseline_run = 0;  ///< shim runs of --differential: the baseline run; 0: none
+  std::int64_t previous_run = 0;  ///< the earlier run it is compared with (--previous); 0: none
+  std::string shard;              ///< "2/4" for a run of --shard; empty otherwise
+  std::string shard_plan;         ///< fingerprint of the shard assignment (schedule.h); or empty
+};
+
+/// One test file of a run. status is empty until the file has finished ("not run").
+struct FileRecord {
+  std::string path;  ///< relative to the suite's tests folder
+  std::optional<FileStatus> status;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool timed_out = false;
+  double duration_s = 0;
+  std::string log_path;  ///< relative to the run's out_dir
+  std::string started_at;
+  std::string finished_at;
+  std::string note;         ///< why, when the status needs explaining (launch error, limit hit)
+  std::string parsed_from;  ///< "junit", "log", or empty when nothing could be parsed
+  ReportedCounts reported;  ///< what the framework itself said it ran
+};
+
+/// A test case read back from the store, with the file it belongs to.
+struct StoredCase {
+  std::string file;  ///< FileRecord::path
+  TestCase test;
+  std::string signature;  ///< empty for cases that did not fail
+  bool flaky = false;     ///< failed, then passed on a rerun (status: the passing outcome)
+};
+
+/// A run's redirections of one kind (Store::redirections).
+struct RunRedirection {
+  Redirection first;  ///< shim, api, requested, used and the first call site
+  long long count = 0;
+  int files = 0;  ///< how many test files made it
+  int sites = 0;  ///< from how many call sites
+};
+
+/// One outcome of one test in a run with --rerun-failures: attempt 1 is the first run, 2… the
+/// reruns. A file that failed without any test result has attempts named "(file)" (classname
+/// empty).
+struct CaseAttempt {
+  std::string file;  ///< FileRecord::path
+  std::string classname;
+  std::string name;
+  int attempt = 1;
+  CaseStatus status = CaseStatus::kPassed;
+  std::string message;  ///< "Exception: message" of a failing attempt; may be empty
+};
+
+/// What the reruns of one file found (Store::record_reruns).
+struct RerunResult {
+  std::string path;                   ///< the file
+  std::vector<CaseAttempt> attempts;  ///< every attempt of each rerun test, the first included
+  /// Tests that passed on a rerun: their outcome there (status, duration). The stored case keeps
+  /// the first attempt's failure (exception, message, traceback, signature) and gets flaky = 1.
+  std::vector<TestCase> flaky;
+  std::optional<FileStatus> status;  ///< the file's status after the reruns, when it changed
+  std::string note;                  ///< appended to the file's note; empty: none
+};
+
+/// One run's outcome of a test (Store::test_history), newest run first.
+struct TestHistoryEntry {
+  RunRecord run;
+  std::string file;
+  TestCase test;
+  bool flaky = false;
+  int attempts = 0;  ///< rows in attempts (0: not rerun)
+};
+
+class Store {
+ public:
+  /// Opens or creates the database (WAL mode), migrates it to the current schema, and marks
+  /// runs left "running" by a runner process of this host that no longer exists as
+  /// "interrupted". Throws RuntimeError if the file cannot be opened or is newer than this build.
+  explicit Store(const std::filesystem::path& path);
+
+  static int schema_version();
+  const std::filesystem::path& path() const { return db_.path(); }
+  /// The connection, for modules that keep their own tables in the same file (runner/gap_log.h).
+  sql::Database& database() { return db_; }
+
+  /// Inserts the run (status "running") and a row per planned file, in one transaction.
+  std::int64_t begin_run(RunRecord run, const std::vector<std::string>& planned_files);
+  /// Writes one finished file's result, its cases and its redirection record (replacing any
+  /// recorded before) in one transaction; failing cases get a signature (parsers/signature.h);
+  /// text is sanitised to valid UTF-8 on the way in.
+  void record_file(std::int64_t run_id, const FileRecord& file,
+                   const std::vector<TestCase>& cases = {},
+                   const std::vector<Redirection>& redirections = {});
+  /// Writes finished files of one run in a single transaction with its statements prepared once:
+  /// what record_file does for one file, for each of many (runner import writes a whole run with
+  /// one). Other connections see nothing before commit(); destroyed without it, it rolls back.
+  /// Other writes through the Store while it lives join its transaction.
+  class FileWriter {
+   public:
+    FileWriter(Store& store, std::int64_t run_id);
+    ~FileWriter();
+    FileWriter(const FileWriter&) = delete;
+    FileWriter& operator=(const FileWriter&) = delete;
+    /// As record_file.
+    void add(const FileRecord& file, const std::vector<TestCase>& cases = {},
+             const std::vector<Redirection>& redirections = {});
+    void commit();
+
+   private:
+    void insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases);
+    /// The id of text in table texts, inserted when new; nullopt when another text has its hash.
+    std::optional<std::int64_t> text_id(const std::string& text);
+    void insert_redirections(std::int64_t file_id, const std::vector<Redirection>& redirections);
+
+    struct Statements;
+    sql::Database& db_;
+    std::int64_t run_id_;
+    sql::Transaction tx_;
+    std::unique_ptr<Statements> s_;
+  };
+
+  void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
+  /// Makes an interrupted run "running" again under this process (runner --resume). Returns false
+  /// when it is not interrupted any more (another runner claimed it first).
+  bool claim_run(std::int64_t run_id);
+  /// Stores the run's environment (a JSON object, RunRecord::environment).
+  void set_environment(std::int64_t run_id, const std::string& environment_json);
+
+  std::vector<RunRecord> runs(int limit = 50);
+  std::optional<RunRecord> run(std::int64_t run_id);
+  /// The run a user named: a number, or "latest" (or empty) for the newest. Throws UsageError
+  /// when it is neither or no such run exists.
+  RunRecord resolve_run(const std::string& spec);
+  std::vector<FileRecord> files(std::int64_t run_id);
+  /// How many of the run's files ended with each status ("not_run": planned, never finished).
+  std::map<std::string, int> file_status_counts(std::int64_t run_id);
+  /// Every case of a run, ordered by file path then as recorded.
+  std::vector<StoredCase> cases(std::int64_t run_id);
+  /// The run's redirections summed over its files and call sites, one per (shim, api, requested,
+  /// used), most frequent first; the call site is the first one recorded.
+  std::vector<RunRedirection> redirections(std::int64_t run_id);
+
+  // Nightly operations (store_nightly.cpp).
+
+  /// The newest finished (passed or failed) run older than before_id (0: any) with the same suite,
+  /// targets, mode and shard as run: the run a nightly run is compared with.
+  std::optional<RunRecord> comparable_run(const RunRecord& run, std::int64_t before_id = 0);
+  /// Running average duration of each file of a suite (table durations), by files.path.
+  std::map<std::string, double> durations(const std::string& suite);
+  /// Stores what --rerun-failures found for one file, in one transaction: its attempts, flaky = 1
+  /// and the passing outcome on the flaky tests, the file's new status and note.
+  void record_reruns(std::int64_t run_id, const RerunResult& rerun);
+  /// Every attempt recorded for a run, by file path, test and attempt.
+  std::vector<CaseAttempt> attempts(std::int64_t run_id);
+  /// Each file's redirection record as stored (for runner merge), by file path.
+  std::map<std::string, std::vector<Redirection>> file_redirections(std::int64_t run_id);
+  /// Counts of the run's test results by status.
+  std::map<CaseStatus, std::size_t> case_counts(std::int64_t run_id);
+  /// The outcomes of one test across runs, newest first. test is "file::classname::name",
+  /// "classname::name", "classname.name" or a bare name; suite (when not empty) narrows the runs.
+  std::vector<TestHistoryEntry> test_history(const std::string& test, const std::string& suite,
+                                             int limit);
+  /// Runs to delete: beyond the newest keep runs of each suite (keep > 0), or started before
+  /// older_than (ISO 8601; when not empty); only of suite when not empty. Running runs are
+  /// never chosen. Newest first.
+  std::vector<RunRecord> prunable_runs(int keep, const std::string& older_than,
+                                       const std::string& suite);
+  /// Deletes runs with their files, cases, attempts and redirections in one transaction; other
+  /// runs' baseline_run / previous_run naming them become NULL; signatures no case uses any more
+  /// are deleted.
+  void delete_runs(const std::vector<std::int64_t>& run_ids);
+
+ private:
+  /// The statement that folds a file's duration into table durations (store_nightly.cpp), and
+  /// running it for one file.
+  static const char* update_duration_sql();
+  static void update_duration(sql::Statement& s, std::int64_t run_id, const FileRecord& file);
+  void migrate();
+  void mark_stale_runs_interrupted();
+
+  sql::Database db_;
+};
+
+/// "2026-11-21T22:46:00Z" for now, or for a time point.
+std::string iso8601_utc_now();
+std::string iso8601_utc(std::chrono::system_clock::time_point t);
+/// "20261121-234600": local time now, for the names of run folders.
+std::string local_stamp();
+
+}  // namespace devshim

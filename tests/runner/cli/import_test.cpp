@@ -1,0 +1,259 @@
+// `runner import`: TorchDevice run_transformer_tests.py logs: the ones its runner really wrote
+// (tests/runner/fixtures/torchdevice/, README there) and the layout devshim read first (an
+// overall <series>_<timestamp>.log and <project>/tests/<path>.py.log per file).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "runner/base/error.h"
+#include "runner/cli/import_command.h"
+#include "runner/engine/resume.h"
+#include "runner/results/store.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using testing::TempDir;
+using testing::write_file;
+
+TEST(ParseFinishedLine, ReadsModuleStatusReturnCodeAndDuration) {
+  auto f = parse_finished_line(
+      "2025-05-01 10:00:03 - INFO - Finished test: tests/utils/test_x.py - Status: FAILED "
+      "(RC: 1) Duration: 12.50s");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->module, "tests/utils/test_x.py");
+  EXPECT_EQ(f->status, FileStatus::kFailed);
+  EXPECT_EQ(f->return_code, 1);
+  EXPECT_DOUBLE_EQ(f->duration_s, 12.5);
+  EXPECT_EQ(parse_finished_line("Finished test: tests.a - Status: timed out (RC: -9) Duration: 1s")
+                ->status,
+            FileStatus::kTimeout);
+  EXPECT_EQ(parse_finished_line("Finished test: x - Status: Passed")->status, FileStatus::kPassed);
+  EXPECT_FALSE(parse_finished_line("Started test: x"));
+}
+
+// What TorchDevice's runner writes: dotted module, SUCCESS/FAILURE/CRITICAL_FAILURE, and
+// str(timedelta) durations (issue 17: every duration was read as its leading 0).
+TEST(ParseFinishedLine, ReadsTorchDeviceLines) {
+  auto f = parse_finished_line(
+      "Finished test: tests.utils.test_b - Status: FAILURE (RC: 1) Duration: 0:00:10.122613");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->module, "tests.utils.test_b");
+  EXPECT_EQ(f->status, FileStatus::kFailed);
+  EXPECT_EQ(f->return_code, 1);
+  EXPECT_DOUBLE_EQ(f->duration_s, 10.122613);
+  auto crash = parse_finished_line(
+      "Finished test: tests.models.test_crash - Status: CRITICAL_FAILURE (RC: -11) Duration: "
+      "1:02:03");
+  ASSERT_TRUE(crash);
+  EXPECT_EQ(crash->status, FileStatus::kCrashed);
+  EXPECT_EQ(crash->return_code, -11);
+  EXPECT_DOUBLE_EQ(crash->duration_s, 3723);
+  EXPECT_EQ(
+      parse_finished_line("Finished test: x - Status: SUCCESS (RC: 0) Duration: 0:00:01")->status,
+      FileStatus::kPassed);
+}
+
+TEST(ParseDuration, ReadsTimedeltasAndSeconds) {
+  EXPECT_DOUBLE_EQ(*parse_duration("0:00:00.080340"), 0.08034);
+  EXPECT_DOUBLE_EQ(*parse_duration("0:01:02"), 62);
+  EXPECT_DOUBLE_EQ(*parse_duration("12:00:00.5"), 43200.5);
+  EXPECT_DOUBLE_EQ(*parse_duration("1 day, 0:00:01"), 86401);
+  EXPECT_DOUBLE_EQ(*parse_duration("2 days, 1:00:00.25"), 2 * 86400 + 3600.25);
+  EXPECT_DOUBLE_EQ(*parse_duration("12.50s"), 12.5);
+  EXPECT_DOUBLE_EQ(*parse_duration(" 7 "), 7);
+  EXPECT_FALSE(parse_duration(""));
+  EXPECT_FALSE(parse_duration("soon"));
+  EXPECT_FALSE(parse_duration("0:00"));
+  EXPECT_FALSE(parse_duration("-1 day, 23:59:59"));
+}
+
+// The logs TorchDevice's runner wrote for tests/runner/fixtures/torchdevice/project/minisuite
+// (issue 17: every file was recorded with no tests, every duration 0).
+TEST(ImportLogs, ReadsWhatTorchDevicesRunnerWrote) {
+  TempDir dir;
+  const std::filesystem::path logs =
+      std::filesystem::path(RUNNER_FIXTURES_DIR) / "torchdevice/logs";
+  ASSERT_EQ(import_logs(logs, dir / "r.db", ""), 0);
+
+  Store store(dir / "r.db");
+  auto run = store.runs(1).at(0);
+  EXPECT_EQ(run.suite, "minisuite");  // the project's folder, not the series "utils"
+  EXPECT_EQ(run.status, "failed");
+  std::map<std::string, FileRecord> files;
+  for (auto& f : store.files(run.id)) files[f.path] = f;
+  ASSERT_EQ(files.size(), 5U);
+  for (const auto& [path, f] : files) {
+    EXPECT_EQ(f.parsed_from, "log") << path;
+    EXPECT_GT(f.duration_s, 5) << path;  // each took about 10 s (TorchDevice's start-up)
+  }
+  const FileRecord& b = files.at("tests/utils/test_b.py");
+  EXPECT_EQ(b.status, FileStatus::kFailed);
+  EXPECT_EQ(b.exit_code, 1);
+  EXPECT_DOUBLE_EQ(b.duration_s, 10.122613);
+  EXPECT_EQ(b.log_path, "minisuite/utils/test_b.py.log");
+  ASSERT_TRUE(b.reported.present);
+  EXPECT_EQ(b.reported.ran, 6);
+  EXPECT_EQ(files.at("tests/utils/test_import_error.py").status, FileStatus::kError);
+  EXPECT_EQ(files.at("tests/models/test_linear.py").status, FileStatus::kFailed);
+  EXPECT_EQ(files.at("tests/test_tensors.py").status, FileStatus::kPassed);
+  EXPECT_EQ(files.at("tests/test_tensors.py").log_path, "minisuite/test_tensors.py.log");
+  const FileRecord& crash = files.at("tests/models/test_crash.py");
+  EXPECT_EQ(crash.status, FileStatus::kCrashed);
+  EXPECT_EQ(crash.signal, 11);
+  EXPECT_FALSE(crash.exit_code);
+
+  std::map<std::string, StoredCase> cases;
+  for (auto& c : store.cases(run.id)) cases[c.test.classname + "." + c.test.name] = c;
+  // test_b 6, test_import_error 1, test_linear 2, test_crash 2 (one the culprit), test_tensors 4.
+  EXPECT_EQ(cases.size(), 15U);
+  const TestCase& loss = cases.at("tests.utils.test_b.ToleranceTest.test_loss_small").test;
+  EXPECT_EQ(loss.status, CaseStatus::kFailed);
+  EXPECT_EQ(loss.message, "0.79 not less than or equal to 1e-05");
+  EXPECT_EQ(loss.source.path, "tests/utils/test_b.py");
+  EXPECT_EQ(loss.source.line, 11);
+  // Its verdict came after TorchDevice's own lines.
+  EXPECT_EQ(cases.at("tests.utils.test_b.ToleranceTest.test_stream").test.status,
+            CaseStatus::kPassed);
+  EXPECT_EQ(cases.at("tests.utils.test_b.SkipTest.test_skip_inside").test.status,
+            CaseStatus::kSkipped);
+  EXPECT_EQ(cases.at("tests.test_tensors.TensorTest.test_known_bad").test.status,
+            CaseStatus::kXfailed);
+  EXPECT_EQ(cases.at("tests.models.test_linear.LinearTest.test_seed").test.status,
+            CaseStatus::kFailed);
+  const TestCase& culprit = cases.at("tests.models.test_crash.CrashTest.test_segfault").test;
+  EXPECT_EQ(culprit.status, CaseStatus::kError);
+  EXPECT_EQ(culprit.culprit, "crashed");
+  EXPECT_EQ(cases.at("unittest.loader._FailedTest.test_import_error").test.exception,
+            "ImportError");
+}
+
+// TorchDevice's runner stopped by Ctrl-C while tests/test_slow.py ran (fixtures/torchdevice/
+// interrupted, README there): no Finished line and no trailer for that file, no summary, and a
+// third file that never started. Its "Log file:" lines are absolute (--log_dir outside
+// TorchDevice).
+TEST(ImportLogs, ARunStoppedByCtrlCIsInterrupted) {
+  TempDir dir;
+  const std::filesystem::path logs =
+      std::filesystem::path(RUNNER_FIXTURES_DIR) / "torchdevice/interrupted";
+  ASSERT_EQ(import_logs(logs, dir / "r.db", ""), 0);
+
+  Store store(dir / "r.db");
+  auto run = store.runs(1).at(0);
+  EXPECT_EQ(run.suite, "slowsuite");
+  EXPECT_EQ(run.status, "interrupted");
+  std::map<std::string, FileRecord> files;
+  for (auto& f : store.files(run.id)) files[f.path] = f;
+  ASSERT_EQ(files.size(), 3U);
+  EXPECT_EQ(files.at("tests/test_fast.py").status, FileStatus::kPassed);
+  EXPECT_DOUBLE_EQ(files.at("tests/test_fast.py").duration_s, 2.987409);
+  EXPECT_EQ(files.at("tests/test_fast.py").log_path, "slowsuite/test_fast.py.log");
+  const FileRecord& slow = files.at("tests/test_slow.py");
+  EXPECT_EQ(slow.status, FileStatus::kInterrupted);
+  EXPECT_EQ(slow.log_path, "slowsuite/test_slow.py.log");
+  EXPECT_FALSE(files.at("tests/test_never.py").status);  // never started: not run
+
+  std::map<std::string, StoredCase> cases;
+  for (auto& c : store.cases(run.id)) cases[c.test.classname + "." + c.test.name] = c;
+  EXPECT_EQ(cases.size(), 3U);
+  EXPECT_EQ(cases.at("tests.test_slow.SlowTest.test_quick").test.status, CaseStatus::kPassed);
+  const TestCase& culprit = cases.at("tests.test_slow.SlowTest.test_waits").test;
+  EXPECT_EQ(culprit.status, CaseStatus::kError);
+  EXPECT_EQ(culprit.culprit, "interrupted");
+
+  // --resume would run a suite's files into TorchDevice's log folder: refused.
+  Suite suite;
+  suite.name = "slowsuite";
+  EXPECT_THROW(plan_resume(store, suite, std::to_string(run.id)), UsageError);
+}
+
+// Finding each file's log is a few hash look-ups, not a scan of every log (issue 17: 51,200
+// files took 344 s). A scan would examine n² = 2.6e9 paths here.
+TEST(PerFileLogIndex, FindsEachOfManyLogsInConstantLookups) {
+  constexpr int kFiles = 51200;
+  std::vector<std::string> paths;
+  auto module = [](int i) { return fmt::format("tests/models/m{}/test_{}.py", i % 400, i); };
+  for (int i = 0; i < kFiles; ++i) {
+    // TorchDevice's layout for even files, the full path for odd ones.
+    paths.push_back(i % 2 == 0 ? fmt::format("proj/models/m{}/test_{}.py.log", i % 400, i)
+                               : "other/" + module(i) + ".log");
+  }
+  PerFileLogIndex index(paths);
+  ASSERT_EQ(index.size(), static_cast<std::size_t>(kFiles));
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string* hit = index.find(module(i), i % 2 == 0 ? "proj" : "", "");
+    ASSERT_NE(hit, nullptr) << module(i);
+    ASSERT_EQ(*hit, paths[static_cast<std::size_t>(i)]);
+  }
+  EXPECT_LE(index.lookups(), 3U * kFiles);
+  EXPECT_EQ(index.find("tests/models/m0/test_1.py", "", ""), nullptr);  // 1 % 400 = 1
+}
+
+TEST(PerFileLogIndex, PrefersTheLogTheOverallLogNames) {
+  PerFileLogIndex index(
+      {"a/utils/test_b.py.log", "b/utils/test_b.py.log", "x/tests/utils/test_b.py.log"});
+  EXPECT_EQ(*index.find("tests/utils/test_b.py", "", "test_automation/logs/b/utils/test_b.py.log"),
+            "b/utils/test_b.py.log");
+  EXPECT_EQ(*index.find("tests/utils/test_b.py", "b", ""), "b/utils/test_b.py.log");
+  EXPECT_EQ(*index.find("tests/utils/test_b.py", "", ""), "a/utils/test_b.py.log");
+  EXPECT_EQ(*index.find("tests/utils/test_b.py", "", "/elsewhere/z/q.py.log"),
+            "a/utils/test_b.py.log");
+  EXPECT_EQ(index.find("tests/utils/test_c.py", "", ""), nullptr);
+}
+
+TEST(ImportLogs, AnOverallLogAndPerFileLogsBecomeOneRun) {
+  TempDir dir;
+  write_file(dir / "logs/transformers_20250501_100000.log",
+             "2025-05-01 10:00:00 - INFO - Starting test series\n"
+             "2025-05-01 10:00:01 - INFO - Finished test: tests/utils/test_a.py - Status: PASSED "
+             "(RC: 0) Duration: 1.00s\n"
+             "2025-05-01 10:00:03 - INFO - Finished test: tests.utils.test_b - Status: FAILED "
+             "(RC: 1) Duration: 2.00s\n"
+             "2025-05-01 10:00:09 - INFO - Finished test: tests/utils/test_c.py - Status: TIMEOUT "
+             "(RC: -9) Duration: 600.00s\n");
+  write_file(dir / "logs/transformers/tests/utils/test_a.py.log",
+             "test_one (tests.utils.test_a.T.test_one) ... ok\n\n"
+             "----------------------------------------------------------------------\n"
+             "Ran 1 test in 0.001s\n\nOK\n");
+  write_file(dir / "logs/transformers/tests/utils/test_b.py.log",
+             "test_two (tests.utils.test_b.T.test_two) ... FAIL\n\n"
+             "======================================================================\n"
+             "FAIL: test_two (tests.utils.test_b.T.test_two)\n"
+             "----------------------------------------------------------------------\n"
+             "Traceback (most recent call last):\n"
+             "  File \"/src/transformers/tests/utils/test_b.py\", line 9, in test_two\n"
+             "    self.assertLessEqual(0.79, 1e-05)\n"
+             "AssertionError: 0.79 not less than or equal to 1e-05\n\n"
+             "----------------------------------------------------------------------\n"
+             "Ran 1 test in 0.001s\n\nFAILED (failures=1)\n");
+  ASSERT_EQ(import_logs(dir / "logs", dir / "r.db", ""), 0);
+
+  Store store(dir / "r.db");
+  auto run = store.runs(1).at(0);
+  EXPECT_EQ(run.suite, "transformers");
+  EXPECT_EQ(run.status, "failed");
+  auto files = store.files(run.id);
+  ASSERT_EQ(files.size(), 3U);
+  EXPECT_EQ(files[0].path, "tests/utils/test_a.py");
+  EXPECT_EQ(files[0].status, FileStatus::kPassed);
+  EXPECT_EQ(files[1].path, "tests/utils/test_b.py");
+  EXPECT_EQ(files[1].log_path, "transformers/tests/utils/test_b.py.log");
+  EXPECT_EQ(files[2].status, FileStatus::kTimeout);
+  auto cases = store.cases(run.id);
+  ASSERT_EQ(cases.size(), 2U);
+  EXPECT_EQ(cases[1].test.status, CaseStatus::kFailed);
+  EXPECT_EQ(cases[1].test.message, "0.79 not less than or equal to 1e-05");
+  EXPECT_EQ(cases[1].test.source.line, 9);
+}
+
+TEST(ImportLogs, AFolderWithoutAnOverallLogIsAUsageError) {
+  TempDir dir;
+  write_file(dir / "logs/readme.txt", "");
+  EXPECT_THROW(import_logs(dir / "logs", dir / "r.db", ""), UsageError);
+  EXPECT_THROW(import_logs(dir / "nope", dir / "r.db", ""), UsageError);
+}
+
+}  // namespace
+}  // namespace devshim

@@ -1,0 +1,134 @@
+#include "runner/engine/launch_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace devshim {
+namespace {
+
+Suite make_suite(Framework f) {
+  Suite s;
+  s.name = "t";
+  s.project_root = "/proj";
+  s.tests_dir = "tests";
+  s.framework = f;
+  s.python = "/venv/bin/python";
+  s.pythonpath = {"/proj/src"};
+  s.env = {{"HF_HUB_OFFLINE", "1"}, {"HOME", "/suite-home"}};
+  return s;
+}
+
+LaunchOptions make_options(bool shim) {
+  LaunchOptions o;
+  o.shim = shim;
+  o.shim_dir = "/devshim/shim/python";
+  o.logs_dir = "/out/logs";
+  return o;
+}
+
+TEST(ChildEnvironment, ShimModeActivatesAndPutsTheShimFirstOnPythonpath) {
+  Environment inherited{{"PATH", "/usr/bin"}, {"PYTHONPATH", "/mine"}, {"HOME", "/root"}};
+  Environment env =
+      child_environment(make_suite(Framework::kPytest), make_options(true), inherited);
+  EXPECT_EQ(env.at("ACTIVATE_TORCH_DEVICE"), "1");
+  EXPECT_EQ(env.at("PYTORCH_ENABLE_MPS_FALLBACK"), "1");
+  EXPECT_EQ(env.at("PYTHONPATH"), "/devshim/shim/python:/proj/src:/mine");
+  EXPECT_EQ(env.at("PYTHONUNBUFFERED"), "1");
+  EXPECT_EQ(env.at("PYTHONFAULTHANDLER"), "1");
+  EXPECT_EQ(env.at("PATH"), "/usr/bin");
+  EXPECT_EQ(env.at("HF_HUB_OFFLINE"), "1");
+  EXPECT_EQ(env.at("HOME"), "/suite-home") << "suite env overrides the inherited one";
+}
+
+TEST(ChildEnvironment, BaselineModeLeavesTheShimOut) {
+  Environment inherited{{"ACTIVATE_TORCH_DEVICE", "1"}};
+  Environment env =
+      child_environment(make_suite(Framework::kPytest), make_options(false), inherited);
+  EXPECT_EQ(env.count("ACTIVATE_TORCH_DEVICE"), 0U);
+  EXPECT_EQ(env.at("PYTHONPATH"), "/proj/src");
+}
+
+TEST(ChildEnvironment, ASuitesOwnPythonpathIsKeptBetweenItsPathsAndTheInheritedOne) {
+  Suite s = make_suite(Framework::kUnittest);
+  s.env["PYTHONPATH"] = "/suite/extra";
+  Environment env = child_environment(s, make_options(true), {{"PYTHONPATH", "/mine"}});
+  EXPECT_EQ(env.at("PYTHONPATH"), "/devshim/shim/python:/proj/src:/suite/extra:/mine");
+}
+
+TEST(TestCommand, UnittestRunsTheFileVerbosely) {
+  Suite s = make_suite(Framework::kUnittest);
+  TestFile f{"pipelines/test_x.py", "/proj/tests/pipelines/test_x.py"};
+  EXPECT_EQ(test_command(s, "/py", f, ""),
+            (std::vector<std::string>{"/py", "-m", "unittest", "-v", "tests/pipelines/test_x.py"}));
+}
+
+TEST(TestCommand, PytestWritesJunitXmlWithFileAndLine) {
+  Suite s = make_suite(Framework::kPytest);
+  s.args = {"-p", "no:randomly"};
+  TestFile f{"test_x.py", "/proj/tests/test_x.py"};
+  EXPECT_EQ(
+      test_command(s, "/py", f, "/out/logs/test_x.py.xml"),
+      (std::vector<std::string>{"/py", "-m", "pytest", "-v", "-rA",
+                                "--junitxml=/out/logs/test_x.py.xml", "-o", "junit_family=xunit1",
+                                "-p", "no:cacheprovider", "-p", "no:randomly", "tests/test_x.py"}));
+}
+
+TEST(PlanProcess, LogsMirrorTheTestsTreeAndCwdIsTheProjectRoot) {
+  Suite s = make_suite(Framework::kPytest);
+  LaunchOptions o = make_options(true);
+  TestFile f{"models/bert/test_bert.py", "/proj/tests/models/bert/test_bert.py"};
+  ProcessSpec p = plan_process(s, o, {}, f);
+  EXPECT_EQ(p.cwd, "/proj");
+  EXPECT_EQ(p.log_path, "/out/logs/models/bert/test_bert.py.log");
+  EXPECT_EQ(p.junit_path, "/out/logs/models/bert/test_bert.py.xml");
+  EXPECT_EQ(p.argv.front(), "/venv/bin/python");
+}
+
+TEST(TestCommand, GtestRunsTheBinaryWithXmlOutputAndTheSuitesArgs) {
+  Suite s = make_suite(Framework::kGtest);
+  s.args = {"--gtest_brief=0"};
+  TestFile f{"ops/math_test", "/proj/tests/ops/math_test"};
+  EXPECT_EQ(test_command(s, "", f, "/out/logs/ops/math_test.xml"),
+            (std::vector<std::string>{"/proj/tests/ops/math_test",
+                                      "--gtest_output=xml:/out/logs/ops/math_test.xml",
+                                      "--gtest_brief=0"}));
+}
+
+TEST(PlanProcess, GtestNeedsNoPythonAndDropsInheritedShardVariables) {
+  Suite s = make_suite(Framework::kGtest);
+  s.python = "no-such-python";
+  TestFile f{"ops/math_test", "/proj/tests/ops/math_test"};
+  ProcessSpec p = plan_process(
+      s, make_options(true),
+      {{"GTEST_TOTAL_SHARDS", "9"}, {"GTEST_SHARD_INDEX", "3"}, {"ACTIVATE_TORCH_DEVICE", "1"}}, f);
+  EXPECT_EQ(p.argv.front(), "/proj/tests/ops/math_test");
+  EXPECT_EQ(p.log_path, "/out/logs/ops/math_test.log");
+  EXPECT_EQ(p.junit_path, "/out/logs/ops/math_test.xml");
+  EXPECT_EQ(p.argv.at(1), "--gtest_output=xml:/out/logs/ops/math_test.xml");
+  EXPECT_EQ(p.env.count("GTEST_TOTAL_SHARDS"), 0U);
+  EXPECT_EQ(p.env.count("GTEST_SHARD_INDEX"), 0U);
+  EXPECT_EQ(p.env.at("ACTIVATE_TORCH_DEVICE"), "1");
+  EXPECT_EQ(p.cwd, "/proj");
+}
+
+TEST(PlanProcess, AGtestShardRunsWithGoogleTestsShardVariablesAndItsOwnLog) {
+  Suite s = make_suite(Framework::kGtest);
+  TestFile f{"ops/math_test" + gtest_shard_suffix(1, 4), "/proj/tests/ops/math_test", 1, 4};
+  ProcessSpec p = plan_process(s, make_options(true), {}, f);
+  EXPECT_EQ(f.rel_path, "ops/math_test [shard 2 of 4]");
+  EXPECT_EQ(p.env.at("GTEST_TOTAL_SHARDS"), "4");
+  EXPECT_EQ(p.env.at("GTEST_SHARD_INDEX"), "1");
+  EXPECT_EQ(p.log_path, "/out/logs/ops/math_test.shard-2-of-4.log");
+  EXPECT_EQ(p.junit_path, "/out/logs/ops/math_test.shard-2-of-4.xml");
+  EXPECT_EQ(p.argv, (std::vector<std::string>{
+                        "/proj/tests/ops/math_test",
+                        "--gtest_output=xml:/out/logs/ops/math_test.shard-2-of-4.xml"}));
+}
+
+TEST(FindExecutable, SearchesPathLikeExecvp) {
+  EXPECT_EQ(find_executable("sh", {{"PATH", "/nonexistent:/bin"}}), "/bin/sh");
+  EXPECT_EQ(find_executable("no-such-program-xyz", {{"PATH", "/bin"}}), "");
+  EXPECT_EQ(find_executable("./rel/py", {}), "./rel/py");
+}
+
+}  // namespace
+}  // namespace devshim

@@ -1,0 +1,179 @@
+// ProcessPool with real processes (/bin/sh scripts): parallelism, exit codes and signals,
+// timeouts that kill whole groups, log truncation, interruption.
+#include "runner/engine/process_pool.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+class Recorder : public PoolObserver {
+ public:
+  void on_start(std::size_t i) override {
+    starts.push_back(i);
+    ++running;
+    max_running = std::max(max_running, running);
+    if (on_start_hook) on_start_hook(i);
+  }
+  void on_finish(std::size_t i, const ProcessResult& r) override {
+    --running;
+    results[i] = r;
+  }
+  std::vector<std::size_t> starts;
+  std::map<std::size_t, ProcessResult> results;
+  int running = 0;
+  int max_running = 0;
+  std::function<void(std::size_t)> on_start_hook;
+};
+
+class ProcessPoolTest : public ::testing::Test {
+ protected:
+  ProcessSpec sh(const std::string& script, const std::string& name) {
+    ProcessSpec s;
+    s.argv = {"/bin/sh", "-c", script};
+    s.env = inherited_environment();
+    s.env["PIDS"] = dir_.path().string();
+    s.cwd = dir_.path();
+    s.log_path = dir_ / ("logs/" + name + ".log");
+    return s;
+  }
+  TempDir dir_;
+};
+
+TEST_F(ProcessPoolTest, RunsEverySpecInOrderWithAtMostJobsAtOnce) {
+  std::vector<ProcessSpec> specs;
+  for (int i = 0; i < 5; ++i) specs.push_back(sh("sleep 0.2", "s" + std::to_string(i)));
+  PoolOptions o;
+  o.jobs = 2;
+  Recorder rec;
+  EXPECT_TRUE(ProcessPool(o).run(specs, rec));
+  EXPECT_EQ(rec.starts, (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(rec.max_running, 2);
+  ASSERT_EQ(rec.results.size(), 5U);
+  for (const auto& [i, r] : rec.results) EXPECT_EQ(r.exit_code, 0) << i;
+}
+
+TEST_F(ProcessPoolTest, TellsExitCodesFromSignals) {
+  std::vector<ProcessSpec> specs{sh("exit 9", "exit9"), sh("kill -9 $$", "kill9"),
+                                 sh("kill -SEGV $$", "segv"), sh("echo out; echo err >&2", "ok")};
+  Recorder rec;
+  EXPECT_TRUE(ProcessPool(PoolOptions{}).run(specs, rec));
+  EXPECT_EQ(rec.results[0].exit_code, 9);
+  EXPECT_FALSE(rec.results[0].signal);
+  EXPECT_EQ(rec.results[1].signal, SIGKILL);
+  EXPECT_FALSE(rec.results[1].exit_code);
+  EXPECT_FALSE(rec.results[1].timed_out);
+  EXPECT_EQ(rec.results[2].signal, SIGSEGV);
+  EXPECT_EQ(testing::read_file(specs[3].log_path), "out\nerr\n");
+}
+
+TEST_F(ProcessPoolTest, RunsInItsOwnGroupWithStdinFromDevNull) {
+  // `cat` ends at once on /dev/null; the group id equals the child's pid.
+  std::vector<ProcessSpec> specs{sh("cat; cut -d' ' -f5 /proc/$$/stat; echo $$", "grp")};
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(PoolOptions{}).run(specs, rec));
+  std::string out = testing::read_file(specs[0].log_path);
+  auto nl = out.find('\n');
+  ASSERT_NE(nl, std::string::npos) << out;
+  EXPECT_EQ(out.substr(0, nl), out.substr(nl + 1, out.size() - nl - 2)) << out;
+  EXPECT_NE(out.substr(0, nl), std::to_string(::getpgrp()));
+}
+
+TEST_F(ProcessPoolTest, TruncatesAnOldLog) {
+  testing::write_file(dir_ / "logs/t.log", std::string(10000, 'x'));
+  std::vector<ProcessSpec> specs{sh("echo fresh", "t")};
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(PoolOptions{}).run(specs, rec));
+  EXPECT_EQ(testing::read_file(dir_ / "logs/t.log"), "fresh\n");
+}
+
+TEST_F(ProcessPoolTest, TimeoutKillsTheWholeGroupEvenWhenSigtermIsIgnored) {
+  // The child and its grandchild ignore SIGTERM; only the SIGKILL after the grace ends them.
+  std::vector<ProcessSpec> specs{
+      sh("trap '' TERM; sleep 30 & echo $! > \"$PIDS/grandchild.pid\"; wait", "hang")};
+  PoolOptions o;
+  o.timeout = 300ms;
+  o.kill_grace = 300ms;
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(o).run(specs, rec));
+  const ProcessResult& r = rec.results[0];
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_GE(r.duration_s, 0.3);
+  EXPECT_LT(r.duration_s, 0.3 + 0.3 + 2.0);
+  auto pids = testing::pids_in(dir_.path());
+  ASSERT_EQ(pids.size(), 1U);
+  EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pids[0]); }, 2s));
+}
+
+TEST_F(ProcessPoolTest, GrandchildrenLeftBehindByAFinishedFileAreKilled) {
+  std::vector<ProcessSpec> specs{sh("sleep 30 & echo $! > \"$PIDS/left.pid\"; exit 0", "left")};
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(PoolOptions{}).run(specs, rec));
+  EXPECT_EQ(rec.results[0].exit_code, 0);
+  auto pids = testing::pids_in(dir_.path());
+  ASSERT_EQ(pids.size(), 1U);
+  EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pids[0]); }, 2s));
+}
+
+TEST_F(ProcessPoolTest, FileSizeLimitStopsAFloodingProcess) {
+  std::vector<ProcessSpec> specs{sh("head -c 5000000 /dev/zero", "flood")};
+  PoolOptions o;
+  o.max_file_bytes = 1 << 20;
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(o).run(specs, rec));
+  EXPECT_EQ(rec.results[0].signal, SIGXFSZ);
+  EXPECT_LE(std::filesystem::file_size(specs[0].log_path), 1U << 20);
+}
+
+TEST_F(ProcessPoolTest, AMissingInterpreterIsALaunchErrorNotACrash) {
+  ProcessSpec s = sh("", "missing");
+  s.argv = {"/nonexistent/python", "-V"};
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(PoolOptions{}).run({s}, rec));
+  EXPECT_EQ(rec.results[0].launch_error,
+            "cannot start /nonexistent/python: No such file or directory");
+}
+
+TEST_F(ProcessPoolTest, InterruptStopsLaunchingAndKillsRunningGroups) {
+  std::vector<ProcessSpec> specs{sh("sleep 30 & echo $! > \"$PIDS/a.pid\"; wait", "a"),
+                                 sh("sleep 30", "b")};
+  PoolOptions o;
+  o.jobs = 1;
+  o.kill_grace = 200ms;
+  Recorder rec;
+  rec.on_start_hook = [](std::size_t i) {
+    if (i == 0) ::kill(::getpid(), SIGINT);
+  };
+  EXPECT_FALSE(ProcessPool(o).run(specs, rec));
+  ASSERT_EQ(rec.results.size(), 1U);
+  EXPECT_TRUE(rec.results[0].interrupted);
+  EXPECT_EQ(rec.starts, std::vector<std::size_t>{0});
+  for (pid_t pid : testing::pids_in(dir_.path())) {
+    EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pid); }, 2s));
+  }
+}
+
+TEST(CaptureOutput, ReturnsStdoutOfASuccessfulCommand) {
+  EXPECT_EQ(capture_output({"sh", "-c", "echo hello"}, "/", 5s), "hello\n");
+  EXPECT_FALSE(capture_output({"sh", "-c", "exit 3"}, "/", 5s));
+  EXPECT_FALSE(capture_output({"no-such-command-xyz"}, "/", 5s));
+  EXPECT_FALSE(capture_output({"sleep", "10"}, "/", 200ms));
+}
+
+TEST(SignalName, NamesKnownSignals) {
+  EXPECT_EQ(signal_name(SIGSEGV), "SIGSEGV");
+  EXPECT_EQ(signal_name(SIGXFSZ), "SIGXFSZ");
+}
+
+}  // namespace
+}  // namespace devshim

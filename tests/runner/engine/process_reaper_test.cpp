@@ -1,0 +1,145 @@
+// ProcessReaper with real processes: setsid daemons that leave a test's process group are killed
+// once their file has finished, not before; a runner killed with SIGKILL leaves nothing behind.
+#include "runner/engine/process_reaper.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "runner/engine/process_pool.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+// Starts a daemon with setsid (a new session: out of the file's process group), writes its pid
+// to $PIDS/<name>.pid, waits for it, then exits.
+std::string daemon_script(const std::string& name) {
+  return "setsid /bin/sh -c 'echo $$ > \"$PIDS/" + name + ".pid.tmp\"; mv \"$PIDS/" + name +
+         ".pid.tmp\" \"$PIDS/" + name + ".pid\"; exec sleep 600' & while [ ! -s \"$PIDS/" + name +
+         ".pid\" ]; do sleep 0.01; done";
+}
+
+class ProcessReaperTest : public ::testing::Test {
+ protected:
+  ProcessSpec sh(const std::string& script, const std::string& name) const {
+    ProcessSpec s;
+    s.argv = {"/bin/sh", "-c", script};
+    s.env = inherited_environment();
+    s.env["PIDS"] = dir_.path().string();
+    s.cwd = dir_.path();
+    s.log_path = dir_ / ("logs/" + name + ".log");
+    return s;
+  }
+  pid_t pid_of(const std::string& name) const {
+    return static_cast<pid_t>(std::stol(testing::read_file(dir_ / (name + ".pid"))));
+  }
+  TempDir dir_;
+};
+
+class Quiet : public PoolObserver {};
+
+TEST_F(ProcessReaperTest, WithoutItASetsidDaemonOutlivesItsFile) {
+  // Why the reaper exists: the process-group kill alone misses it.
+  PoolOptions o;
+  Quiet quiet;
+  ASSERT_TRUE(ProcessPool(o).run({sh(daemon_script("d"), "d")}, quiet));
+  const pid_t daemon = pid_of("d");
+  EXPECT_FALSE(testing::eventually([&] { return !testing::process_alive(daemon); }, 500ms));
+  ::kill(daemon, SIGKILL);
+}
+
+TEST_F(ProcessReaperTest, ADaemonDiesWhenItsFileFinishesNotBefore) {
+  ProcessReaper reaper;
+  PoolOptions o;
+  o.jobs = 2;
+  o.reaper = &reaper;
+  // File 0 starts a daemon and ends at once; file 1 starts one and keeps running until file 0's
+  // daemon is gone, then checks that its own daemon still lives.
+  const std::string second = daemon_script("d1") +
+                             "; while [ ! -s \"$PIDS/d0.pid\" ]; do sleep 0.01; done"
+                             "; while kill -0 $(cat \"$PIDS/d0.pid\") 2>/dev/null; do sleep 0.02; "
+                             "done; kill -0 $(cat \"$PIDS/d1.pid\")";
+  const std::string first =
+      "while [ ! -s \"$PIDS/d1.pid\" ]; do sleep 0.01; done; " + daemon_script("d0");
+  class Results : public PoolObserver {
+   public:
+    void on_finish(std::size_t i, const ProcessResult& r) override { exit_codes[i] = r.exit_code; }
+    std::map<std::size_t, std::optional<int>> exit_codes;
+  } results;
+  ASSERT_TRUE(ProcessPool(o).run({sh(first, "f0"), sh(second, "f1")}, results));
+  EXPECT_EQ(results.exit_codes.at(0), 0);
+  EXPECT_EQ(results.exit_codes.at(1), 0) << "file 1's daemon was killed while file 1 ran";
+  for (const char* name : {"d0", "d1"}) {
+    const pid_t daemon = pid_of(name);
+    EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(daemon); }, 3s))
+        << name << " outlived its file";
+  }
+}
+
+TEST_F(ProcessReaperTest, AProcessTheRunnerIsStartingIsNotTakenForAnOrphan) {
+  // The environment and device probes start from other threads while the pool sweeps. Between
+  // fork and exec such a child is not yet the leader of its own group and carries no cookie:
+  // a sweep then must not kill it (it did: "the interpreter could not run the probe").
+  ProcessReaper reaper;
+  std::atomic<bool> done{false};
+  std::atomic<int> failed{0};
+  constexpr int kStarts = 150;
+  std::thread starter([&] {
+    for (int i = 0; i < kStarts; ++i) {
+      if (!capture_output({"/bin/sh", "-c", "echo ok"}, dir_.path(), 30s)) ++failed;
+    }
+    done = true;
+  });
+  std::size_t sweeps = 0;
+  while (!done) {
+    reaper.sweep([](std::size_t) { return false; });
+    ++sweeps;
+  }
+  starter.join();
+  EXPECT_EQ(failed, 0) << "of " << kStarts << " starts, during " << sweeps << " sweeps";
+  EXPECT_GT(sweeps, 0U);
+}
+
+TEST_F(ProcessReaperTest, TheWatchdogCleansUpAfterARunnerKilledWithSigkill) {
+  // A stand-in runner: a forked child that starts a group and a setsid daemon, both marked with
+  // its cookie, then dies of SIGKILL without any cleanup of its own.
+  const pid_t runner = ::fork();
+  ASSERT_GE(runner, 0);
+  if (runner == 0) {
+    ProcessReaper reaper;
+    const std::map<std::string, std::string> env{{kProcessCookieVar, reaper.cookie(0)},
+                                                 {"PIDS", dir_.path().string()}};
+    auto group =
+        testing::spawn({"/bin/sh", "-c",
+                        "sleep 600 & echo $! > \"$PIDS/g.pid\"; " + daemon_script("d") + "; wait"},
+                       env, dir_ / "group.out");
+    reaper.watch(group.pid);
+    testing::eventually([&] { return fs::exists(dir_ / "g.pid") && fs::exists(dir_ / "d.pid"); },
+                        10s);
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(runner, &status, 0), runner);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(fs::exists(dir_ / "g.pid") && fs::exists(dir_ / "d.pid"));
+  for (const char* name : {"g", "d"}) {
+    const pid_t pid = pid_of(name);
+    EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pid); }, 5s))
+        << name << " (" << pid << ") outlived the killed runner";
+    ::kill(pid, SIGKILL);
+  }
+}
+
+}  // namespace
+}  // namespace devshim

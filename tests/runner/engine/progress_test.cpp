@@ -1,0 +1,75 @@
+#include "runner/engine/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace devshim {
+namespace {
+
+std::string drain(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string out;
+  int c = 0;
+  while ((c = std::fgetc(f)) != EOF) out += static_cast<char>(c);
+  return out;
+}
+
+TEST(Progress, DumbTerminalPrintsOneLinePerFinishedFile) {
+  std::FILE* f = std::tmpfile();
+  Progress p(f, TerminalInfo{}, 2);
+  p.started("a.py");
+  p.started("b.py");
+  p.tick();
+  p.finished("a.py", FileStatus::kPassed, 1.25, "/o/logs/a.py.log", "");
+  p.finished("b.py", FileStatus::kCrashed, 2.0, "/o/logs/b.py.log", "killed by SIGSEGV");
+  p.close();
+  EXPECT_EQ(drain(f),
+            "[1/2] passed a.py (1.2s)\n"
+            "[2/2] crashed b.py (2.0s) killed by SIGSEGV\n"
+            "    log: /o/logs/b.py.log\n");
+  std::fclose(f);
+}
+
+TEST(Progress, SmartTerminalRedrawsOneLineAndPrintsFailuresAbove) {
+  std::FILE* f = std::tmpfile();
+  TerminalInfo t;
+  t.smart = true;
+  t.width = 60;
+  Progress p(f, t, 3);
+  p.started("pipelines/test_a_very_long_file_name_that_needs_eliding.py");
+  p.finished("pipelines/test_a_very_long_file_name_that_needs_eliding.py", FileStatus::kFailed, 1,
+             "/l", "");
+  p.close();
+  std::string out = drain(f);
+  EXPECT_NE(out.find("\r"), std::string::npos);
+  EXPECT_NE(out.find("\x1b[K"), std::string::npos);
+  EXPECT_NE(out.find("\r\x1b[K[1/3] failed pipelines/"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\x1b[3"), std::string::npos) << "no colour unless asked";
+  // Every redrawn status line fits the width.
+  std::size_t pos = 0;
+  while ((pos = out.find("\r[", pos)) != std::string::npos) {
+    std::size_t end = out.find("\x1b[K", pos);
+    EXPECT_LE(end - pos - 1, 60U);
+    pos = end;
+  }
+  std::fclose(f);
+}
+
+TEST(Progress, StatusLineCountsAndNamesRunningFiles) {
+  Progress p(stdout, TerminalInfo{}, 5);
+  p.started("x.py");
+  p.started("y.py");
+  std::string line = p.status_line();
+  EXPECT_NE(line.find("[0/5] passed 0, failed 0"), std::string::npos) << line;
+  EXPECT_NE(line.find("running: x.py (+1 more)"), std::string::npos) << line;
+}
+
+TEST(FormatElapsed, MinutesAndHours) {
+  EXPECT_EQ(format_elapsed(65), "1:05");
+  EXPECT_EQ(format_elapsed(3723), "1:02:03");
+}
+
+}  // namespace
+}  // namespace devshim

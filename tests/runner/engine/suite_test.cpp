@@ -1,0 +1,174 @@
+#include "runner/engine/suite.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "runner/base/error.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using testing::TempDir;
+using testing::write_file;
+namespace fs = std::filesystem;
+
+class SuiteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_ / "project/tests");
+    fs::create_directories(dir_ / "suite");
+  }
+  fs::path suite_file() const { return dir_ / "suite/suite.json"; }
+  std::string load_error(const std::string& text) {
+    write_file(suite_file(), text);
+    try {
+      load_suite(dir_ / "suite");
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  TempDir dir_;
+};
+
+TEST_F(SuiteTest, LoadsEveryKeyAndResolvesPaths) {
+  write_file(suite_file(), R"({
+  "_comment": "ignored",
+  "name": "demo",
+  "project_root": "../project",
+  "tests_dir": "tests",
+  "pattern": "check_*.py",
+  "framework": "pytest",
+  "python": "../venv/bin/python",
+  "pythonpath": ["src", "/abs/lib"],
+  "env": {"HF_HUB_OFFLINE": "1"},
+  "args": ["-p", "no:randomly"],
+  "timeout_s": 12.5,
+  "source_url": "https://example.org/blob/{commit}/{path}#L{line}"
+})");
+  Suite s = load_suite(dir_ / "suite");
+  EXPECT_EQ(s.name, "demo");
+  EXPECT_EQ(s.file, suite_file());
+  EXPECT_EQ(s.project_root, dir_ / "project");
+  EXPECT_EQ(s.tests_root(), dir_ / "project/tests");
+  EXPECT_EQ(s.pattern, "check_*.py");
+  EXPECT_EQ(s.framework, Framework::kPytest);
+  EXPECT_EQ(s.python, (dir_ / "venv/bin/python").string());
+  ASSERT_EQ(s.pythonpath.size(), 2U);
+  EXPECT_EQ(s.pythonpath[0], dir_ / "project/src");
+  EXPECT_EQ(s.pythonpath[1], fs::path("/abs/lib"));
+  EXPECT_EQ(s.env.at("HF_HUB_OFFLINE"), "1");
+  EXPECT_EQ(s.args, (std::vector<std::string>{"-p", "no:randomly"}));
+  EXPECT_DOUBLE_EQ(s.timeout_s, 12.5);
+  EXPECT_EQ(s.source_url, "https://example.org/blob/{commit}/{path}#L{line}");
+}
+
+TEST_F(SuiteTest, DefaultsApplyAndPathNamesTheFileItself) {
+  write_file(suite_file(), R"({"name": "d", "project_root": "../project"})");
+  Suite s = load_suite(suite_file());
+  EXPECT_EQ(s.framework, Framework::kUnittest);
+  EXPECT_EQ(s.pattern, "test_*.py");
+  EXPECT_EQ(s.python, "python3");
+  EXPECT_EQ(s.tests_dir, "tests");
+}
+
+TEST_F(SuiteTest, MalformedJsonNamesFileLineAndColumn) {
+  std::string e =
+      load_error("{\n  \"name\": \"x\",\n  \"tests_dir\": \"tests\"\n  \"pattern\": \"y\"\n}");
+  EXPECT_NE(e.find(suite_file().string() + ":4:"), std::string::npos) << e;
+  EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
+}
+
+TEST_F(SuiteTest, WrongTypeNamesLineAndKey) {
+  std::string e = load_error(
+      "{\n  \"name\": \"x\",\n  \"project_root\": \"../project\",\n  \"timeout_s\": \"fast\"\n}");
+  EXPECT_NE(e.find(suite_file().string() + ":4: key \"timeout_s\""), std::string::npos) << e;
+}
+
+TEST_F(SuiteTest, NestedValueErrorNamesTheNestedKey) {
+  std::string e = load_error(
+      "{\n  \"name\": \"x\",\n  \"project_root\": \"../project\",\n  \"env\": {\n    \"A\": "
+      "\"1\",\n"
+      "    \"B\": 2\n  }\n}");
+  EXPECT_NE(e.find(":6: key \"env.B\": expected a string, got number"), std::string::npos) << e;
+  e = load_error(
+      "{\"name\": \"x\", \"project_root\": \"../project\",\n \"pythonpath\": [\"a\",\n 3]}");
+  EXPECT_NE(e.find(":3: key \"pythonpath.1\""), std::string::npos) << e;
+}
+
+TEST_F(SuiteTest, KeysWithSlashesAreReportedAtTheirOwnLine) {
+  std::string e =
+      load_error("{\"name\": \"x\", \"project_root\": \"../project\",\n\"env\": {\n\"a/b\": 1}}");
+  EXPECT_NE(e.find(":3: key \"env.a/b\""), std::string::npos) << e;
+}
+
+TEST_F(SuiteTest, UnknownKeySuggestsTheClosestKnownOne) {
+  std::string e =
+      load_error("{\"name\": \"x\", \"project_root\": \"../project\",\n\"timout_s\": 3}");
+  EXPECT_NE(e.find(":2: key \"timout_s\": unknown key; did you mean \"timeout_s\"?"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(SuiteTest, MissingNameAndUnknownFrameworkAreErrors) {
+  EXPECT_NE(load_error("{\"project_root\": \"../project\"}").find("missing required key \"name\""),
+            std::string::npos);
+  std::string e =
+      load_error("{\"name\": \"x\", \"project_root\": \"../project\", \"framework\": \"nose\"}");
+  EXPECT_NE(e.find("unknown framework \"nose\""), std::string::npos) << e;
+}
+
+TEST_F(SuiteTest, ProjectRootEnvironmentVariableOverridesTheFile) {
+  write_file(
+      suite_file(),
+      R"({"name": "x", "project_root": "../nowhere", "project_root_env": "DEVSHIM_T_ROOT"})");
+  ::setenv("DEVSHIM_T_ROOT", (dir_ / "project").c_str(), 1);
+  EXPECT_EQ(load_suite(dir_ / "suite").project_root, dir_ / "project");
+  ::unsetenv("DEVSHIM_T_ROOT");
+  std::string e = load_error(
+      R"({"name": "x", "project_root": "../nowhere", "project_root_env": "DEVSHIM_T_ROOT"})");
+  EXPECT_NE(e.find("project root"), std::string::npos) << e;
+  EXPECT_NE(e.find("set DEVSHIM_T_ROOT"), std::string::npos) << e;
+}
+
+TEST_F(SuiteTest, MissingSuiteFileAndMissingTestsFolderAreUsageErrors) {
+  EXPECT_THROW(load_suite(dir_ / "nope"), UsageError);
+  std::string e = load_error(R"({"name": "x", "project_root": "../project", "tests_dir": "t2"})");
+  EXPECT_NE(e.find("tests folder"), std::string::npos) << e;
+}
+
+TEST_F(SuiteTest, GtestSuitesNeedNoPythonAndMayBeSharded) {
+  write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
+                               "gtest_shards": 4})");
+  Suite s = load_suite(suite_file());
+  EXPECT_EQ(s.framework, Framework::kGtest);
+  EXPECT_EQ(std::string(framework_name(s.framework)), "gtest");
+  EXPECT_EQ(s.pattern, "*_test") << "the default pattern names test binaries";
+  EXPECT_EQ(s.gtest_shards, 4);
+
+  write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
+                               "pattern": "test_*"})");
+  EXPECT_EQ(load_suite(suite_file()).pattern, "test_*");
+  EXPECT_EQ(load_suite(suite_file()).gtest_shards, 1);
+}
+
+TEST_F(SuiteTest, GtestShardsMustBeAWholeNumberAndOnlyForGtest) {
+  for (const char* bad : {"0", "-1", "2.5", "\"2\"", "100000"}) {
+    std::string e =
+        load_error(std::string(R"({"name": "g", "project_root": "../project", "framework": "gtest",
+"gtest_shards": )") +
+                   bad + "}");
+    EXPECT_NE(e.find(":2: key \"gtest_shards\": expected a whole number of shards"),
+              std::string::npos)
+        << bad << ": " << e;
+  }
+  std::string e = load_error(R"({"name": "g", "project_root": "../project", "gtest_shards": 2})");
+  EXPECT_NE(e.find("key \"gtest_shards\": only for \"framework\": \"gtest\""), std::string::npos)
+      << e;
+  e = load_error(R"({"name": "g", "project_root": "../project", "framework": "catch2"})");
+  EXPECT_NE(e.find("(unittest, pytest, gtest)"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace devshim
