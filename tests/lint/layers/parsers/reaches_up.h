@@ -1,0 +1,6 @@
+// A parser header that reaches up into the engine: tests/CMakeLists' layers_check_finds_violations
+// expects cmake/check_layers.cmake to reject line 4 and to accept the other includes.
+#include <string>
+
+#include "runner/base/error.h"
+#include "runner/engine/suite.h"
