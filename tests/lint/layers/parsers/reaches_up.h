@@ -1,5 +1,5 @@
-// A parser header that reaches up into the engine: tests/CMakeLists' layers_check_finds_violations
-// expects cmake/check_layers.cmake to reject line 4 and to accept the other includes.
+// A parser header that reaches up into the engine: ctest's layers_check_finds_violations expects
+// cmake/check_layers.cmake to reject line 6 and to accept the other includes.
 #include <string>
 
 #include "runner/base/error.h"
