@@ -64,9 +64,8 @@ json flaky_json(const Report& r) {
   return flaky;
 }
 
-}  // namespace
-
-json render_json(const Report& r) {
+// The run record: what ran, where, when, and the environment.
+json run_json(const Report& r) {
   json run = {
       {"id", r.run.id},
       {"suite", r.run.suite},
@@ -87,35 +86,40 @@ json render_json(const Report& r) {
       {"duration_s", r.duration_s},
       {"environment", r.environment},
   };
-  json summary = {{"files", r.summary.files},
-                  {"tests", r.summary.tests},
-                  {"files_total", r.summary.files_total},
-                  {"tests_total", r.summary.tests_total},
-                  {"pass_rate", r.summary.pass_rate}};
+  return run;
+}
+
+// One test of a file: its result, where it is, how it compares.
+json case_json(const ReportCase& c) {
+  const TestCase& t = c.test;
+  return {
+      {"classname", t.classname},
+      {"name", t.name},
+      {"status", std::string(to_string(t.status))},
+      {"duration_s", t.duration_s},
+      {"exception", opt(t.exception)},
+      {"message", opt(t.message)},
+      {"signature", opt(c.signature)},
+      {"culprit", opt(t.culprit)},
+      {"source", t.source.path.empty()
+                     ? json(nullptr)
+                     : json{{"path", t.source.path},
+                            {"line", t.source.line > 0 ? json(t.source.line) : json(nullptr)}}},
+      {"links", links_json(c.links)},
+      {"diff_class", opt(c.diff_class)},
+      {"change", opt(c.change)},
+      {"flaky", c.flaky},
+      {"attempts", attempts_json(c.attempts)},
+  };
+}
+
+// Every file with its tests.
+json files_json(const Report& r) {
   json files = json::array();
   for (const auto& f : r.files) {
     json cases = json::array();
     for (const auto& c : f.cases) {
-      const TestCase& t = c.test;
-      cases.push_back({
-          {"classname", t.classname},
-          {"name", t.name},
-          {"status", std::string(to_string(t.status))},
-          {"duration_s", t.duration_s},
-          {"exception", opt(t.exception)},
-          {"message", opt(t.message)},
-          {"signature", opt(c.signature)},
-          {"culprit", opt(t.culprit)},
-          {"source", t.source.path.empty()
-                         ? json(nullptr)
-                         : json{{"path", t.source.path},
-                                {"line", t.source.line > 0 ? json(t.source.line) : json(nullptr)}}},
-          {"links", links_json(c.links)},
-          {"diff_class", opt(c.diff_class)},
-          {"change", opt(c.change)},
-          {"flaky", c.flaky},
-          {"attempts", attempts_json(c.attempts)},
-      });
+      cases.push_back(case_json(c));
     }
     json fj = {{"path", f.file.path},
                {"status", f.status},
@@ -128,6 +132,11 @@ json render_json(const Report& r) {
                {"cases", std::move(cases)}};
     files.push_back(std::move(fj));
   }
+  return files;
+}
+
+// Failures grouped by signature, with their tests.
+json clusters_json(const Report& r) {
   json clusters = json::array();
   for (const auto& cl : r.clusters) {
     json tests = json::array();
@@ -145,22 +154,29 @@ json render_json(const Report& r) {
                         {"example_traceback", cl.example_traceback},
                         {"tests", std::move(tests)}});
   }
-  json differential = nullptr;
-  if (r.differential) {
-    json regressions = json::array();
-    for (const auto& g : r.differential->regressions) {
-      regressions.push_back({{"file", g.file},
-                             {"classname", g.classname},
-                             {"name", g.name},
-                             {"baseline_status", g.baseline_status},
-                             {"status", g.status},
-                             {"message", opt(g.message)},
-                             {"links", links_json(g.links)}});
-    }
-    differential = {{"baseline_run", r.differential->baseline_run},
-                    {"counts", r.differential->counts},
-                    {"regressions", std::move(regressions)}};
+  return clusters;
+}
+
+// The baseline comparison of a differential run; null for other runs.
+json differential_json(const Report& r) {
+  if (!r.differential) return nullptr;
+  json regressions = json::array();
+  for (const auto& g : r.differential->regressions) {
+    regressions.push_back({{"file", g.file},
+                           {"classname", g.classname},
+                           {"name", g.name},
+                           {"baseline_status", g.baseline_status},
+                           {"status", g.status},
+                           {"message", opt(g.message)},
+                           {"links", links_json(g.links)}});
   }
+  return {{"baseline_run", r.differential->baseline_run},
+          {"counts", r.differential->counts},
+          {"regressions", std::move(regressions)}};
+}
+
+// What the shim rewrote, one entry per API and device pair.
+json redirections_json(const Report& r) {
   json redirections = json::array();
   for (const auto& d : r.redirections) {
     redirections.push_back(
@@ -179,6 +195,11 @@ json render_json(const Report& r) {
                      {"function", opt(d.first_function)}}},
          {"links", links_json(d.links)}});
   }
+  return redirections;
+}
+
+// The gap-log entries the run's failures under the shim are attributed to.
+json gaps_json(const Report& r) {
   json gaps = json::array();
   for (const auto& g : r.gaps) {
     json tests = json::array();
@@ -195,16 +216,31 @@ json render_json(const Report& r) {
                     {"action", opt(g.action)},
                     {"note", opt(g.note)}});
   }
+  return gaps;
+}
+
+// Files and tests by status, and the pass rate.
+json summary_json(const Report& r) {
+  return {{"files", r.summary.files},
+          {"tests", r.summary.tests},
+          {"files_total", r.summary.files_total},
+          {"tests_total", r.summary.tests_total},
+          {"pass_rate", r.summary.pass_rate}};
+}
+
+}  // namespace
+
+json render_json(const Report& r) {
   return {{"schema_version", kReportSchemaVersion},
           {"previous", previous_json(r)},
           {"flaky", flaky_json(r)},
-          {"differential", std::move(differential)},
-          {"run", std::move(run)},
-          {"summary", std::move(summary)},
-          {"files", std::move(files)},
-          {"clusters", std::move(clusters)},
-          {"redirections", std::move(redirections)},
-          {"gaps", std::move(gaps)}};
+          {"differential", differential_json(r)},
+          {"run", run_json(r)},
+          {"summary", summary_json(r)},
+          {"files", files_json(r)},
+          {"clusters", clusters_json(r)},
+          {"redirections", redirections_json(r)},
+          {"gaps", gaps_json(r)}};
 }
 
 std::string dump_report_json(const json& report) {

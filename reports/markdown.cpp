@@ -214,36 +214,33 @@ std::string md_code_block(std::string_view text, std::size_t max_chars) {
   return fmt::format("{}text\n{}\n{}\n", fence, body, fence);
 }
 
-std::string render_markdown(const Report& r) {
-  std::string out;
-  out += fmt::format("# devshim report: {} run {} ({})\n\n", md_cell(r.run.suite), r.run.id,
-                     r.run.mode);
-  environment_section(r, out);
-  previous_section(r, out);
-
-  if (r.differential) {
-    const ReportDifferential& d = *r.differential;
-    out += fmt::format("\n## Differential: shim on vs. baseline run {}\n\n", d.baseline_run);
-    out += "| class | tests | meaning |\n| --- | --- | --- |\n";
-    for (const auto& [cls, meaning] : differential_classes()) {
-      auto it = d.counts.find(cls);
-      out += fmt::format("| {} | {} | {} |\n", cls, it == d.counts.end() ? 0 : it->second, meaning);
-    }
-    out += "\n### Regressions\n\n";
-    if (d.regressions.empty()) {
-      out += "None: every test that passed without the shim passes with it.\n";
-    } else {
-      out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
-      for (const auto& g : d.regressions) {
-        std::string src = g.links.local.empty() ? "" : link("source", g.links.local);
-        if (!g.links.upstream.empty()) src += " " + link("upstream", g.links.upstream);
-        out += fmt::format("| {} | {} → {} | {} | {} |\n",
-                           md_cell(g.file + "::" + g.classname + "::" + g.name), g.baseline_status,
-                           g.status, md_cell(g.message, 200), src);
-      }
+// The baseline comparison of a differential run: classes, then the regressions.
+void differential_section(const Report& r, std::string& out) {
+  if (!r.differential) return;
+  const ReportDifferential& d = *r.differential;
+  out += fmt::format("\n## Differential: shim on vs. baseline run {}\n\n", d.baseline_run);
+  out += "| class | tests | meaning |\n| --- | --- | --- |\n";
+  for (const auto& [cls, meaning] : differential_classes()) {
+    auto it = d.counts.find(cls);
+    out += fmt::format("| {} | {} | {} |\n", cls, it == d.counts.end() ? 0 : it->second, meaning);
+  }
+  out += "\n### Regressions\n\n";
+  if (d.regressions.empty()) {
+    out += "None: every test that passed without the shim passes with it.\n";
+  } else {
+    out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
+    for (const auto& g : d.regressions) {
+      std::string src = g.links.local.empty() ? "" : link("source", g.links.local);
+      if (!g.links.upstream.empty()) src += " " + link("upstream", g.links.upstream);
+      out += fmt::format("| {} | {} → {} | {} | {} |\n",
+                         md_cell(g.file + "::" + g.classname + "::" + g.name), g.baseline_status,
+                         g.status, md_cell(g.message, 200), src);
     }
   }
+}
 
+// Files and tests by status, and the pass rate.
+void summary_section(const Report& r, std::string& out) {
   out += "\n## Summary\n\n";
   out +=
       fmt::format("**{}** files: {}  \n", r.summary.files_total, counts_or_none(r.summary.files));
@@ -251,8 +248,10 @@ std::string render_markdown(const Report& r) {
       fmt::format("**{}** tests: {}  \n", r.summary.tests_total, counts_or_none(r.summary.tests));
   out += fmt::format("Pass rate: **{:.1f}%** (passed / all but skipped and xfailed)\n",
                      100.0 * r.summary.pass_rate);
-  // Differential and run-to-run sections are inserted here by later report versions.
+}
 
+// Failures grouped by signature, each with an example traceback and its tests.
+void clusters_section(const Report& r, std::string& out) {
   out += "\n## Failure clusters\n\n";
   if (r.clusters.empty()) out += "No failures.\n";
   int n = 0;
@@ -280,7 +279,10 @@ std::string render_markdown(const Report& r) {
     }
     out += "\n";
   }
+}
 
+// Every failing test (and every test a kill is blamed on), one row each.
+void failing_tests_section(const Report& r, std::string& out) {
   out += "## Failing tests\n\n";
   bool any = false;
   for (const auto& f : r.files) {
@@ -297,44 +299,51 @@ std::string render_markdown(const Report& r) {
     }
   }
   if (!any) out += "None.\n";
+}
 
-  if (!r.gaps.empty()) {
-    constexpr std::size_t kTop = 10;
-    out += fmt::format(
-        "\n## Gaps\n\nTorch APIs this run's failures under the shim are attributed to "
-        "(`runner gaps`, docs/gaps.md){}.\n\n",
-        r.gaps.size() > kTop ? fmt::format("; the {} with most tests of {}", kTop, r.gaps.size())
-                             : "");
+// The torch APIs the failures under the shim are attributed to, the most tests first.
+void gaps_section(const Report& r, std::string& out) {
+  if (r.gaps.empty()) return;
+  constexpr std::size_t kTop = 10;
+  out += fmt::format(
+      "\n## Gaps\n\nTorch APIs this run's failures under the shim are attributed to "
+      "(`runner gaps`, docs/gaps.md){}.\n\n",
+      r.gaps.size() > kTop ? fmt::format("; the {} with most tests of {}", kTop, r.gaps.size())
+                           : "");
+  out +=
+      "| API | kind | status | severity | tests | example |\n"
+      "| --- | --- | --- | --- | --- | --- |\n";
+  for (std::size_t i = 0; i < r.gaps.size() && i < kTop; ++i) {
+    const GapEntry& g = r.gaps[i];
+    const std::string example = g.test_list.empty() ? ""
+                                                    : g.test_list.front().file +
+                                                          "::" + g.test_list.front().classname +
+                                                          "::" + g.test_list.front().name;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_cell(g.api, 120), g.kind, g.status,
+                       g.severity, g.tests, md_cell(example, 200));
+  }
+}
+
+// What the shim rewrote (always shown for a shim run, also when nothing was).
+void redirections_section(const Report& r, std::string& out) {
+  if (r.run.mode != "shim" && r.redirections.empty()) return;
+  out += "\n## Redirections\n\n";
+  if (r.redirections.empty()) {
+    out += "None recorded: no test asked the shim for a device it rewrote.\n";
+  } else {
     out +=
-        "| API | kind | status | severity | tests | example |\n"
+        "| API | requested → used | calls | files | call sites | first call site |\n"
         "| --- | --- | --- | --- | --- | --- |\n";
-    for (std::size_t i = 0; i < r.gaps.size() && i < kTop; ++i) {
-      const GapEntry& g = r.gaps[i];
-      const std::string example = g.test_list.empty() ? ""
-                                                      : g.test_list.front().file +
-                                                            "::" + g.test_list.front().classname +
-                                                            "::" + g.test_list.front().name;
-      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_cell(g.api, 120), g.kind, g.status,
-                         g.severity, g.tests, md_cell(example, 200));
+    for (const auto& d : r.redirections) {
+      out += fmt::format("| {} | {} → {} | {} | {} | {} | {} |\n", md_cell(d.api, 120),
+                         md_cell(d.requested, 40), md_cell(d.used, 40), d.count, d.files, d.sites,
+                         source_cell(d.links, d.first_site));
     }
   }
+}
 
-  if (r.run.mode == "shim" || !r.redirections.empty()) {
-    out += "\n## Redirections\n\n";
-    if (r.redirections.empty()) {
-      out += "None recorded: no test asked the shim for a device it rewrote.\n";
-    } else {
-      out +=
-          "| API | requested → used | calls | files | call sites | first call site |\n"
-          "| --- | --- | --- | --- | --- | --- |\n";
-      for (const auto& d : r.redirections) {
-        out += fmt::format("| {} | {} → {} | {} | {} | {} | {} |\n", md_cell(d.api, 120),
-                           md_cell(d.requested, 40), md_cell(d.used, 40), d.count, d.files, d.sites,
-                           source_cell(d.links, d.first_site));
-      }
-    }
-  }
-
+// Failing files in a table, passed ones folded away.
+void files_section(const Report& r, std::string& out) {
   out += "\n## Files\n\n";
   auto file_row = [](const ReportFile& f) {
     return fmt::format("| {} | {} | {} | {:.1f} s | {} |\n", f.status, md_cell(f.file.path),
@@ -359,6 +368,21 @@ std::string render_markdown(const Report& r) {
     out += fmt::format("<details><summary>{} passed file{}</summary>\n\n{}{}\n</details>\n", passed,
                        passed == 1 ? "" : "s", header, passing);
   }
+}
+
+std::string render_markdown(const Report& r) {
+  std::string out;
+  out += fmt::format("# devshim report: {} run {} ({})\n\n", md_cell(r.run.suite), r.run.id,
+                     r.run.mode);
+  environment_section(r, out);
+  previous_section(r, out);
+  differential_section(r, out);
+  summary_section(r, out);
+  clusters_section(r, out);
+  failing_tests_section(r, out);
+  gaps_section(r, out);
+  redirections_section(r, out);
+  files_section(r, out);
   return out;
 }
 

@@ -98,10 +98,13 @@ ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const En
   return spec;
 }
 
-bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
-                    const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                    RunLog& log, const RerunOptions& options, CommandRunner& processes) {
-  if (options.max_reruns <= 0) return true;
+namespace {
+
+// The run's failing files that a rerun can take: each with its failing tests (none: it failed
+// before any test said why, and is rerun whole). Files a resumed run's earlier session already
+// reran, and files the suite no longer has, are left out.
+std::vector<Tracked> failing_files(const std::vector<TestFile>& files, Store& store,
+                                   std::int64_t run_id) {
   std::map<std::string, TestFile> by_path;
   for (const auto& f : files) by_path.emplace(f.rel_path, f);
   std::map<std::string, std::vector<TestCase>> failing;
@@ -137,6 +140,94 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
     t.first = std::move(f);
     tracked.push_back(std::move(t));
   }
+  return tracked;
+}
+
+std::string flaky_note(std::size_t flaky_tests) {
+  return fmt::format("flaky: {} failing test{} passed on a rerun", flaky_tests,
+                     flaky_tests == 1 ? "" : "s");
+}
+
+// What one attempt of a tracked file showed, and where its results go.
+struct Attempt {
+  int number = 0;
+  const ProcessSpec& spec;
+  const RerunObserver::Finished& finished;
+};
+
+// Takes one finished attempt of `t`: records its tests' outcomes, marks the tests that passed
+// flaky, and when the file ran whole and passed makes its results the file's in the store.
+void judge_attempt(Tracked& t, const Attempt& a, Store& store, std::int64_t run_id,
+                   const fs::path& out_dir) {
+  const ProcessResult& r = a.finished.process;
+  const CollectedFile& got = a.finished.collected;
+  if (r.interrupted) return;
+  const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
+  // The file's results become this attempt's: it ran whole and passed. Returns its log.
+  const auto adopt_attempt = [&] {
+    const FileRecord rec = file_record(t.file.rel_path, got, r, a.spec, out_dir);
+    // Flaky tests keep their first failure readable, as when their row is only updated.
+    std::vector<TestCase> cases = got.cases;
+    for (TestCase& c : cases) {
+      for (const TestCase& first : t.failures) {
+        if (key_of(first) != key_of(c)) continue;
+        c.exception = first.exception;
+        c.message = first.message;
+        c.traceback = first.traceback;
+      }
+    }
+    store.record_file(run_id, rec, cases);
+    return rec.log_path;
+  };
+  if (t.file_level) {
+    t.result.attempts.push_back({t.file.rel_path, "", "(file)", a.number,
+                                 passed ? CaseStatus::kPassed : CaseStatus::kError,
+                                 passed ? "" : std::string(to_string(got.status))});
+    if (!passed) return;
+    // It failed before any test said why, and passes now.
+    const std::string log = adopt_attempt();
+    t.result.note = fmt::format("flaky: {} on attempt 1, {} on attempt {} ({})",
+                                to_string(*t.first.status), to_string(got.status), a.number, log);
+    t.done = true;
+    return;
+  }
+  std::map<std::string, const TestCase*> seen;
+  for (const TestCase& c : got.cases) seen.emplace(key_of(c), &c);
+  std::vector<TestCase> still;
+  for (TestCase& p : t.pending) {
+    auto it = seen.find(key_of(p));
+    if (it == seen.end()) {
+      still.push_back(std::move(p));  // not reported this time: try again
+      continue;
+    }
+    const TestCase& now_case = *it->second;
+    t.result.attempts.push_back({t.file.rel_path, p.classname, p.name, a.number, now_case.status,
+                                 is_failure(now_case.status) ? failure_text(now_case) : ""});
+    if (is_failure(now_case.status) || !now_case.culprit.empty()) {
+      still.push_back(std::move(p));
+    } else {
+      t.result.flaky.push_back(now_case);
+      ++t.flaky_tests;
+    }
+  }
+  t.pending = std::move(still);
+  // A crash or a timeout cut attempt 1 short: the tests after its culprit never ran. A whole
+  // rerun that passes has them all (and the culprit without its culprit mark).
+  if (t.pending.empty() && t.whole_file && passed) adopt_attempt();
+  if (t.pending.empty()) {
+    t.done = true;
+    t.result.status = FileStatus::kPassed;
+    t.result.note = flaky_note(t.flaky_tests);
+  }
+}
+
+}  // namespace
+
+bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                    const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
+                    RunLog& log, const RerunOptions& options, CommandRunner& processes) {
+  if (options.max_reruns <= 0) return true;
+  std::vector<Tracked> tracked = failing_files(files, store, run_id);
   bool completed = true;
   for (int attempt = 2; completed && attempt <= options.max_reruns + 1; ++attempt) {
     std::vector<Tracked*> now;
@@ -162,81 +253,15 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
     RerunObserver observer(suite, now, specs, log, progress, attempt);
     completed = processes.run(specs, options.pool, observer);
     progress.close();
-
     for (const auto& [i, finished] : observer.finished()) {
-      Tracked& t = *now[i];
-      const ProcessResult& r = finished.process;
-      const CollectedFile& got = finished.collected;
-      if (r.interrupted) continue;
-      const bool passed = !is_failure(got.status) && got.status != FileStatus::kInterrupted;
-      // The file's results become this attempt's: it ran whole and passed. Returns its log.
-      const auto adopt_attempt = [&, index = i] {  // (clang 14 cannot capture bindings)
-        const FileRecord rec = file_record(t.file.rel_path, got, r, specs[index], options.out_dir);
-        // Flaky tests keep their first failure readable, as when their row is only updated.
-        std::vector<TestCase> cases = got.cases;
-        for (TestCase& c : cases) {
-          for (const TestCase& first : t.failures) {
-            if (key_of(first) != key_of(c)) continue;
-            c.exception = first.exception;
-            c.message = first.message;
-            c.traceback = first.traceback;
-          }
-        }
-        store.record_file(run_id, rec, cases);
-        return rec.log_path;
-      };
-      if (t.file_level) {
-        t.result.attempts.push_back({t.file.rel_path, "", "(file)", attempt,
-                                     passed ? CaseStatus::kPassed : CaseStatus::kError,
-                                     passed ? "" : std::string(to_string(got.status))});
-        if (!passed) continue;
-        // It failed before any test said why, and passes now.
-        const std::string log = adopt_attempt();
-        t.result.note =
-            fmt::format("flaky: {} on attempt 1, {} on attempt {} ({})", to_string(*t.first.status),
-                        to_string(got.status), attempt, log);
-        t.done = true;
-        continue;
-      }
-      std::map<std::string, const TestCase*> seen;
-      for (const TestCase& c : got.cases) seen.emplace(key_of(c), &c);
-      std::vector<TestCase> still;
-      for (TestCase& p : t.pending) {
-        auto it = seen.find(key_of(p));
-        if (it == seen.end()) {
-          still.push_back(std::move(p));  // not reported this time: try again
-          continue;
-        }
-        const TestCase& now_case = *it->second;
-        t.result.attempts.push_back({t.file.rel_path, p.classname, p.name, attempt, now_case.status,
-                                     is_failure(now_case.status) ? failure_text(now_case) : ""});
-        if (is_failure(now_case.status) || !now_case.culprit.empty()) {
-          still.push_back(std::move(p));
-        } else {
-          t.result.flaky.push_back(now_case);
-          ++t.flaky_tests;
-        }
-      }
-      t.pending = std::move(still);
-      // A crash or a timeout cut attempt 1 short: the tests after its culprit never ran. A whole
-      // rerun that passes has them all (and the culprit without its culprit mark).
-      if (t.pending.empty() && t.whole_file && passed) adopt_attempt();
-      if (t.pending.empty()) {
-        t.done = true;
-        t.result.status = FileStatus::kPassed;
-        t.result.note = fmt::format("flaky: {} failing test{} passed on a rerun", t.flaky_tests,
-                                    t.flaky_tests == 1 ? "" : "s");
-      }
+      judge_attempt(*now[i], Attempt{attempt, specs[i], finished}, store, run_id, options.out_dir);
     }
   }
   for (auto& t : tracked) {
     const bool rerun = std::any_of(t.result.attempts.begin(), t.result.attempts.end(),
                                    [](const CaseAttempt& a) { return a.attempt > 1; });
     if (!rerun) continue;  // interrupted before its rerun started
-    if (!t.done && t.flaky_tests > 0) {
-      t.result.note = fmt::format("flaky: {} failing test{} passed on a rerun", t.flaky_tests,
-                                  t.flaky_tests == 1 ? "" : "s");
-    }
+    if (!t.done && t.flaky_tests > 0) t.result.note = flaky_note(t.flaky_tests);
     store.record_reruns(run_id, t.result);
   }
   return completed;

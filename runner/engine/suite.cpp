@@ -99,9 +99,8 @@ class SuiteReader {
   std::map<std::string, int> lines_;
 };
 
-}  // namespace
-
-Suite load_suite(const fs::path& suite_dir_or_file) {
+// The suite file of a folder or a file name, absolute, with its text.
+SuiteReader read_suite_file(const fs::path& suite_dir_or_file) {
   fs::path file = suite_dir_or_file;
   std::error_code ec;
   if (fs::is_directory(file, ec)) file /= "suite.json";
@@ -114,8 +113,11 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
   if (!in) throw UsageError(fmt::format("{}: cannot read", file.string()));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  SuiteReader r(file, buffer.str());
+  return SuiteReader(file, buffer.str());
+}
 
+// The file's one JSON object; malformed JSON is reported at its line and column.
+json parse_suite_json(const SuiteReader& r) {
   json doc;
   try {
     doc = json::parse(r.text());
@@ -126,56 +128,55 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     // <detail>"; keep the detail only.
     auto colon = what.find(": ", what.find("parse error"));
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    throw UsageError(
-        fmt::format("{}:{}:{}: malformed JSON: {}", file.string(), pos.line, pos.column, detail));
+    throw UsageError(fmt::format("{}:{}:{}: malformed JSON: {}", r.file().string(), pos.line,
+                                 pos.column, detail));
   }
   if (!doc.is_object()) r.fail("", "a suite file holds one JSON object");
+  return doc;
+}
 
-  Suite s;
-  s.file = file;
-  const fs::path suite_dir = file.parent_path();
-
+// Fails on the first key that is neither known nor a comment, suggesting the nearest known one.
+void check_known_keys(const json& doc, const SuiteReader& r) {
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const std::string& key = it.key();
     if (key.empty() || key[0] == '_' || key[0] == '$') continue;
-    if (kKnownKeys.count(key) == 0) {
-      std::string best;
-      std::size_t best_d = 3;
-      for (const auto& k : kKnownKeys) {
-        std::size_t d = edit_distance(key, k);
-        if (d < best_d) {
-          best_d = d;
-          best = k;
-        }
+    if (kKnownKeys.count(key) != 0) continue;
+    std::string best;
+    std::size_t best_d = 3;
+    for (const auto& k : kKnownKeys) {
+      std::size_t d = edit_distance(key, k);
+      if (d < best_d) {
+        best_d = d;
+        best = k;
       }
-      r.fail("/" + json_pointer_token(key),
-             best.empty() ? std::string("unknown key (see docs/suites.md)")
-                          : fmt::format("unknown key; did you mean \"{}\"?", best));
     }
+    r.fail("/" + json_pointer_token(key),
+           best.empty() ? std::string("unknown key (see docs/suites.md)")
+                        : fmt::format("unknown key; did you mean \"{}\"?", best));
   }
+}
 
-  auto get_string = [&](const char* key, std::string& out, bool required = false) {
-    auto it = doc.find(key);
-    if (it == doc.end()) {
-      if (required) r.fail("", fmt::format("missing required key \"{}\"", key));
-      return;
-    }
-    out = r.string_at(*it, std::string("/") + key);
-  };
-
-  get_string("name", s.name, /*required=*/true);
-  if (s.name.empty() || s.name.find_first_of("/\\ \t\n") != std::string::npos) {
-    r.fail("/name", "must be a non-empty identifier without '/', '\\' or spaces");
-  }
-
+// The values of a suite file as written, checked one by one; paths are resolved afterwards.
+struct SuiteFields {
   std::string project_root = ".";
-  get_string("project_root", project_root);
-  get_string("project_root_env", s.project_root_env);
-  get_string("tests_dir", s.tests_dir);
-  get_string("pattern", s.pattern);
-  get_string("python", s.python);
-  get_string("source_url", s.source_url);
+  std::vector<std::string> pythonpath;
+};
 
+std::vector<std::string> string_list(const json& doc, const SuiteReader& r, const char* key) {
+  std::vector<std::string> out;
+  auto it = doc.find(key);
+  if (it == doc.end()) return out;
+  const std::string pointer = std::string("/") + key;
+  if (!it->is_array())
+    r.fail(pointer, fmt::format("expected a list of strings, got {}", it->type_name()));
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    out.push_back(r.string_at((*it)[i], pointer + "/" + std::to_string(i)));
+  }
+  return out;
+}
+
+// framework, gtest_shards, timeout_s: the keys that choose how the files run.
+void read_run_keys(const json& doc, const SuiteReader& r, Suite& s) {
   if (auto it = doc.find("framework"); it != doc.end()) {
     std::string name = r.string_at(*it, "/framework");
     auto f = parse_framework(name);
@@ -202,20 +203,32 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     }
     s.timeout_s = it->get<double>();
   }
-  auto string_list = [&](const char* key) {
-    std::vector<std::string> out;
+}
+
+SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
+  auto get_string = [&](const char* key, std::string& out, bool required = false) {
     auto it = doc.find(key);
-    if (it == doc.end()) return out;
-    const std::string pointer = std::string("/") + key;
-    if (!it->is_array())
-      r.fail(pointer, fmt::format("expected a list of strings, got {}", it->type_name()));
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      out.push_back(r.string_at((*it)[i], pointer + "/" + std::to_string(i)));
+    if (it == doc.end()) {
+      if (required) r.fail("", fmt::format("missing required key \"{}\"", key));
+      return;
     }
-    return out;
+    out = r.string_at(*it, std::string("/") + key);
   };
-  std::vector<std::string> pythonpath = string_list("pythonpath");
-  s.args = string_list("args");
+
+  get_string("name", s.name, /*required=*/true);
+  if (s.name.empty() || s.name.find_first_of("/\\ \t\n") != std::string::npos) {
+    r.fail("/name", "must be a non-empty identifier without '/', '\\' or spaces");
+  }
+  SuiteFields fields;
+  get_string("project_root", fields.project_root);
+  get_string("project_root_env", s.project_root_env);
+  get_string("tests_dir", s.tests_dir);
+  get_string("pattern", s.pattern);
+  get_string("python", s.python);
+  get_string("source_url", s.source_url);
+  read_run_keys(doc, r, s);
+  fields.pythonpath = string_list(doc, r, "pythonpath");
+  s.args = string_list(doc, r, "args");
   if (auto it = doc.find("env"); it != doc.end()) {
     if (!it->is_object())
       r.fail("/env", fmt::format("expected an object, got {}", it->type_name()));
@@ -226,9 +239,14 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
       s.env[e.key()] = r.string_at(e.value(), "/env/" + json_pointer_token(e.key()));
     }
   }
+  return fields;
+}
 
-  // Resolve the project root: the named environment variable wins when set.
-  fs::path root = suite_dir / project_root;
+// The project root (the named environment variable wins when set), the tests folder, the
+// pythonpath entries and a python given as a path: absolute, and the folders must exist.
+void resolve_paths(const fs::path& file, const SuiteFields& fields, Suite& s) {
+  const fs::path suite_dir = file.parent_path();
+  fs::path root = suite_dir / fields.project_root;
   std::string root_origin = fmt::format("{} (\"project_root\")", file.string());
   if (!s.project_root_env.empty()) {
     const char* value = std::getenv(s.project_root_env.c_str());
@@ -239,6 +257,7 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     }
   }
   root = fs::absolute(root).lexically_normal();
+  std::error_code ec;
   if (!fs::is_directory(root, ec)) {
     std::string hint = s.project_root_env.empty()
                            ? std::string()
@@ -253,12 +272,24 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
     throw UsageError(fmt::format("tests folder {} does not exist (\"tests_dir\" of {})",
                                  s.tests_root().string(), file.string()));
   }
-  for (const auto& p : pythonpath) {
+  for (const auto& p : fields.pythonpath) {
     s.pythonpath.push_back((s.project_root / p).lexically_normal());
   }
   if (s.python.find('/') != std::string::npos) {
     s.python = fs::absolute(suite_dir / s.python).lexically_normal().string();
   }
+}
+
+}  // namespace
+
+Suite load_suite(const fs::path& suite_dir_or_file) {
+  const SuiteReader r = read_suite_file(suite_dir_or_file);
+  const json doc = parse_suite_json(r);
+  check_known_keys(doc, r);
+  Suite s;
+  s.file = r.file();
+  const SuiteFields fields = read_fields(doc, r, s);
+  resolve_paths(s.file, fields, s);
   return s;
 }
 
