@@ -132,4 +132,40 @@ fs::path make_temp_dir(const std::string& prefix) {
   return pattern;
 }
 
+GeneratedSuite write_sleep_suite(const fs::path& dir, const std::string& name,
+                                 const std::string& python, const std::vector<double>& sleeps) {
+  fs::create_directories(dir / "tests");
+  write_file(dir / "suite.json",
+             fmt::format("{{\"name\": \"{}\", \"project_root\": \".\", \"tests_dir\": \"tests\", "
+                         "\"framework\": \"unittest\", \"python\": \"{}\", \"timeout_s\": 120}}\n",
+                         name, python));
+  GeneratedSuite suite{dir, {}};
+  for (std::size_t i = 0; i < sleeps.size(); ++i) {
+    std::string rel = fmt::format("tests/test_{:02}.py", i);
+    write_file(dir / rel, fmt::format("import time\nimport unittest\n\n\n"
+                                      "class Sleep(unittest.TestCase):\n"
+                                      "    def test_sleep(self):\n"
+                                      "        time.sleep({:.3f})\n",
+                                      sleeps[i]));
+    suite.files.push_back(rel);
+  }
+  return suite;
+}
+
+std::vector<double> run_directly(const Tools& t, const GeneratedSuite& suite) {
+  std::vector<double> seconds;
+  const fs::path logs = t.work / "direct-logs";
+  fs::create_directories(logs);
+  for (const auto& rel : suite.files) {
+    Command c{{t.python, "-m", "unittest", "-v", rel},
+              suite.dir,
+              t.env,
+              logs / (fs::path(rel).filename().string() + ".log")};
+    Outcome o = spawn_and_wait(c);
+    require_success(o, fmt::format("direct launch of {}", rel), c.output);
+    seconds.push_back(o.seconds);
+  }
+  return seconds;
+}
+
 }  // namespace devshim::bench

@@ -1,5 +1,6 @@
 // Process and file helpers shared by the benchmarks that launch the runner and Python files
-// (runner_makespan_bench, schedule_makespan_bench, cli_startup_bench).
+// (runner_makespan_bench, schedule_makespan_bench, cli_startup_bench), and the suite of sleeping
+// files the two makespan benchmarks generate.
 #pragma once
 
 #include <sys/types.h>
@@ -67,5 +68,31 @@ void write_file(const fs::path& path, const std::string& text);
 
 /// A fresh folder $TMPDIR/<prefix>-XXXXXX (or under /tmp). Throws BenchError if it cannot be made.
 fs::path make_temp_dir(const std::string& prefix);
+
+/// A generated unittest suite: its folder and its test files' paths relative to it, in the sorted
+/// order the runner discovers (and starts) them.
+struct GeneratedSuite {
+  fs::path dir;
+  std::vector<std::string> files;  ///< "tests/test_NN.py"
+};
+
+/// Writes DIR/suite.json (suite `name`, unittest, `python`, a 120 s timeout) and
+/// DIR/tests/test_NN.py, file i one test that sleeps sleeps[i] seconds and passes.
+GeneratedSuite write_sleep_suite(const fs::path& dir, const std::string& name,
+                                 const std::string& python, const std::vector<double>& sleeps);
+
+/// What a benchmark launches with: the runner, the suites' interpreter, the environment
+/// (baseline_environment()) and its temporary folder (suites, logs, databases).
+struct Tools {
+  std::string runner;
+  std::string python;
+  std::vector<std::string> env;
+  fs::path work;
+};
+
+/// Launches each file of `suite` directly, one after another, the way the runner would
+/// (`PYTHON -m unittest -v FILE`, logs under WORK/direct-logs); returns each file's wall-clock
+/// duration. Throws BenchError if one does not pass.
+std::vector<double> run_directly(const Tools& t, const GeneratedSuite& suite);
 
 }  // namespace devshim::bench

@@ -51,13 +51,6 @@ constexpr int kOverheadRepeats = 3;
 // ---------------------------------------------------------------------------------------------
 // Generated suites
 
-// One generated suite: its folder and its test files' paths relative to it, in the sorted order
-// the runner discovers (and starts) them.
-struct GeneratedSuite {
-  fs::path dir;
-  std::vector<std::string> files;  // "tests/test_NN.py"
-};
-
 // The sleep of makespan file i in [0, kMakespanFiles): a deterministic, uneven spread between
 // 0.05 s and 1.5 s. Cubing a permuted ramp makes most files short and a few long, and 17 being
 // coprime with 40 scatters the long ones through the order (two of them near the end).
@@ -66,54 +59,8 @@ double makespan_sleep_s(int i) {
   return 0.05 + 1.45 * f * f * f;
 }
 
-// Writes DIR/suite.json and DIR/tests/test_NN.py, file i sleeping sleeps[i] seconds in one test.
-GeneratedSuite write_suite(const fs::path& dir, const std::string& name, const std::string& python,
-                           const std::vector<double>& sleeps) {
-  fs::create_directories(dir / "tests");
-  write_file(dir / "suite.json",
-             fmt::format("{{\"name\": \"{}\", \"project_root\": \".\", \"tests_dir\": \"tests\", "
-                         "\"framework\": \"unittest\", \"python\": \"{}\", \"timeout_s\": 120}}\n",
-                         name, python));
-  GeneratedSuite suite{dir, {}};
-  for (std::size_t i = 0; i < sleeps.size(); ++i) {
-    std::string rel = fmt::format("tests/test_{:02}.py", i);
-    write_file(dir / rel, fmt::format("import time\nimport unittest\n\n\n"
-                                      "class Sleep(unittest.TestCase):\n"
-                                      "    def test_sleep(self):\n"
-                                      "        time.sleep({:.3f})\n",
-                                      sleeps[i]));
-    suite.files.push_back(rel);
-  }
-  return suite;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Measurements
-
-struct Tools {
-  std::string runner;
-  std::string python;
-  std::vector<std::string> env;
-  fs::path work;  // the temporary folder: suites, logs, databases
-};
-
-// Launches each file of `suite` directly, one after another, the way the runner would; returns
-// each file's wall-clock duration. Throws BenchError if one does not pass.
-std::vector<double> run_directly(const Tools& t, const GeneratedSuite& suite) {
-  std::vector<double> seconds;
-  const fs::path logs = t.work / "direct-logs";
-  fs::create_directories(logs);
-  for (const auto& rel : suite.files) {
-    Command c{{t.python, "-m", "unittest", "-v", rel},
-              suite.dir,
-              t.env,
-              logs / (fs::path(rel).filename().string() + ".log")};
-    Outcome o = spawn_and_wait(c);
-    require_success(o, fmt::format("direct launch of {}", rel), c.output);
-    seconds.push_back(o.seconds);
-  }
-  return seconds;
-}
 
 // Runs the whole `suite` through the runner with `jobs` at once and --no-shim; returns its
 // wall-clock time. `tag` names this invocation's output folder and database. Throws BenchError
@@ -142,7 +89,7 @@ double list_schedule_s(const std::vector<double>& jobs, int machines) {
 void bench_makespan(const Tools& t) {
   std::vector<double> sleeps;
   for (int i = 0; i < kMakespanFiles; ++i) sleeps.push_back(makespan_sleep_s(i));
-  GeneratedSuite suite = write_suite(t.work / "makespan", "bench-makespan", t.python, sleeps);
+  GeneratedSuite suite = write_sleep_suite(t.work / "makespan", "bench-makespan", t.python, sleeps);
 
   std::vector<double> direct = run_directly(t, suite);
   const double sum = std::accumulate(direct.begin(), direct.end(), 0.0);
@@ -171,8 +118,8 @@ void bench_makespan(const Tools& t) {
 
 // Phase 3: per-file overhead of `runner -j 1` against direct launches, best of a few repeats.
 void bench_overhead(const Tools& t) {
-  GeneratedSuite suite = write_suite(t.work / "overhead", "bench-overhead", t.python,
-                                     std::vector<double>(kOverheadFiles, 0.0));
+  GeneratedSuite suite = write_sleep_suite(t.work / "overhead", "bench-overhead", t.python,
+                                           std::vector<double>(kOverheadFiles, 0.0));
   double direct = 1e300, runner = 1e300;
   for (int r = 0; r < kOverheadRepeats; ++r) {
     std::vector<double> each = run_directly(t, suite);

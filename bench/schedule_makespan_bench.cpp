@@ -55,13 +55,6 @@ constexpr int kJobs = 2;
 // ---------------------------------------------------------------------------------------------
 // Generated suites
 
-// One generated suite: its folder and its test files' paths relative to it, in the sorted order
-// the runner discovers (and starts) them.
-struct GeneratedSuite {
-  fs::path dir;
-  std::vector<std::string> files;  // "tests/test_NN.py"
-};
-
 // The sleep of file i: most files short (0.25 to 1.5 s, scattered), two long ones last in
 // discovery order (7.5 s and 15 s), so that starting files in discovery order leaves one worker
 // running the 15 s file alone at the end. Long enough (about 50 s in all) that the runner's own
@@ -70,53 +63,6 @@ double sleep_s(int i) {
   if (i == kFiles - 1) return 15.0;
   if (i == kFiles - 2) return 7.5;
   return 0.25 + 1.25 * ((i * 11) % (kFiles - 2)) / static_cast<double>(kFiles - 3);
-}
-
-// Writes DIR/suite.json and DIR/tests/test_NN.py, file i sleeping sleeps[i] seconds in one test.
-GeneratedSuite write_suite(const fs::path& dir, const std::string& python,
-                           const std::vector<double>& sleeps) {
-  fs::create_directories(dir / "tests");
-  write_file(dir / "suite.json",
-             fmt::format("{{\"name\": \"bench-schedule\", \"project_root\": \".\", "
-                         "\"tests_dir\": \"tests\", \"framework\": \"unittest\", "
-                         "\"python\": \"{}\", \"timeout_s\": 120}}\n",
-                         python));
-  GeneratedSuite suite{dir, {}};
-  for (std::size_t i = 0; i < sleeps.size(); ++i) {
-    std::string rel = fmt::format("tests/test_{:02}.py", i);
-    write_file(dir / rel, fmt::format("import time\nimport unittest\n\n\n"
-                                      "class Sleep(unittest.TestCase):\n"
-                                      "    def test_sleep(self):\n"
-                                      "        time.sleep({:.3f})\n",
-                                      sleeps[i]));
-    suite.files.push_back(rel);
-  }
-  return suite;
-}
-
-struct Tools {
-  std::string runner;
-  std::string python;
-  std::vector<std::string> env;
-  fs::path work;  // the temporary folder: suite, logs, databases
-};
-
-// Launches each file directly, one after another, the way the runner would; returns each one's
-// wall-clock duration. Throws BenchError if one does not pass.
-std::vector<double> run_directly(const Tools& t, const GeneratedSuite& suite) {
-  std::vector<double> seconds;
-  const fs::path logs = t.work / "direct-logs";
-  fs::create_directories(logs);
-  for (const auto& rel : suite.files) {
-    Command c{{t.python, "-m", "unittest", "-v", rel},
-              suite.dir,
-              t.env,
-              logs / (fs::path(rel).filename().string() + ".log")};
-    Outcome o = spawn_and_wait(c);
-    require_success(o, fmt::format("direct launch of {}", rel), c.output);
-    seconds.push_back(o.seconds);
-  }
-  return seconds;
 }
 
 // `RUNNER SUITE --no-shim --db DB --out <tag> extra...`: its wall-clock time. Throws BenchError
@@ -160,7 +106,7 @@ double list_schedule_s(const std::vector<double>& jobs, int machines) {
 void bench(const Tools& t) {
   std::vector<double> sleeps;
   for (int i = 0; i < kFiles; ++i) sleeps.push_back(sleep_s(i));
-  GeneratedSuite suite = write_suite(t.work / "suite", t.python, sleeps);
+  GeneratedSuite suite = write_sleep_suite(t.work / "suite", "bench-schedule", t.python, sleeps);
 
   std::vector<double> direct = run_directly(t, suite);
   const double sum = std::accumulate(direct.begin(), direct.end(), 0.0);
