@@ -720,7 +720,8 @@ class Page {
     for (const auto& [cls, meaning] : differential_classes()) {
       auto it = d.counts.find(cls);
       out_ += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", cls,
-                          it == d.counts.end() ? 0 : it->second, meaning);
+                          it == d.counts.end() ? 0 : it->second,
+                          html::escape(differential_meaning(d, cls, meaning)));
     }
     out_ += "</tbody></table>\n<h3>Regressions</h3>\n";
     if (d.regressions.empty()) {

@@ -172,6 +172,7 @@ json differential_json(const Report& r) {
   }
   return {{"baseline_run", r.differential->baseline_run},
           {"counts", r.differential->counts},
+          {"masquerade_skips", r.differential->masquerade_skips},
           {"regressions", std::move(regressions)}};
 }
 

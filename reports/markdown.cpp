@@ -222,7 +222,8 @@ void differential_section(const Report& r, std::string& out) {
   out += "| class | tests | meaning |\n| --- | --- | --- |\n";
   for (const auto& [cls, meaning] : differential_classes()) {
     auto it = d.counts.find(cls);
-    out += fmt::format("| {} | {} | {} |\n", cls, it == d.counts.end() ? 0 : it->second, meaning);
+    out += fmt::format("| {} | {} | {} |\n", cls, it == d.counts.end() ? 0 : it->second,
+                       differential_meaning(d, cls, meaning));
   }
   out += "\n### Regressions\n\n";
   if (d.regressions.empty()) {

@@ -87,35 +87,13 @@ SourceLinks source_links(const SourceLocation& loc, const LinkBase& base) {
   return links;
 }
 
-const std::vector<std::pair<std::string, std::string>>& differential_classes() {
-  static const std::vector<std::pair<std::string, std::string>> classes{
-      {"regression", "passed without the shim, fails with it"},
-      {"unlocked", "skipped or failed without the shim, passes with it"},
-      {"compatible", "passes both ways"},
-      {"broken_both", "fails with the shim, did not pass without it"},
-      {"newly_skipped", "passed without the shim, skipped with it"},
-      {"skipped_both", "skipped with the shim, did not pass without it"}};
-  return classes;
-}
-
-std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
-  enum Outcome { kPass, kFail, kSkip };
-  auto outcome = [](CaseStatus s) {
-    switch (s) {
-      case CaseStatus::kFailed:
-      case CaseStatus::kError:
-        return kFail;
-      case CaseStatus::kSkipped:
-        return kSkip;
-      default:
-        return kPass;
-    }
-  };
-  const Outcome before = baseline ? outcome(*baseline) : kFail;
-  const Outcome after = outcome(shim);
-  if (after == kPass) return before == kPass ? "compatible" : "unlocked";
-  if (after == kFail) return before == kPass ? "regression" : "broken_both";
-  return before == kPass ? "newly_skipped" : "skipped_both";
+std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
+                                 const std::string& meaning) {
+  if (cls != "newly_skipped" || d.masquerade_skips == 0) return meaning;
+  return fmt::format(
+      "{}; {} of them want no GPU and skip because the CUDA masquerade says one is "
+      "there (expected)",
+      meaning, d.masquerade_skips);
 }
 
 const std::vector<std::pair<std::string, std::string>>& change_classes() {
@@ -216,6 +194,9 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
             b == baseline.end() ? std::nullopt : std::optional<CaseStatus>(b->second);
         rc.diff_class = diff_class(before, rc.test.status);
         ++r.differential->counts[rc.diff_class];
+        if (rc.diff_class == "newly_skipped" && skip_wants_no_gpu(rc.test.message)) {
+          ++r.differential->masquerade_skips;
+        }
         if (rc.diff_class == "regression") {
           r.differential->regressions.push_back(
               {f.path, rc.test.classname, rc.test.name,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "runner/results/differential.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/store.h"
 
@@ -41,6 +42,9 @@ struct ReportCase {
 struct ReportDifferential {
   std::int64_t baseline_run = 0;
   std::map<std::string, int> counts;  ///< class → tests
+  /// newly_skipped tests whose skip reason says they want no GPU (skip_wants_no_gpu): expected
+  /// under the CUDA masquerade.
+  int masquerade_skips = 0;
   struct Regression {
     std::string file, classname, name, baseline_status, status, message;
     SourceLinks links;
@@ -48,12 +52,10 @@ struct ReportDifferential {
   std::vector<Regression> regressions;
 };
 
-/// The differential classes in the order reports list them, each with its meaning.
-const std::vector<std::pair<std::string, std::string>>& differential_classes();
-
-/// The class of one test from its status in the baseline run (nullopt: absent) and under the
-/// shim.
-std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
+/// The meaning of a differential class as the reports show it: `meaning`, and for newly_skipped
+/// how many of them skip because the masquerade says a GPU is there (when any do).
+std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
+                                 const std::string& meaning);
 
 /// A run compared with the previous comparable run (runs.previous_run: same suite, targets,
 /// mode and shard), test by test, matched by file, class name and test name:
@@ -65,6 +67,9 @@ struct ReportPrevious {
   std::int64_t previous_run = 0;
   std::string started_at;             ///< the previous run's
   std::map<std::string, int> counts;  ///< class → tests
+  /// newly_skipped tests whose skip reason says they want no GPU (skip_wants_no_gpu): expected
+  /// under the CUDA masquerade.
+  int masquerade_skips = 0;
   struct Change {
     std::string file, classname, name, previous_status, status, message;
     SourceLinks links;

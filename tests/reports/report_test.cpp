@@ -174,20 +174,27 @@ TEST_F(ReportTest, HostileTextCannotBreakAMarkdownTable) {
   }
 }
 
-TEST(DiffClass, EveryCellOfTheDifferentialTable) {
-  using S = CaseStatus;
-  EXPECT_EQ(diff_class(S::kPassed, S::kPassed), "compatible");
-  EXPECT_EQ(diff_class(S::kPassed, S::kFailed), "regression");
-  EXPECT_EQ(diff_class(S::kPassed, S::kError), "regression");
-  EXPECT_EQ(diff_class(S::kSkipped, S::kPassed), "unlocked");
-  EXPECT_EQ(diff_class(S::kFailed, S::kPassed), "unlocked");
-  EXPECT_EQ(diff_class(std::nullopt, S::kPassed), "unlocked");
-  EXPECT_EQ(diff_class(S::kFailed, S::kFailed), "broken_both");
-  EXPECT_EQ(diff_class(S::kSkipped, S::kError), "broken_both");
-  EXPECT_EQ(diff_class(S::kSkipped, S::kSkipped), "skipped_both");
-  EXPECT_EQ(diff_class(S::kFailed, S::kSkipped), "skipped_both");
-  EXPECT_EQ(diff_class(S::kPassed, S::kSkipped), "newly_skipped");
-  EXPECT_EQ(diff_class(S::kXfailed, S::kXpassed), "compatible");
+// Newly skipped tests that want no GPU (accelerate's @require_cpu) are told apart from real new
+// skips in every format; without any, the row reads as before.
+TEST(DifferentialMeaning, NewlySkippedSaysHowManySkipForTheMasquerade) {
+  Report r;
+  r.run.id = 2;
+  r.run.suite = "accelerate";
+  r.run.mode = "shim";
+  r.environment = nlohmann::json::object();
+  r.differential.emplace();
+  r.differential->baseline_run = 1;
+  r.differential->counts = {{"newly_skipped", 12}, {"compatible", 3}};
+  EXPECT_EQ(differential_meaning(*r.differential, "newly_skipped", "m"), "m");
+  r.differential->masquerade_skips = 11;
+  EXPECT_EQ(differential_meaning(*r.differential, "compatible", "m"), "m");
+  const std::string row =
+      "11 of them want no GPU and skip because the CUDA masquerade says one is there (expected)";
+  EXPECT_NE(render_markdown(r).find("| newly_skipped | 12 | passed without the shim, skipped "
+                                    "with it; " +
+                                    row + " |"),
+            std::string::npos);
+  EXPECT_EQ(render_json(r)["differential"]["masquerade_skips"], 11);
 }
 
 TEST(MarkdownEscaping, CellsAndCodeBlocks) {

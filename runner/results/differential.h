@@ -1,0 +1,32 @@
+// The differential classes of shared/DESIGN.md: a shim run compared with its baseline (shim off)
+// run, test by test. Used by the reports (counts, regressions) and by the gap log (newly skipped
+// tests), so it lives below both.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "parsers/test_result.h"
+
+namespace devshim {
+
+/// The differential classes in the order reports list them, each with its meaning:
+/// compatible (pass/pass), regression (pass → fail), unlocked (skip or fail → pass),
+/// broken_both (fail or skip → fail), skipped_both (skip or fail → skip), newly_skipped
+/// (pass → skip).
+const std::vector<std::pair<std::string, std::string>>& differential_classes();
+
+/// The class of one test from its status in the baseline run (nullopt: absent, which counts as a
+/// failure there) and under the shim. xfailed and xpassed count as passes.
+std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
+
+/// Whether a skip's reason says the test runs only where there is no GPU (accelerate's
+/// `@require_cpu`: "test requires only a CPU"; "CPU only", "no GPU", "CUDA is available", ...).
+/// Such a test skips under the shim because the CUDA masquerade says a GPU is there: an expected
+/// effect of the masquerade, not a test the shim lost. Case-insensitive.
+bool skip_wants_no_gpu(std::string_view reason);
+
+}  // namespace devshim
