@@ -16,6 +16,12 @@ inline constexpr std::string_view kGapFailing = "failing";
 inline constexpr std::string_view kGapUnpatched = "unpatched";
 inline constexpr std::string_view kGapUnsupportedOp = "unsupported_op";
 inline constexpr std::string_view kGapCudaOnly = "cuda_only";
+/// Kinds the gap log gives what no rule attributes (runner/results/gap_log.h): a failure that
+/// points nowhere into torch or the shim; a test that passed without the shim and skips with it;
+/// one that skips because the masquerade says a GPU is there (an expected effect).
+inline constexpr std::string_view kGapUnattributed = "unattributed";
+inline constexpr std::string_view kGapNewlySkipped = "newly_skipped";
+inline constexpr std::string_view kGapMasqueradeSkip = "masquerade_skip";
 
 /// The named semantic gap of device identity (docs/shim.md, "Device identity"): a tensor the
 /// shim placed is on the device used, so `x.device == torch.device("cuda", 0)` is False.

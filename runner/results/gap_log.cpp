@@ -8,7 +8,9 @@
 #include <set>
 
 #include "parsers/gap_attribution.h"
+#include "parsers/signature.h"
 #include "runner/base/error.h"
+#include "runner/results/differential.h"
 
 namespace devshim {
 
@@ -31,6 +33,17 @@ bool same_scope(const RunRecord& a, const RunRecord& b) {
   return a.suite == b.suite && a.targets == b.targets;
 }
 
+// The first line of `text`, at most `max` bytes, cut at a character boundary.
+std::string first_line(std::string_view text, std::size_t max) {
+  text = text.substr(0, text.find('\n'));
+  if (text.size() > max) {
+    std::size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return std::string(text.substr(0, cut)) + "…";
+  }
+  return std::string(text);
+}
+
 int severity_rank(const std::string& s) {
   return s == "critical" ? 0 : s == "high" ? 1 : s == "medium" ? 2 : 3;
 }
@@ -44,10 +57,42 @@ std::string computed_severity(int tests, int files) {
   return "low";
 }
 
+std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
+                                             std::optional<CaseStatus> baseline) {
+  if (is_failure(test.status)) {
+    if (auto a = attribute_failure(test.exception, test.message, test.traceback)) return a;
+    const std::string exception = test.exception.empty() ? "failure" : test.exception;
+    return GapAttribution{
+        fmt::format("unattributed {}: {}", exception,
+                    first_line(normalize_message(first_line(test.message, 1000)), 100)),
+        std::string(kGapUnattributed),
+        "no rule names a torch API: the failure points nowhere into torch or the shim"};
+  }
+  if (!has_baseline || !baseline || diff_class(baseline, test.status) != "newly_skipped") {
+    return std::nullopt;
+  }
+  const std::string reason = first_line(test.message, 100);
+  if (skip_wants_no_gpu(reason)) {
+    return GapAttribution{"newly skipped: " + reason, std::string(kGapMasqueradeSkip),
+                          "expected: the test skips when a GPU is there, and the CUDA masquerade "
+                          "says one is"};
+  }
+  return GapAttribution{"newly skipped: " + (reason.empty() ? std::string("(no reason)") : reason),
+                        std::string(kGapNewlySkipped), "passed without the shim, skips with it"};
+}
+
 int GapLog::update_from_run(std::int64_t run_id) {
   const auto run = store_.run(run_id);
   if (!run || run->mode != "shim" || run->status == "interrupted" || run->status == "running") {
     return 0;
+  }
+  // The baseline's status of each test, to tell newly skipped tests (differential runs only).
+  std::map<std::string, CaseStatus> baseline;
+  const auto test_key = [](const StoredCase& c) {
+    return c.file + '\n' + c.test.classname + '\n' + c.test.name;
+  };
+  if (run->baseline_run > 0) {
+    for (const auto& c : store_.cases(run->baseline_run)) baseline[test_key(c)] = c.test.status;
   }
   struct Seen {
     GapAttribution attribution;
@@ -55,11 +100,10 @@ int GapLog::update_from_run(std::int64_t run_id) {
   };
   std::map<std::string, Seen> seen;
   for (const auto& c : store_.cases(run_id)) {
-    // Every failing test: a regression and a broken_both alike are the shim's to carry (a test
-    // the baseline skips for want of CUDA and that fails under the shim is broken_both).
-    if (!is_failure(c.test.status)) continue;
-    auto a = attribute_failure(c.test.exception, c.test.message, c.test.traceback);
-    if (!a) continue;  // nothing points into torch or the shim (docs/gaps.md: not yet an entry)
+    std::optional<CaseStatus> before;
+    if (auto it = baseline.find(test_key(c)); it != baseline.end()) before = it->second;
+    auto a = attribute_case(c.test, run->baseline_run > 0, before);
+    if (!a) continue;
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;
     s.tests.push_back({c.file, c.test.classname, c.test.name});
@@ -117,9 +161,9 @@ void GapLog::refresh_severity(const std::string& api) {
   sql::Statement s(db_, "UPDATE gaps SET severity = ? WHERE api = ? AND severity_by = 'auto'");
   auto e = entry(api);
   if (!e) return;
-  const std::string sev = e->kind == "unpatched" && e->tests == 0
-                              ? std::string("low")
-                              : computed_severity(e->tests, e->files);
+  // An uncarried API no test tripped over, and an expected skip, weigh least.
+  const bool low = (e->kind == kGapUnpatched && e->tests == 0) || e->kind == kGapMasqueradeSkip;
+  const std::string sev = low ? std::string("low") : computed_severity(e->tests, e->files);
   s.bind(1, sev).bind(2, api).run();
 }
 
@@ -173,9 +217,11 @@ void GapLog::set(const std::string& api, const GapEdit& edit) {
     throw UsageError(fmt::format(
         "gaps set: --status must be open, fixed, wontfix or auto, not \"{}\"", *edit.status));
   }
-  if (edit.kind && !one_of(*edit.kind, {"failing", "unpatched", "unsupported_op", "cuda_only"})) {
+  if (edit.kind && !one_of(*edit.kind, {"failing", "unpatched", "unsupported_op", "cuda_only",
+                                        "unattributed", "newly_skipped", "masquerade_skip"})) {
     throw UsageError(fmt::format(
-        "gaps set: --kind must be failing, unpatched, unsupported_op or cuda_only, not \"{}\"",
+        "gaps set: --kind must be failing, unpatched, unsupported_op, cuda_only, unattributed, "
+        "newly_skipped or masquerade_skip, not \"{}\"",
         *edit.kind));
   }
   const std::string now = iso8601_utc_now();

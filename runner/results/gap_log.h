@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "parsers/gap_attribution.h"
+#include "parsers/test_result.h"
 #include "runner/results/store.h"
 
 namespace devshim {
@@ -20,7 +22,8 @@ struct GapTest {
 
 struct GapEntry {
   std::string api;
-  std::string kind;    ///< failing, unpatched, unsupported_op, cuda_only
+  std::string kind;    ///< failing, unpatched, unsupported_op, cuda_only, unattributed,
+                       ///< newly_skipped, masquerade_skip
   std::string status;  ///< open, fixed, wontfix
   bool status_by_person = false;
   std::string severity;  ///< critical, high, medium, low
@@ -39,20 +42,30 @@ struct GapEdit {
   std::optional<std::string> severity, status, action, note, equivalent, kind;
 };
 
+/// The gap-log entry one test of a shim run is evidence of, or nullopt (it passed, or skipped
+/// without a baseline saying it passed there). A failure: the API attribute_failure names, else
+/// "unattributed <Exception>: <normalized first line of the message>" (kind unattributed). A
+/// test that passed in the baseline and skips (`has_baseline`, `baseline` its status there):
+/// "newly skipped: <reason>", kind masquerade_skip when the reason says the test wants no GPU
+/// (skip_wants_no_gpu), else newly_skipped.
+std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
+                                             std::optional<CaseStatus> baseline);
+
 /// The severity computed from impact when no person set one: critical ≥ 20 tests or ≥ 5 files,
-/// high ≥ 5 tests, medium ≥ 2 tests, else low.
+/// high ≥ 5 tests, medium ≥ 2 tests, else low. (An unpatched entry without tests and a
+/// masquerade_skip entry are low whatever their impact.)
 std::string computed_severity(int tests, int files);
 
 class GapLog {
  public:
   explicit GapLog(Store& store) : store_(store), db_(store.database()) {}
 
-  /// Attributes run_id's failures to torch APIs (parsers/gap_attribution.h) and updates the log:
-  /// every failing test (with a baseline: regressions and broken_both alike) that a rule
-  /// attributes (a failure pointing nowhere into torch or the shim is no entry yet). An API
-  /// seen again is reopened (unless a person set its status); an open entry last seen in a run
-  /// of the same suite and targets and absent from this one is marked fixed. Baseline runs and
-  /// interrupted runs change nothing. Returns the number of APIs seen in this run.
+  /// Attributes run_id's tests with attribute_case and updates the log: every failing test
+  /// (with a baseline: regressions and broken_both alike) and, with a baseline, every newly
+  /// skipped one is evidence of one entry. An API seen again is reopened (unless a person set its
+  /// status); an open entry last seen in a run of the same suite and targets and absent from this
+  /// one is marked fixed. Baseline runs and interrupted runs change nothing. Returns the number of
+  /// APIs seen in this run.
   int update_from_run(std::int64_t run_id);
 
   /// `runner gaps scan`: surface = public torch CUDA APIs, carried = what the shim declares it

@@ -23,7 +23,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 8> kMigrations = {
+constexpr std::array<const char*, 9> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -225,6 +225,48 @@ CREATE INDEX cases_by_run ON cases(run_id, status);
 CREATE INDEX cases_by_file ON cases(file_id);
 CREATE INDEX cases_by_test ON cases(classname, name);
 CREATE INDEX cases_by_signature ON cases(signature);
+)sql",
+    // 9: gap kinds for every failing or newly skipped test of a shim run (docs/gaps.md):
+    // unattributed, newly_skipped, masquerade_skip. gaps is rebuilt for its CHECK; gap_tests with
+    // it, dropped first, so that dropping the old gaps cascades into nothing.
+    R"sql(
+CREATE TABLE gaps_v9 (
+  api            TEXT PRIMARY KEY,
+  kind           TEXT NOT NULL CHECK (kind IN ('failing', 'unpatched', 'unsupported_op',
+                                               'cuda_only', 'unattributed', 'newly_skipped',
+                                               'masquerade_skip')),
+  status         TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'fixed', 'wontfix')),
+  status_by      TEXT NOT NULL DEFAULT 'auto' CHECK (status_by IN ('auto', 'person')),
+  severity       TEXT NOT NULL DEFAULT 'low' CHECK (severity IN ('critical', 'high', 'medium',
+                                                                 'low')),
+  severity_by    TEXT NOT NULL DEFAULT 'auto' CHECK (severity_by IN ('auto', 'person')),
+  equivalent     TEXT,
+  action         TEXT,
+  note           TEXT,
+  why            TEXT,
+  first_seen_run INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  last_seen_run  INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  fixed_in_run   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  first_seen_at  TEXT NOT NULL,
+  last_seen_at   TEXT NOT NULL,
+  updated_at     TEXT NOT NULL
+);
+CREATE TABLE gap_tests_v9 (
+  id        INTEGER PRIMARY KEY,
+  api       TEXT NOT NULL REFERENCES gaps_v9(api) ON DELETE CASCADE,
+  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file      TEXT NOT NULL,
+  classname TEXT NOT NULL,
+  name      TEXT NOT NULL,
+  UNIQUE (api, run_id, file, classname, name)
+);
+INSERT INTO gaps_v9 SELECT * FROM gaps;
+INSERT INTO gap_tests_v9 SELECT * FROM gap_tests;
+DROP TABLE gap_tests;
+DROP TABLE gaps;
+ALTER TABLE gaps_v9 RENAME TO gaps;
+ALTER TABLE gap_tests_v9 RENAME TO gap_tests;
+CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
 )sql",
 };
 

@@ -2,6 +2,7 @@
 // torch APIs the shim does not carry; `runner gaps` reads what the runs recorded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -83,7 +84,8 @@ TEST_F(GapsE2E, AnApiTheShimMissesIsExactlyTheGapAndFixingItMarksItFixed) {
 
 TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
   // Both tests fail with and without the shim (broken_both): neither is a regression. The
-  // identity assertion is the named gap; the plain assertion points nowhere into torch.
+  // identity assertion is the named gap; the plain assertion points nowhere into torch and is
+  // an unattributed entry, named by its normalized message.
   auto r = testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(),
                          "test_identity_gap.py", "--differential", "--db", db().string(), "--out",
                          (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
@@ -98,7 +100,9 @@ TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
     for (const auto& t : full->test_list) tests[e.api].push_back(t.name);
   }
   EXPECT_EQ(tests["tensor.device identity"], std::vector<std::string>{"test_device_identity"});
-  EXPECT_EQ(all.size(), 1U);
+  EXPECT_EQ(tests["unattributed AssertionError: assert <n> == <n>"],
+            std::vector<std::string>{"test_plain_assertion"});
+  EXPECT_EQ(all.size(), 2U) << "every failing test is evidence of one entry";
   auto listed = gaps({"list"});
   EXPECT_NE(listed.output.find("tensor.device identity"), std::string::npos) << listed.output;
 }
@@ -106,10 +110,14 @@ TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
 TEST_F(GapsE2E, AHandSetStatusAndSeveritySurviveTenRuns) {
   ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));
   const std::string api = "torch._C._cuda_e2e_binding";
-  ASSERT_TRUE(entry(api)) << "the failing assertion of the test itself is not a gap";
+  ASSERT_TRUE(entry(api));
   {
     Store store(db());
-    EXPECT_EQ(GapLog(store).list().size(), 1U);
+    auto all = GapLog(store).list();
+    ASSERT_EQ(all.size(), 2U) << "the binding, and the test's own assertion (unattributed)";
+    EXPECT_EQ(std::count_if(all.begin(), all.end(),
+                            [](const GapEntry& e) { return e.kind == "unattributed"; }),
+              1);
   }
   auto set = gaps({"set", api, "--status", "wontfix", "--severity", "high", "--action",
                    "document it", "--note", "needs a CUDA build"});
@@ -141,8 +149,8 @@ TEST_F(GapsE2E, BadInputExits2AndExportWritesAStatusPage) {
   auto json = gaps({"export", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0);
   auto j = nlohmann::json::parse(json.output);
-  ASSERT_EQ(j.size(), 1U);
-  EXPECT_EQ(j[0]["tests"], 1);
+  ASSERT_EQ(j.size(), 2U) << "the binding and the unattributed assertion";
+  for (const auto& e : j) EXPECT_EQ(e["tests"], 1) << e.dump();
 }
 
 TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {

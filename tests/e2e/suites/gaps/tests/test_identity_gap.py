@@ -1,7 +1,7 @@
 """Failures that no torch frame explains. Without the shim both fail too (no CUDA here), so a
 differential run classifies them broken_both, which the gap log attributes like regressions: the
 device-identity assertion to the semantic gap "tensor.device identity"; the other points
-nowhere into torch or the shim and is no entry."""
+nowhere into torch or the shim and is an `unattributed` entry named by its message."""
 import torch
 
 
