@@ -141,6 +141,49 @@ std::string device_probe_text(const nlohmann::json& environment) {
   return text;
 }
 
+namespace {
+
+// One test of a differential run: its class against its baseline status (nullopt: absent there),
+// counted; a regression listed; a newly skipped test that wants no GPU counted apart.
+void classify(ReportDifferential& d, const std::string& file, ReportCase& rc,
+              std::optional<CaseStatus> before) {
+  rc.diff_class = diff_class(before, rc.test.status);
+  ++d.counts[rc.diff_class];
+  if (rc.diff_class == "newly_skipped" && skip_wants_no_gpu(rc.test.message)) {
+    ++d.masquerade_skips;
+  }
+  if (rc.diff_class == "regression") {
+    d.regressions.push_back(
+        {file, rc.test.classname, rc.test.name, before ? std::string(to_string(*before)) : "absent",
+         std::string(to_string(rc.test.status)),
+         rc.test.exception.empty() ? rc.test.message : rc.test.exception + ": " + rc.test.message,
+         rc.links});
+  }
+}
+
+// The run's redirections, one per (shim, API, requested, used), with links to the first call site.
+std::vector<ReportRedirection> report_redirections(Store& store, std::int64_t run_id,
+                                                   const LinkBase& link_base) {
+  std::vector<ReportRedirection> out;
+  for (const RunRedirection& rr : store.redirections(run_id)) {
+    ReportRedirection red;
+    red.shim = rr.first.shim;
+    red.api = rr.first.api;
+    red.requested = rr.first.requested;
+    red.used = rr.first.used;
+    red.count = rr.count;
+    red.files = rr.files;
+    red.sites = rr.sites;
+    red.first_site = {rr.first.site_file, rr.first.site_line};
+    red.first_function = rr.first.site_function;
+    red.links = source_links(red.first_site, link_base);
+    out.push_back(std::move(red));
+  }
+  return out;
+}
+
+}  // namespace
+
 Report build_report(Store& store, std::int64_t run_id, const fs::path& report_dir) {
   auto run = store.run(run_id);
   if (!run) throw UsageError(fmt::format("no run {} in {}", run_id, store.path().string()));
@@ -190,22 +233,8 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
       rc.test = std::move(sc.test);
       if (r.differential) {
         auto b = baseline.find(test_key(f.path, rc.test));
-        const std::optional<CaseStatus> before =
-            b == baseline.end() ? std::nullopt : std::optional<CaseStatus>(b->second);
-        rc.diff_class = diff_class(before, rc.test.status);
-        ++r.differential->counts[rc.diff_class];
-        if (rc.diff_class == "newly_skipped" && skip_wants_no_gpu(rc.test.message)) {
-          ++r.differential->masquerade_skips;
-        }
-        if (rc.diff_class == "regression") {
-          r.differential->regressions.push_back(
-              {f.path, rc.test.classname, rc.test.name,
-               before ? std::string(to_string(*before)) : "absent",
-               std::string(to_string(rc.test.status)),
-               rc.test.exception.empty() ? rc.test.message
-                                         : rc.test.exception + ": " + rc.test.message,
-               rc.links});
-        }
+        classify(*r.differential, f.path, rc,
+                 b == baseline.end() ? std::nullopt : std::optional<CaseStatus>(b->second));
       }
       const std::string status(to_string(rc.test.status));
       ++rf.counts[status];
@@ -234,20 +263,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   r.gaps = GapLog(store).for_run(run_id);
   std::stable_sort(r.gaps.begin(), r.gaps.end(),
                    [](const GapEntry& a, const GapEntry& b) { return a.tests > b.tests; });
-  for (const RunRedirection& rr : store.redirections(run_id)) {
-    ReportRedirection red;
-    red.shim = rr.first.shim;
-    red.api = rr.first.api;
-    red.requested = rr.first.requested;
-    red.used = rr.first.used;
-    red.count = rr.count;
-    red.files = rr.files;
-    red.sites = rr.sites;
-    red.first_site = {rr.first.site_file, rr.first.site_line};
-    red.first_function = rr.first.site_function;
-    red.links = links_for(red.first_site);
-    r.redirections.push_back(std::move(red));
-  }
+  r.redirections = report_redirections(store, run_id, link_base);
   std::stable_sort(r.clusters.begin(), r.clusters.end(),
                    [](const ReportCluster& a, const ReportCluster& b) {
                      return a.tests.size() > b.tests.size();
