@@ -33,7 +33,6 @@ import argparse
 import os
 import pathlib
 import random
-import resource
 import shutil
 import subprocess
 import sys

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import devshim  # noqa: E402
 from conftest import SHIM_DIR, cpu_only  # noqa: E402
-from devshim import patches, patching, runtime  # noqa: E402
+from devshim import patching, runtime  # noqa: E402
 from devshim.policy import Hardware  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
