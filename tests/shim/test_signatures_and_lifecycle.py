@@ -72,7 +72,7 @@ def test_every_patched_callable_keeps_its_signature(shim):
 
 
 def test_every_patched_callable_keeps_its_name(shim):
-    for owner, name, original, new in patched_callables():
+    for _, name, original, new in patched_callables():
         assert getattr(new, "__name__", name) == getattr(original, "__name__", name), name
 
 
