@@ -33,7 +33,6 @@ import argparse
 import os
 import pathlib
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -162,7 +161,7 @@ def generate(root: pathlib.Path, files: int, seed: int = 17) -> tuple[pathlib.Pa
                   f"  Log file: test_automation/logs/{project}/{rel}.log",
                   f"  Test Command: python -m unittest -v {module}", "-" * 50]
     lines += ["", "=" * 20 + " Test Run Summary " + "=" * 20]
-    for i, module, rel, status, rc, duration in entries:
+    for _, module, rel, status, rc, duration in entries:
         lines += [f"Module: {module}", f"  Status: {status} (Return Code: {rc})",
                   f"  Log: test_automation/logs/{project}/{rel}.log",
                   f"  Test Command: python -m unittest -v {module}", f"  Duration: {duration}"]

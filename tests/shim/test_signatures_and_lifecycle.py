@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import devshim  # noqa: E402
 from conftest import SHIM_DIR, cpu_only  # noqa: E402
-from devshim import patches, patching, runtime  # noqa: E402
+from devshim import patching, runtime  # noqa: E402
 from devshim.policy import Hardware  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
@@ -72,7 +72,7 @@ def test_every_patched_callable_keeps_its_signature(shim):
 
 
 def test_every_patched_callable_keeps_its_name(shim):
-    for owner, name, original, new in patched_callables():
+    for _, name, original, new in patched_callables():
         assert getattr(new, "__name__", name) == getattr(original, "__name__", name), name
 
 

@@ -28,9 +28,9 @@ recorded as ``torch.accelerator.<name>`` with requested "cuda" (or "cuda:N").
 
 from __future__ import annotations
 
-from devshim import cuda_masquerade, runtime
+from devshim import cuda_masquerade
 from devshim.cuda_masquerade import _note, replacing, replacing_class
-from devshim.patching import MASQUERADE, Patch, copy_signature
+from devshim.patching import MASQUERADE, Patch
 
 __all__ = ["plan"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 from devshim.devices import POLICIES as DEVICE_OBJECT_POLICIES
 from devshim.policy import POLICIES
@@ -29,7 +29,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _TRUE = ("1", "true", "yes", "on")
 
 
-def truthy(value: Optional[str]) -> bool:
+def truthy(value: str | None) -> bool:
     """The one truth test of every devshim switch: 1, true, yes, on (any case, spaces ignored)."""
     return (value or "").strip().lower() in _TRUE
 
@@ -40,12 +40,12 @@ class Config:
     log_level: str = "WARNING"
     log_level_given: bool = False  # True when TORCHDEVICE_LOG_LEVEL named a valid level
     policy: str = "default"
-    record_path: Optional[str] = None
+    record_path: str | None = None
     device_objects: str = "keep"
-    problems: Tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
 
 
-def from_environ(environ: Optional[Mapping[str, str]] = None) -> Config:
+def from_environ(environ: Mapping[str, str] | None = None) -> Config:
     """The settings in ``environ`` (default: os.environ)."""
     env = os.environ if environ is None else environ
     problems = []

@@ -37,8 +37,25 @@ import importlib
 import os
 import threading
 
-from devshim import (accelerator, amp, config, devices, cuda_masquerade, defaults, distributed, legacy, log, patching,
-                     pinning, record, runtime, serialization, streams, tensors, unsupported)
+from devshim import (
+    accelerator,
+    amp,
+    config,
+    cuda_masquerade,
+    defaults,
+    devices,
+    distributed,
+    legacy,
+    log,
+    patching,
+    pinning,
+    record,
+    runtime,
+    serialization,
+    streams,
+    tensors,
+    unsupported,
+)
 from devshim.log import logger
 from devshim.patching import MASQUERADE, RAISES, REDIRECT
 

@@ -22,7 +22,7 @@ import dataclasses
 import functools
 import inspect
 import threading
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable
 
 from devshim.log import logger
 
@@ -51,13 +51,13 @@ class Patch:
     owner: Any
     name: str
     make: Callable[[Any], Any]
-    apis: Tuple[str, ...]
+    apis: tuple[str, ...]
     when: str = REDIRECT
     kind: str = CARRIES
 
 
 _lock = threading.RLock()
-_installed: List[Tuple[Any, str, Any, bool, Any]] = []  # (owner, name, original, owned, new)
+_installed: list[tuple[Any, str, Any, bool, Any]] = []  # (owner, name, original, owned, new)
 
 
 wraps = functools.wraps  # (C method descriptors too: missing attributes are skipped)
@@ -103,7 +103,7 @@ def restore_all() -> None:
                 setattr(owner, name, original)
 
 
-def installed() -> List[Tuple[Any, str, Any, Any]]:
+def installed() -> list[tuple[Any, str, Any, Any]]:
     """(owner, name, original, replacement) of every attribute patched now, in order."""
     with _lock:
         return [(o, n, orig, new) for o, n, orig, _, new in _installed]

@@ -23,7 +23,6 @@ an index of None and 0 are the same device, and results carry no index.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Tuple
 
 __all__ = ["Hardware", "Decision", "POLICIES", "parse_device", "resolve", "format_device"]
 
@@ -39,7 +38,7 @@ class Hardware:
     cuda_device_count: int = 0
 
     @property
-    def accelerator(self) -> Optional[str]:
+    def accelerator(self) -> str | None:
         if self.mps:
             return "mps"
         if self.cuda_device_count > 0:
@@ -51,7 +50,7 @@ class Hardware:
 class Decision:
     """The device to use, the override state after the call, and why (for the record)."""
 
-    device: Tuple[str, Optional[int]]
+    device: tuple[str, int | None]
     override: bool
     reason: str
 
@@ -60,7 +59,7 @@ class Decision:
         return format_device(self.device)
 
 
-def parse_device(spec) -> Optional[Tuple[str, Optional[int]]]:
+def parse_device(spec) -> tuple[str, int | None] | None:
     """"cuda:1" / "cpu" / ("cuda", 1) / an object with .type and .index → (type, index).
 
     None means "no device given". Raises ValueError for a string that is not a device.
@@ -80,12 +79,12 @@ def parse_device(spec) -> Optional[Tuple[str, Optional[int]]]:
     return (kind, int(index) if sep else None)
 
 
-def format_device(device: Tuple[str, Optional[int]]) -> str:
+def format_device(device: tuple[str, int | None]) -> str:
     kind, index = device
     return kind if index is None else f"{kind}:{index}"
 
 
-def _accelerator_device(hw: Hardware, index: Optional[int]) -> Tuple[Tuple[str, Optional[int]], str]:
+def _accelerator_device(hw: Hardware, index: int | None) -> tuple[tuple[str, int | None], str]:
     """Where a request for "an accelerator" (or for cuda:index) lands."""
     accel = hw.accelerator
     if accel == "mps":

@@ -32,7 +32,6 @@ import os
 import sys
 import tempfile
 import threading
-from typing import Dict, List, Optional
 
 from devshim.log import logger
 
@@ -43,8 +42,8 @@ FORMAT = "devshim-redirections/1"
 _WALK_LIMIT = 64
 
 _getframe = sys._getframe
-_sites: Dict[tuple, list] = {}  # (id(code), lasti, api, requested, used) -> row
-_rows: Dict[tuple, list] = {}  # (api, requested, used, file, line) -> row
+_sites: dict[tuple, list] = {}  # (id(code), lasti, api, requested, used) -> row
+_rows: dict[tuple, list] = {}  # (api, requested, used, file, line) -> row
 _internal_ids = set()  # id() of code objects of torch and devshim seen on a first hit
 _site_caches: list = [_sites]  # _sites and every SiteCache
 _kept_codes = []  # every code object whose id() is a key above: kept alive, so ids stay unique
@@ -229,7 +228,7 @@ def first_hit(frame, api, requested, used):
     return row, cacheable
 
 
-def rows() -> List[dict]:
+def rows() -> list[dict]:
     """This process's rows with a positive count, as record entries, sorted."""
     out = []
     for count, api, req, used, file, line, function in list(_rows.values()):
@@ -258,7 +257,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def document(entries: List[dict], policy: str, hardware, pid: Optional[int] = None) -> dict:
+def document(entries: list[dict], policy: str, hardware, pid: int | None = None) -> dict:
     """A whole record: the format of docs/shim.md, "The redirection record"."""
     return {
         "format": FORMAT,
@@ -276,9 +275,9 @@ def _entry_key(e: dict) -> tuple:
     return (e["api"], e["requested"], e["used"], site.get("file", ""), site.get("line", 0))
 
 
-def merge(existing: List[dict], new: List[dict]) -> List[dict]:
+def merge(existing: list[dict], new: list[dict]) -> list[dict]:
     """Entries of both, counts summed per (api, requested, used, file, line); the first kept."""
-    merged: Dict[tuple, dict] = {}
+    merged: dict[tuple, dict] = {}
     for e in list(existing) + list(new):
         key = _entry_key(e)
         if key in merged:
@@ -288,7 +287,7 @@ def merge(existing: List[dict], new: List[dict]) -> List[dict]:
     return sorted(merged.values(), key=_entry_key)
 
 
-def _valid_entries(doc) -> Optional[List[dict]]:
+def _valid_entries(doc) -> list[dict] | None:
     """The entries of a parsed record, or None when it is not a record this code can merge."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return None
@@ -312,7 +311,7 @@ def write(path: str, policy: str, hardware) -> bool:
         os.makedirs(directory, exist_ok=True)
         with open(path + ".lock", "a+") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            existing: List[dict] = []
+            existing: list[dict] = []
             if os.path.exists(path):
                 try:
                     with open(path, encoding="utf-8") as f:

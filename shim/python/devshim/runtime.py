@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import threading
-from typing import Optional
 
 from devshim.policy import Hardware, format_device, parse_device, resolve
 
@@ -30,7 +29,7 @@ mode = "redirect"
 used = "cpu"
 used_type = "cpu"
 masquerading = True
-default_device: Optional[str] = None
+default_device: str | None = None
 override = False
 _lock = threading.Lock()
 
@@ -67,7 +66,7 @@ def _same(requested, decided) -> bool:
     return kind in ("cpu", "mps") and index in (None, 0) and dindex in (None, 0)
 
 
-def resolve_uncached(device) -> Optional[str]:
+def resolve_uncached(device) -> str | None:
     """The device string ``device`` is rewritten to, or None when it stands as requested.
 
     Not a device (torch will say so) also gives None. ``cpu:-1`` flips the override and empties
@@ -95,7 +94,7 @@ def resolve_uncached(device) -> Optional[str]:
     return result
 
 
-def redirect(device) -> Optional[str]:
+def redirect(device) -> str | None:
     """``cache`` first, then ``resolve_uncached``: the device string to use, or None."""
     try:
         return cache[device]

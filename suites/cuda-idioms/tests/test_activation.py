@@ -17,8 +17,9 @@ def test_devshim_is_active():
 
 @pytest.mark.skipif(not SHIM_ON, reason="baseline run: shim off")
 def test_torch_is_patched_on_first_import():
-    import devshim
     import torch  # noqa: F401
+
+    import devshim
 
     assert devshim.status()["torch_patched"]
 

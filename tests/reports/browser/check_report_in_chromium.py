@@ -107,10 +107,10 @@ def dump_dom(chromium, url, profile):
            "--disable-sync", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0",
            "--user-data-dir=" + profile, "--dump-dom", url]
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=CHROMIUM_TIMEOUT_S, check=False)
+        p = subprocess.run(cmd, capture_output=True, timeout=CHROMIUM_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
-        raise RuntimeError("chromium did not finish within %d s: %s" % (CHROMIUM_TIMEOUT_S, url))
+        raise RuntimeError(
+            "chromium did not finish within %d s: %s" % (CHROMIUM_TIMEOUT_S, url)) from None
     out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
     if p.returncode != 0 or "<html" not in out:
