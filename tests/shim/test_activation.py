@@ -24,8 +24,7 @@ PROBE = textwrap.dedent(
         state["patched_before_torch"] = devshim.status()["torch_patched"]
     if os.environ.get("IMPORT_TORCH") == "1":
         import torch
-        loaded = state["devshim_loaded"]
-        state["patched_after_torch"] = sys.modules["devshim"].status()["torch_patched"] if loaded else None
+        state["patched_after_torch"] = sys.modules["devshim"].status()["torch_patched"] if state["devshim_loaded"] else None
         state["torch_works"] = float(torch.ones(2).sum()) == 2.0
     print(json.dumps(state))
     """
