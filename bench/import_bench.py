@@ -69,7 +69,8 @@ TEST_NAMES = ["test_attention_outputs", "test_config", "test_forward_signature",
               "test_headmasking", "test_feed_forward_chunking", "test_load_with_mismatched_shapes",
               "test_model_outputs_equivalence", "test_problem_types", "test_tie_model_weights",
               "test_determinism", "test_batching_equivalence", "test_can_use_safetensors",
-              "test_correct_missing_keys", "test_equivalence_pt_to_flax", "test_gradient_checkpointing"]
+              "test_correct_missing_keys", "test_equivalence_pt_to_flax",
+              "test_gradient_checkpointing"]
 
 
 def generate(root: pathlib.Path, files: int, seed: int = 17) -> tuple[pathlib.Path, int]:
@@ -197,9 +198,10 @@ def measure(argv: list[str], cwd: pathlib.Path) -> tuple[float, float, str]:
         os.unlink(stats)
         if text and text[-1].isdigit():
             peak = int(text[-1]) / 1024
+    output = out.decode(errors="replace")
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}:\n{out.decode(errors='replace')}")
-    return elapsed, peak, out.decode(errors="replace")
+        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}:\n{output}")
+    return elapsed, peak, output
 
 
 def peak_text(mib: float) -> str:

@@ -34,8 +34,8 @@ import statistics
 import sys
 import time
 
-SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR",
-                                       pathlib.Path(__file__).resolve().parents[1] / "shim" / "python"))
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR", REPO_ROOT / "shim" / "python"))
 
 
 def per_call_us(fn, calls: int) -> float:
@@ -51,7 +51,8 @@ def per_call_us(fn, calls: int) -> float:
 
 
 def paired(measure_a, measure_b, rounds: int):
-    """(median a, median b, median of b - a) over ``rounds`` rounds, alternating which goes first."""
+    """(median a, median b, median of b - a) over ``rounds`` rounds, alternating which goes first.
+    """
     a, b = [], []
     for i in range(rounds):
         if i % 2:
@@ -137,7 +138,8 @@ def main(argv=None) -> int:
     if accelerator:
         print("note: an accelerator is present; the factory comparison is not judged")
     elif extra > args.max_extra_us:
-        failed.append(f"the factory costs {extra:.2f} us more per call (limit {args.max_extra_us} us)")
+        failed.append(f"the factory costs {extra:.2f} us more per call "
+                      f"(limit {args.max_extra_us} us)")
     if add_extra > 0.05 * m_before + 0.2:
         failed.append(f"x + x got slower by {add_extra:.2f} us per call")
     for message in failed:

@@ -31,8 +31,8 @@ import subprocess
 import sys
 import time
 
-SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR",
-                                       pathlib.Path(__file__).resolve().parents[1] / "shim" / "python"))
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR", REPO_ROOT / "shim" / "python"))
 
 
 def start_once(env):
@@ -82,16 +82,19 @@ def main(argv=None) -> int:
             cpu[name].append(c)
             wall[name].append(w)
 
-    print(f"python -c pass, {args.rounds} rounds (rotating order), python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
+    print(f"python -c pass, {args.rounds} rounds (rotating order), "
+          f"python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f}, "
           f"{'no bytecode cache' if args.no_bytecode_cache else 'bytecode cached'}")
     extras = {}
     for name in names:
         extra = statistics.median(b - a for a, b in zip(cpu["bare"], cpu[name]))
         extras[name] = extra
         wall_extra = statistics.median(b - a for a, b in zip(wall["bare"], wall[name]))
-        print(f"{name:9s} CPU {statistics.median(cpu[name]):6.2f} ms (min {min(cpu[name]):6.2f}), "
-              f"extra {extra:+5.2f} ms, ratio {statistics.median(cpu[name]) / statistics.median(cpu['bare']):.3f}; "
+        median = statistics.median(cpu[name])
+        ratio = median / statistics.median(cpu["bare"])
+        print(f"{name:9s} CPU {median:6.2f} ms (min {min(cpu[name]):6.2f}), "
+              f"extra {extra:+5.2f} ms, ratio {ratio:.3f}; "
               f"wall {statistics.median(wall[name]):6.2f} ms, extra {wall_extra:+5.2f} ms")
     if extras["active"] > args.max_extra_ms:
         print(f"FAIL: activation adds {extras['active']:.2f} ms of CPU time per start "

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The checks of .clang-tidy, as errors, on runner/, parsers/, reports/ and shim/cpp/ (ctest's clang_tidy).
+"""The checks of .clang-tidy, as errors, on runner/, parsers/, reports/ and shim/cpp/ (ctest's
+clang_tidy).
 
     clang_tidy_check.py --clang-tidy PATH --build BUILD_DIR --root SOURCE_DIR [--all] [--jobs N]
 
@@ -10,8 +11,8 @@ untracked files included), or that include such a file (directly or through othe
 headers). Every file when --all is given, when DEVSHIM_TIDY_BASE=all, when .clang-tidy changed
 (new checks apply to old code too), or when there is no git history to compare with. A full run
 takes about 7 minutes on 2 cores (about 15 s of CPU per file); the whole tree was clean when this
-check was introduced, so checking what changed keeps it clean. A CI that tests several commits at once sets
-DEVSHIM_TIDY_BASE to the last commit it tested (or to the branch it merges into).
+check was introduced, so checking what changed keeps it clean. A CI that tests several commits at
+once sets DEVSHIM_TIDY_BASE to the last commit it tested (or to the branch it merges into).
 
 clang-tidy before 15 cannot parse std::source_location with libstdc++ 12 (no
 __builtin_source_location): with such a clang-tidy, the translation units that include a project
@@ -98,7 +99,7 @@ def depends_on(tu, changed, graph):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clang-tidy", required=True)
     ap.add_argument("--build", required=True, type=Path, help="folder with compile_commands.json")
     ap.add_argument("--root", required=True, type=Path, help="the source folder")
@@ -126,7 +127,8 @@ def main():
     skipped = []
     major = clang_tidy_major(args.clang_tidy)
     if major is not None and major < 15:
-        uses = {f for f in graph if "std::source_location" in (root / f).read_text(errors="replace")}
+        uses = {f for f in graph
+                if "std::source_location" in (root / f).read_text(errors="replace")}
         skipped = [u for u in units if depends_on(u, uses, graph)]
         units = [u for u in units if u not in skipped]
 
@@ -153,9 +155,9 @@ def main():
         p = subprocess.run([args.clang_tidy, "-p", str(args.build), "--quiet", str(root / unit)],
                            capture_output=True, text=True)
         # "N warnings generated." counts the diagnostics of system headers, which are not shown.
+        summary = r"\d+ (warnings?|errors?)( and \d+ errors?)? generated\."
         out = "\n".join(line for line in (p.stdout + p.stderr).splitlines()
-                        if not re.fullmatch(r"\d+ (warnings?|errors?)( and \d+ errors?)? generated\.",
-                                            line.strip()) and line.strip())
+                        if not re.fullmatch(summary, line.strip()) and line.strip())
         return unit, p.returncode, out
 
     start = time.monotonic()

@@ -91,11 +91,12 @@ class ClangTidyCheckTest(unittest.TestCase):
         self.assertNotIn("--- runner/old.cpp", r.stdout)
 
     def test_a_file_including_a_changed_header_is_checked(self):
-        (self.root / "runner" / "util.h").write_text("#pragma once\n" + CLEAN.replace("first", "util"))
+        util_h = self.root / "runner" / "util.h"
+        util_h.write_text("#pragma once\n" + CLEAN.replace("first", "util"))
         self.write("user.cpp", '#include "util.h"\n' + CLEAN)
         self.write("other.cpp", CLEAN.replace("first", "other"))
         self.commit()
-        (self.root / "runner" / "util.h").write_text("#pragma once\n" + FINDING.replace("first", "util"))
+        util_h.write_text("#pragma once\n" + FINDING.replace("first", "util"))
         self.commit()
         r = self.check()
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)

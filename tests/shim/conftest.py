@@ -11,9 +11,8 @@ import sys
 
 import pytest
 
-SHIM_DIR = pathlib.Path(
-    os.environ.get("DEVSHIM_SHIM_DIR", pathlib.Path(__file__).resolve().parents[2] / "shim" / "python")
-).resolve()
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR", REPO_ROOT / "shim" / "python")).resolve()
 if str(SHIM_DIR) not in sys.path:
     sys.path.insert(0, str(SHIM_DIR))
 

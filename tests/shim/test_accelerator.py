@@ -10,7 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 from conftest import active_shim, cpu_only  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
 
 
 def recorded(api):
@@ -157,7 +158,8 @@ def test_device_objects_setting():
     from devshim import config
 
     assert config.from_environ({}).device_objects == "keep"
-    assert config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": " Redirect "}).device_objects == "redirect"
+    redirect = config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": " Redirect "})
+    assert redirect.device_objects == "redirect"
     bad = config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": "lie"})
     assert bad.device_objects == "keep" and "TORCHDEVICE_DEVICE_OBJECTS" in bad.problems[0]
 

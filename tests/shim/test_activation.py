@@ -8,9 +8,8 @@ import textwrap
 
 import pytest
 
-SHIM_DIR = pathlib.Path(
-    os.environ.get("DEVSHIM_SHIM_DIR", pathlib.Path(__file__).resolve().parents[2] / "shim" / "python")
-)
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR", REPO_ROOT / "shim" / "python"))
 
 PROBE = textwrap.dedent(
     """
@@ -24,7 +23,8 @@ PROBE = textwrap.dedent(
         state["patched_before_torch"] = devshim.status()["torch_patched"]
     if os.environ.get("IMPORT_TORCH") == "1":
         import torch
-        state["patched_after_torch"] = sys.modules["devshim"].status()["torch_patched"] if state["devshim_loaded"] else None
+        state["patched_after_torch"] = (sys.modules["devshim"].status()["torch_patched"]
+                                        if state["devshim_loaded"] else None)
         state["torch_works"] = float(torch.ones(2).sum()) == 2.0
     print(json.dumps(state))
     """
@@ -130,7 +130,8 @@ def test_the_import_hook_leaves_torch_importable_as_a_package():
         """
         import importlib.resources, sys
         import torch, torch.nn.functional
-        print(type(torch.__spec__.loader).__name__, sys.modules["devshim"].status()["torch_patched"],
+        print(type(torch.__spec__.loader).__name__,
+              sys.modules["devshim"].status()["torch_patched"],
               importlib.resources.files("torch").joinpath("__init__.py").is_file())
         """
     )

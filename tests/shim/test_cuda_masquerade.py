@@ -10,7 +10,8 @@ torch = pytest.importorskip("torch")
 from conftest import cpu_only  # noqa: E402
 from devshim import backends, record, unsupported  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
 
 
 def apis():
@@ -153,13 +154,15 @@ def test_events_refuse_what_cuda_refuses(shim):
 def test_cuda_only_features_raise_naming_the_feature(shim):
     with pytest.raises(NotImplementedError) as info:
         torch.cuda.CUDAGraph()
-    assert str(info.value) == "devshim: CUDA graphs (torch.cuda.CUDAGraph) have no equivalent on cpu"
+    message = "devshim: CUDA graphs (torch.cuda.CUDAGraph) have no equivalent on cpu"
+    assert str(info.value) == message
     with pytest.raises(NotImplementedError, match=r"\(torch\.cuda\.graph\)"):
         with torch.cuda.graph(None):
             pass
     with pytest.raises(NotImplementedError, match=r"make_graphed_callables"):
         torch.cuda.make_graphed_callables(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
-    with pytest.raises(NotImplementedError, match=r"NCCL collectives \(torch\.cuda\.nccl\.all_reduce\)"):
+    with pytest.raises(NotImplementedError,
+                       match=r"NCCL collectives \(torch\.cuda\.nccl\.all_reduce\)"):
         torch.cuda.nccl.all_reduce([torch.ones(1)])
     with pytest.raises(NotImplementedError, match=r"jiterator"):
         torch.cuda.jiterator._create_jit_fn("template <typename T> T f(T x) { return x; }")
@@ -172,7 +175,8 @@ def test_every_raising_api_names_itself(shim, path, name, feature, verb):
         owner = getattr(owner, part)
     with pytest.raises(NotImplementedError) as info:
         getattr(owner, name)()
-    assert str(info.value) == f"devshim: {feature} (torch.{path}.{name}) {verb} no equivalent on cpu"
+    message = f"devshim: {feature} (torch.{path}.{name}) {verb} no equivalent on cpu"
+    assert str(info.value) == message
 
 
 def test_nvtx_ranges_are_no_ops(shim):

@@ -7,7 +7,8 @@ from conftest import cpu_only  # noqa: E402
 from devshim import record  # noqa: E402
 from devshim.distributed import translate_backend  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
 
 
 @pytest.mark.parametrize("given,expected", [

@@ -8,7 +8,8 @@ torch = pytest.importorskip("torch")
 from conftest import cpu_only  # noqa: E402
 from devshim import legacy  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
 
 
 @pytest.mark.parametrize("name", legacy.LEGACY_TYPES)

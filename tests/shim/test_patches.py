@@ -6,7 +6,8 @@ torch = pytest.importorskip("torch")
 from conftest import cpu_only  # noqa: E402
 from devshim import patches, record  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
 
 
 def recorded(api):
@@ -84,8 +85,8 @@ def test_calls_from_inside_torch_are_counted_at_the_programs_call_site(shim):
     assert len(rows) == 2
     assert sorted(r["count"] for r in rows) == [2, 6]  # weight and bias: 2 calls per Linear
     assert all(r["call_site"]["file"] == __file__ for r in rows)
-    assert all(r["call_site"]["function"] == "test_calls_from_inside_torch_are_counted_at_the_programs_call_site"
-               for r in rows)
+    this_test = "test_calls_from_inside_torch_are_counted_at_the_programs_call_site"
+    assert all(r["call_site"]["function"] == this_test for r in rows)
 
 
 def site_one():

@@ -98,7 +98,8 @@ def test_write_merges_with_what_is_there_and_never_raises(fresh, tmp_path):
     assert record.write(str(path), "default", Hardware())
     assert record.write(str(path), "default", Hardware())
     assert [e["count"] for e in json.loads(path.read_text())["redirections"]] == [2]
-    assert record.write(str(tmp_path / "no-such-dir-file" / "x" / "\0bad"), "default", Hardware()) is False
+    bad_path = tmp_path / "no-such-dir-file" / "x" / "\0bad"
+    assert record.write(str(bad_path), "default", Hardware()) is False
 
 
 PROGRAM = textwrap.dedent('''
@@ -113,7 +114,8 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.skipif(pytest.importorskip("torch").cuda.is_available(), reason="CPU-only expectations")
+@pytest.mark.skipif(pytest.importorskip("torch").cuda.is_available(),
+                    reason="CPU-only expectations")
 def test_two_processes_write_one_record(tmp_path):
     program = tmp_path / "program.py"
     program.write_text(PROGRAM)
@@ -130,7 +132,8 @@ def test_two_processes_write_one_record(tmp_path):
         assert p.returncode == 0, err
     doc = json.loads(path.read_text())
     assert set(doc) == {"format", "shim", "pid", "policy", "hardware", "redirections"}
-    assert (doc["format"], doc["shim"], doc["policy"]) == ("devshim-redirections/1", "python", "default")
+    assert ((doc["format"], doc["shim"], doc["policy"])
+            == ("devshim-redirections/1", "python", "default"))
     assert doc["hardware"] == {"accelerator": None, "mps": False, "cuda_device_count": 0}
     assert doc["pid"] in {p.pid for p in procs}
     rows = {(e["api"], e["requested"], e["used"]): e for e in doc["redirections"]}

@@ -9,7 +9,8 @@ torch = pytest.importorskip("torch")
 from conftest import cpu_only  # noqa: E402
 from devshim import record  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
 
 STATE = {"w": torch.arange(6.0).reshape(2, 3), "b": torch.ones(3, dtype=torch.float64)}
 
@@ -20,12 +21,12 @@ def saved_on(location):
     torch.save(STATE, buf)
     src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
     out = io.BytesIO()
-    tag = location.encode()
+    pickled_location = b"X" + len(location.encode()).to_bytes(4, "little") + location.encode()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as dst:
         for info in src.infolist():
             data = src.read(info.filename)
             if info.filename.endswith("/data.pkl"):
-                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X" + len(tag).to_bytes(4, "little") + tag)
+                data = data.replace(b"X\x03\x00\x00\x00cpu", pickled_location)
             dst.writestr(info, data)
     return out.getvalue()
 
@@ -41,7 +42,8 @@ def test_the_fixture_really_makes_a_cuda_checkpoint(clean_env):
 
 
 @pytest.mark.parametrize("map_location", [None, "cuda", "cuda:1", torch.device("cuda", 0), "cpu",
-                                          {"cuda:1": "cpu"}, {"cuda:1": "cuda:0"}, {"cuda:0": "cpu"}])
+                                          {"cuda:1": "cpu"}, {"cuda:1": "cuda:0"},
+                                          {"cuda:0": "cpu"}])
 def test_loading_a_cuda_checkpoint(shim, map_location):
     assert equal(torch.load(io.BytesIO(saved_on("cuda:1")), map_location=map_location))
 

@@ -15,7 +15,8 @@ from conftest import SHIM_DIR, cpu_only  # noqa: E402
 from devshim import patching, runtime  # noqa: E402
 from devshim.policy import Hardware  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="expectations are for a CPU-only machine")
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
 
 P = inspect.Parameter
 
@@ -102,10 +103,11 @@ def test_carried_apis(clean_env):
             "torch.nn.Module.cuda", "torch.load", "torch.Generator", "torch.autocast",
             "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler", "torch.set_default_device",
             "torch.cuda.get_device_properties", "torch.cuda.FloatTensor", "torch.cuda.Stream",
-            "torch.cuda.Event.elapsed_time", "torch.cuda.manual_seed_all", "torch.cuda.mem_get_info",
-            "torch.distributed.init_process_group", "torch.utils.data.DataLoader",
-            "torch.cuda.nvtx.range_push"} <= set(carried)
-    assert {"torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_callables"} <= set(raising)
+            "torch.cuda.Event.elapsed_time", "torch.cuda.manual_seed_all",
+            "torch.cuda.mem_get_info", "torch.distributed.init_process_group",
+            "torch.utils.data.DataLoader", "torch.cuda.nvtx.range_push"} <= set(carried)
+    assert {"torch.cuda.CUDAGraph", "torch.cuda.graph",
+            "torch.cuda.make_graphed_callables"} <= set(raising)
     assert not set(carried) & set(raising)
 
 
@@ -169,7 +171,8 @@ def test_torch_allow_redirects_on_a_cuda_machine_leaves_torch_cuda_alone(fake_ha
     clean_env.setenv("TORCH_ALLOW_REDIRECTS", "1")
     fake_hardware(Hardware(cuda_device_count=2))
     state = devshim.status()
-    assert (state["mode"], state["cuda_lands_on"], state["masquerading"]) == ("redirect", "cuda", False)
+    assert ((state["mode"], state["cuda_lands_on"], state["masquerading"])
+            == ("redirect", "cuda", False))
     owners = {getattr(o, "__name__", "") for o, _, _, _ in patching.installed()}
     assert "torch.cuda" not in owners
     assert runtime.redirect("cuda:5") == "cuda:0" and runtime.redirect("cuda:1") is None

@@ -131,8 +131,8 @@ def status():
 
     Keys: version, active, torch_patched, activated_by_env; and, once torch is patched, what the
     shim decided: mode ("redirect" or "passthrough"), policy, hardware, cuda_lands_on,
-    masquerading, allow_redirects, log_level, record_path, device_objects, patched_attributes (None or defaults
-    before).
+    masquerading, allow_redirects, log_level, record_path, device_objects, patched_attributes
+    (None or defaults before).
     """
     result = {
         "version": __version__,

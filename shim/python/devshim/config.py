@@ -11,7 +11,9 @@ log.
 | ``TORCHDEVICE_LOG_LEVEL``| DEBUG, INFO, WARNING, ERROR               | WARNING   |
 | ``TORCHDEVICE_POLICY``   | default, accelerator-only                 | default   |
 | ``TORCHDEVICE_RECORD``   | a file path: write the redirection record there at exit | none |
-| ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, keep: what ``torch.device("cuda")`` builds (devshim/devices.py) | keep |
+| ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, keep: what ``torch.device("cuda")`` builds | keep |
+
+TORCHDEVICE_DEVICE_OBJECTS: devshim/devices.py says what each value builds.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ modules named for what they carry:
 | ------------------- | ------------------------------------------------------------------- |
 | tensors             | factories, Tensor.to/.cuda/.new_*, nn.Module.to/.cuda/.to_empty      |
 | defaults            | set_default_device, ``with torch.device(...)``, torch.Generator     |
-| devices             | ``torch.device(...)`` objects (TORCHDEVICE_DEVICE_OBJECTS), ``torch.device(0)`` |
+| devices             | torch.device(...) objects (TORCHDEVICE_DEVICE_OBJECTS), torch.device(0) |
 | serialization       | torch.load(map_location=...)                                        |
 | amp                 | autocast (all three spellings), GradScaler (both)                   |
 | legacy*             | torch.cuda.FloatTensor & co., Tensor.type, set_default_tensor_type  |

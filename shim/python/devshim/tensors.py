@@ -11,9 +11,9 @@ for CUDA copies) and the result is marked as pinned (devshim/pinning.py).
 
 The hot path of every wrapper here is a dict lookup in ``runtime.cache`` and, only when the
 request is rewritten, the record's count — inlined in the factories and ``.to`` (a frame, an
-int-keyed dict lookup, three identity checks; see record.SiteCache). The wrappers call the ORIGINAL functions they were
-made from, so a ``.cuda()`` is recorded once, as ``.cuda``, and not again as the ``.to`` it
-becomes.
+int-keyed dict lookup, three identity checks; see record.SiteCache). The wrappers call the
+ORIGINAL functions they were made from, so a ``.cuda()`` is recorded once, as ``.cuda``, and not
+again as the ``.to`` it becomes.
 """
 
 from __future__ import annotations

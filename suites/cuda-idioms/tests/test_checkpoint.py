@@ -32,12 +32,12 @@ def save_as_if_on(obj, path, location):
     buf = io.BytesIO()
     torch.save(obj, buf)
     src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
-    tag = location.encode()
+    pickled_location = b"X" + len(location.encode()).to_bytes(4, "little") + location.encode()
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as dst:
         for info in src.infolist():
             data = src.read(info.filename)
             if info.filename.endswith("/data.pkl"):
-                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X" + len(tag).to_bytes(4, "little") + tag)
+                data = data.replace(b"X\x03\x00\x00\x00cpu", pickled_location)
             dst.writestr(info.filename, data)
 
 

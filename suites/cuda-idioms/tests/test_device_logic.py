@@ -111,7 +111,8 @@ def test_set_default_device_cuda():
         assert x.device == r.device == lin.weight.device == cuda_device()
         assert r.sum().item() == 6
         out = lin(torch.ones(1, 2))
-        assert torch.allclose(out.cpu(), (lin.weight.sum(dim=1) + lin.bias).detach().cpu().unsqueeze(0))
+        expected = (lin.weight.sum(dim=1) + lin.bias).detach().cpu().unsqueeze(0)
+        assert torch.allclose(out.cpu(), expected)
     finally:
         torch.set_default_device(None)
     # Back to the normal default: no device given means what an explicit "cpu" means.

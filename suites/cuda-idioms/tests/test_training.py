@@ -12,7 +12,8 @@ from torch import nn
 
 def make_mlp(seed=0):
     torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 1))
+    return nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(),
+                         nn.Linear(16, 1))
 
 
 def make_data(n=64, seed=1):
@@ -66,7 +67,8 @@ def test_sgd_on_cuda_matches_cpu():
     cpu_model = make_mlp()
     cuda_model = copy.deepcopy(cpu_model).cuda()
     cpu_losses, _ = train(cpu_model, x, y, torch.optim.SGD, 20, lr=0.05, momentum=0.9)
-    cuda_losses, _ = train(cuda_model, x.cuda(), y.cuda(), torch.optim.SGD, 20, lr=0.05, momentum=0.9)
+    cuda_losses, _ = train(cuda_model, x.cuda(), y.cuda(), torch.optim.SGD, 20,
+                           lr=0.05, momentum=0.9)
     assert cuda_losses == pytest.approx(cpu_losses, rel=1e-4, abs=1e-6)
     assert_same_params(cuda_model, cpu_model)
 
