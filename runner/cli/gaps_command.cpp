@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "runner/base/error.h"
 #include "runner/engine/launch_plan.h"
@@ -117,18 +119,26 @@ int gaps_list(const fs::path& db, const std::string& status, const std::string& 
   require_db(db);
   Store store(db);
   auto log = open_log(store);
-  int shown = 0;
-  for (const auto& e : log.list()) {
+  std::vector<GapEntry> shown;
+  for (auto& e : log.list()) {
     if ((!status.empty() && e.status != status) || (!kind.empty() && e.kind != kind)) continue;
-    if (shown++ == 0) {
-      fmt::print("{:<56} {:<14} {:<8} {:<9} {:>5}  {}\n", "API", "KIND", "STATUS", "SEVERITY",
-                 "TESTS", "LAST SEEN");
+    shown.push_back(std::move(e));
+  }
+  // The API column is as wide as its longest name (unattributed entries are named by a message).
+  std::size_t width = 3;
+  for (const auto& e : shown) width = std::max(width, e.api.size());
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const GapEntry& e = shown[i];
+    if (i == 0) {
+      fmt::print("{:<{}} {:<15} {:<8} {:<9} {:>5}  {}\n", "API", width, "KIND", "STATUS",
+                 "SEVERITY", "TESTS", "LAST SEEN");
     }
-    fmt::print("{:<56} {:<14} {:<8} {:<9} {:>5}  {}\n", e.api, e.kind, e.status, e.severity,
+    fmt::print("{:<{}} {:<15} {:<8} {:<9} {:>5}  {}\n", e.api, width, e.kind, e.status, e.severity,
                e.tests,
                e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at);
   }
-  if (shown == 0) fmt::print("No gap entries{}.\n", status.empty() && kind.empty() ? "" : " match");
+  if (shown.empty())
+    fmt::print("No gap entries{}.\n", status.empty() && kind.empty() ? "" : " match");
   return kExitOk;
 }
 

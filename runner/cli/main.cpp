@@ -263,7 +263,8 @@ int gaps_main(int argc, char** argv) {
   std::string status, kind;
   list->add_option("--status", status, "only entries with this status (open, fixed, wontfix)");
   list->add_option("--kind", kind,
-                   "only this kind (failing, unpatched, unsupported_op, cuda_only)");
+                   "only this kind (failing, unpatched, unsupported_op, cuda_only, unattributed, "
+                   "newly_skipped, masquerade_skip)");
   auto* show = app.add_subcommand("show", "one entry and its affected tests");
   std::string api;
   show->add_option("api", api, "the API, e.g. torch.cuda.get_device_properties")->required();
@@ -272,7 +273,9 @@ int gaps_main(int argc, char** argv) {
   set->add_option("api", api, "the API")->required();
   set->add_option("--severity", edit.severity, "critical, high, medium, low, or auto");
   set->add_option("--status", edit.status, "open, fixed, wontfix, or auto");
-  set->add_option("--kind", edit.kind, "failing, unpatched, unsupported_op, cuda_only");
+  set->add_option("--kind", edit.kind,
+                  "failing, unpatched, unsupported_op, cuda_only, unattributed, newly_skipped, "
+                  "masquerade_skip");
   set->add_option("--action", edit.action, "planned action");
   set->add_option("--note", edit.note, "free text");
   set->add_option("--equivalent", edit.equivalent, "the shim's equivalent, if any");
