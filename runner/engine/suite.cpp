@@ -130,6 +130,12 @@ json parse_suite_json(const SuiteReader& r) {
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     throw UsageError(fmt::format("{}:{}:{}: malformed JSON: {}", r.file().string(), pos.line,
                                  pos.column, detail));
+  } catch (const json::exception& e) {
+    // Numbers JSON allows but a double does not hold (1e999): nlohmann gives no position.
+    std::string what = e.what();
+    auto bracket = what.find("] ");
+    throw UsageError(fmt::format("{}: malformed JSON: {}", r.file().string(),
+                                 bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
   if (!doc.is_object()) r.fail("", "a suite file holds one JSON object");
   return doc;

@@ -80,6 +80,12 @@ TEST_F(SuiteTest, MalformedJsonNamesFileLineAndColumn) {
   EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
 }
 
+// A number JSON allows but a double cannot hold is bad input, not an internal error.
+TEST_F(SuiteTest, ANumberTooLargeForADoubleIsMalformedJson) {
+  std::string e = load_error("{\"name\": \"x\", \"timeout_s\": 1e999}");
+  EXPECT_EQ(e, suite_file().string() + ": malformed JSON: number overflow parsing '1e999'");
+}
+
 TEST_F(SuiteTest, WrongTypeNamesLineAndKey) {
   std::string e = load_error(
       "{\n  \"name\": \"x\",\n  \"project_root\": \"../project\",\n  \"timeout_s\": \"fast\"\n}");
