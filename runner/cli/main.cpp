@@ -17,6 +17,7 @@
 #include "runner/cli/history_command.h"
 #include "runner/cli/import_command.h"
 #include "runner/cli/merge_command.h"
+#include "runner/cli/number_options.h"
 #include "runner/cli/prune_command.h"
 #include "runner/cli/runs_command.h"
 #include "runner/cli/show_command.h"
@@ -30,8 +31,18 @@
 namespace {
 
 using devshim::RunOptions;
+namespace cli = devshim::cli;
 
 namespace fs = std::filesystem;
+
+// The largest values the numeric options take: beyond them a value is a typo, not a wish.
+constexpr long long kMaxJobs = 4096;
+constexpr long long kMaxReruns = 100;
+constexpr long long kMaxShards = 100'000;
+constexpr long long kMaxKeep = 1'000'000;
+constexpr double kMaxSeconds = 1e7;  // 115 days
+constexpr double kMaxLogMiB = 1e9;
+constexpr double kMaxDays = 1e5;
 
 // Parses the command line into app. Returns the exit code when the command is done already:
 // 0 after --help or --version, kExitUsage after an error (printed with the way to usage).
@@ -112,11 +123,11 @@ int run_main(int argc, char** argv) {
                  "(default: $DEVSHIM_OUT or ./devshim-out, then SUITE/STAMP)");
   add_db_option(app, db);
   app.add_option("-j,--jobs", o.jobs, "test files at once (default: number of cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::whole_number(0, kMaxJobs));
   app.add_option("--timeout", timeout, "seconds per file (default: suite.json's timeout_s)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::amount("seconds", false, kMaxSeconds));
   app.add_option("--kill-grace", o.kill_grace_s, "seconds between SIGTERM and SIGKILL")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::amount("seconds", true, kMaxSeconds))
       ->capture_default_str();
   bool no_shim = false;
   app.add_flag("--no-shim", no_shim, "run without the shim (the baseline)");
@@ -124,7 +135,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--shim-dir", shim_dir, "folder with the shim's sitecustomize.py");
   app.add_option("--max-log-mb", o.max_log_mb,
                  "largest file a test process may write, its log included; 0: no limit")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::amount("MiB", true, kMaxLogMiB))
       ->capture_default_str();
   app.add_flag("--list", o.list_only, "print the test files the targets select, run nothing");
   bool differential = false;
@@ -146,14 +157,14 @@ int run_main(int argc, char** argv) {
   app.add_option("--rerun-failures", o.rerun_failures,
                  "rerun failing files (their failing tests where the framework can name them) up "
                  "to N times; a test that then passes is flaky")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::whole_number(0, kMaxReruns));
   app.add_flag("--failed-first", o.failed_first, "start the previous run's failing files first");
   app.add_option("--shard", o.shard,
                  "run shard I of N (1-based, e.g. 2/4); also TEST_TOTAL_SHARDS/TEST_SHARD_INDEX "
                  "or JOB_COMPLETION_INDEX");
   app.add_option("--shard-total", o.shard_total,
                  "number of shards, with JOB_COMPLETION_INDEX (or DEVSHIM_SHARD_TOTAL)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::whole_number(1, kMaxShards));
   app.add_option("--resume", o.resume,
                  "finish this interrupted run (an id or \"latest\"): run only its files that "
                  "have no result, with its targets, mode and output folder");
@@ -352,9 +363,9 @@ int prune_main(int argc, char** argv) {
   devshim::PruneOptions o;
   std::string db;
   app.add_option("--keep", o.keep, "keep the newest N runs of each suite")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::whole_number(1, kMaxKeep));
   app.add_option("--older-than", o.older_than_days, "delete runs started more than DAYS ago")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::amount("days", false, kMaxDays));
   app.add_option("--suite", o.suite, "only runs of this suite");
   app.add_flag("--dry-run", o.dry_run, "print what would be deleted, delete nothing");
   add_db_option(app, db);

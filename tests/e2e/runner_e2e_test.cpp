@@ -180,6 +180,29 @@ TEST_F(RunnerE2E, UnknownTargetExits2BeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(out()));
 }
 
+// Each bad number is one line naming the option and what it takes; nothing is created.
+TEST_F(RunnerE2E, BadNumbersExit2InOneLineBeforeAnythingIsCreated) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"--jobs", "-1"},           {"--jobs", "abc"},      {"--jobs", "99999999999999999999"},
+      {"--timeout", "nan"},       {"--timeout", "abc"},   {"--timeout", "0"},
+      {"--timeout", "inf"},       {"--kill-grace", "-1"}, {"--max-log-mb", "-5"},
+      {"--rerun-failures", "-1"}, {"--shard-total", "0"}};
+  for (const auto& bad : cases) {
+    auto r = run_runner("mixed", {"test_pass.py", bad[0], bad[1]});
+    EXPECT_EQ(r.exit_code, 2) << bad[0] << " " << bad[1] << ": " << r.output;
+    EXPECT_EQ(r.output.find("runner: error: " + bad[0] + ": expected "), 0U) << r.output;
+    EXPECT_NE(r.output.find("not \"" + bad[1] + "\""), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("179769"), std::string::npos) << "no DBL_MAX in full: " << r.output;
+    EXPECT_FALSE(fs::exists(db())) << bad[0];
+    EXPECT_FALSE(fs::exists(out())) << bad[0];
+  }
+  auto prune = testing::run({RUNNER_PATH, "prune", "--older-than", "abc", "--db", db().string()},
+                            env(), 30s);
+  EXPECT_EQ(prune.exit_code, 2) << prune.output;
+  EXPECT_EQ(prune.output.find("runner: error: --older-than: expected a number of days"), 0U)
+      << prune.output;
+}
+
 TEST_F(RunnerE2E, MalformedSuiteFileExits2NamingFileLineAndKey) {
   auto r = run_runner("broken", {});
   EXPECT_EQ(r.exit_code, 2) << r.output;
