@@ -111,7 +111,7 @@ int run_main(int argc, char** argv) {
       "redirection shim active, and records every result.\n\n" +
           usage_lines(),
       "runner"};
-  app.set_version_flag("--version", "runner " DEVSHIM_VERSION);
+  app.set_version_flag("-V,--version", "runner " DEVSHIM_VERSION);
   RunOptions o;
   std::string out, db, shim_dir;
   double timeout = 0;

@@ -353,6 +353,9 @@ TEST_F(RunnerE2E, VersionAndUsageErrors) {
   auto v = testing::run({RUNNER_PATH, "--version"});
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_EQ(v.output.rfind("runner ", 0), 0U) << v.output;
+  auto short_v = testing::run({RUNNER_PATH, "-V"});
+  EXPECT_EQ(short_v.exit_code, 0) << short_v.output;
+  EXPECT_EQ(short_v.output, v.output) << "-V is --version";
   auto bad = testing::run({RUNNER_PATH, "--no-such-option"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
 }
