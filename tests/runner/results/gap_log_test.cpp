@@ -117,7 +117,9 @@ TEST(GapLog, EveryFailingOrNewlySkippedTestOfARealRunHasAnEntry) {
       EXPECT_EQ(e.severity, "low") << "an expected effect of the masquerade";
       EXPECT_EQ(e.api.rfind("newly skipped: ", 0), 0U) << e.api;
     }
-    if (e.kind == "unattributed") EXPECT_EQ(e.api.rfind("unattributed ", 0), 0U) << e.api;
+    if (e.kind == "unattributed") {
+      EXPECT_EQ(e.api.rfind("unattributed ", 0), 0U) << e.api;
+    }
   }
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), expected);
   EXPECT_EQ(seen.size(), expected.size()) << "each test is evidence of one entry";
@@ -194,7 +196,9 @@ TEST(GapLog, MigrationNineKeepsEntriesAndTheirTests) {
   EXPECT_EQ(e->tests, 1);
   ASSERT_EQ(e->test_list.size(), 1U);
   EXPECT_EQ(e->test_list[0].name, "test_x");
-  GapLog(store).set("newly skipped: x", GapEdit{.kind = "masquerade_skip"});
+  GapEdit edit;
+  edit.kind = "masquerade_skip";
+  GapLog(store).set("newly skipped: x", edit);
   EXPECT_EQ(GapLog(store).entry("newly skipped: x")->kind, "masquerade_skip");
 }
 
