@@ -241,15 +241,26 @@ RunPlan plan_run(const RunOptions& options) {
   plan.suite = load_suite(options.suite);
   const Suite& suite = plan.suite;
   const fs::path db = fs::absolute(options.db_path.value_or(default_db_path()));
-  // Run references are resolved before anything is created: an unknown one is bad input.
+  // Run references are resolved before anything is created: an unknown one is bad input, and
+  // so is a database that does not exist (opening it would create an empty one).
+  const auto recorded_runs = [&](const char* option) -> Store& {
+    std::error_code ec;
+    if (!plan.store && !fs::exists(db, ec)) {
+      throw UsageError(
+          fmt::format("{}: no such database, so no run for {} (give the database "
+                      "that recorded it with --db)",
+                      db.string(), option));
+    }
+    if (!plan.store) plan.store = std::make_unique<Store>(db);
+    return *plan.store;
+  };
   std::int64_t previous_run = 0;
   if (!options.previous.empty()) {
-    plan.store = std::make_unique<Store>(db);
-    previous_run = plan.store->resolve_run(options.previous).id;
+    previous_run = recorded_runs("--previous").resolve_run(options.previous).id;
   }
   // --resume: the run's own targets, mode and folder; only its unfinished files (runner/resume.h).
   if (!options.resume.empty()) {
-    if (!plan.store) plan.store = std::make_unique<Store>(db);
+    recorded_runs("--resume");
     plan.resume = plan_resume(*plan.store, suite, options.resume);
     plan.options = resumed_options(options, plan.resume->run);
   }

@@ -353,5 +353,25 @@ TEST_F(RunStepsTest, AnUnknownPreviousRunIsBadInputBeforeAnythingIsCreated) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
+// --resume and --previous name runs of a database; one that does not exist is bad input, and is
+// not created empty on the way.
+TEST_F(RunStepsTest, AMissingDatabaseIsBadInputForResumeAndPrevious) {
+  for (const bool resume : {true, false}) {
+    RunOptions o = options(kParserFixtures / "sources", {"test_ut_passing.py"});
+    (resume ? o.resume : o.previous) = "latest";
+    try {
+      plan_run(o);
+      ADD_FAILURE() << "planned a run against a missing database";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("no such database, so no run for " +
+                                           std::string(resume ? "--resume" : "--previous")),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir_ / "results.db"));
+    EXPECT_FALSE(fs::exists(dir_ / "out"));
+  }
+}
+
 }  // namespace
 }  // namespace devshim
