@@ -38,6 +38,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
   for (auto& c : store.cases(id)) cases_by_file[c.file].push_back(std::move(c));
 
   std::map<std::string, int> file_counts, test_counts;
+  int files_shown = 0;
   for (const auto& f : store.files(id)) {
     const std::string fstatus = f.status ? std::string(to_string(*f.status)) : "not_run";
     ++file_counts[fstatus];
@@ -56,6 +57,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
       if (wanted) shown.push_back(&c);
     }
     if (!status_filter.empty() && fstatus != status_filter && shown.empty()) continue;
+    ++files_shown;
     fmt::print("\n{:<11} {}  {:.1f}s  {}{}\n", fstatus, f.path, f.duration_s,
                per_file.empty() ? "no tests parsed" : counts_text(per_file),
                f.note.empty() ? "" : "  (" + f.note + ")");
@@ -71,8 +73,14 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
       if (!what.empty()) fmt::print("            {}\n", what);
     }
   }
+  if (!status_filter.empty() && files_shown == 0) {
+    fmt::print("\nNo file or test of run {} is {}.\n", id, status_filter);
+  }
   fmt::print("\nfiles: {}\ntests: {}\n", counts_text(file_counts),
              test_counts.empty() ? "none parsed" : counts_text(test_counts));
+  if (rec->status == "interrupted" && rec->framework != "imported") {
+    fmt::print("Interrupted: finish it with  runner {} --resume {}\n", rec->suite_file, id);
+  }
   return kExitOk;
 }
 

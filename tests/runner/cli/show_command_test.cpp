@@ -1,0 +1,72 @@
+#include "runner/cli/show_command.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runner/results/store.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using testing::TempDir;
+
+// A run of one passing file, finished with `status`.
+std::int64_t record_run(Store& store, const std::string& status) {
+  RunRecord r;
+  r.suite = "demo";
+  r.suite_file = "/s/demo/suite.json";
+  r.framework = "unittest";
+  r.started_at = "2026-11-23T08:00:00Z";
+  r.project_root = "/proj";
+  r.tests_dir = "tests";
+  r.out_dir = "/out";
+  const std::int64_t id = store.begin_run(r, {"test_a.py"});
+  FileRecord f;
+  f.path = "test_a.py";
+  f.status = FileStatus::kPassed;
+  TestCase t;
+  t.classname = "A";
+  t.name = "test_ok";
+  t.status = CaseStatus::kPassed;
+  store.record_file(id, f, {t});
+  store.finish_run(id, status, "2026-11-23T08:01:00Z");
+  return id;
+}
+
+std::string show(const std::filesystem::path& db, const std::string& run,
+                 const std::string& status) {
+  ::testing::internal::CaptureStdout();
+  show_run(db, run, status, false);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(ShowRun, AFilterNothingMatchesSaysSo) {
+  TempDir dir;
+  {
+    Store store(dir / "results.db");
+    record_run(store, "passed");
+  }
+  const std::string out = show(dir / "results.db", "latest", "failed");
+  EXPECT_NE(out.find("No file or test of run 1 is failed."), std::string::npos) << out;
+  EXPECT_EQ(out.find("test_a.py"), std::string::npos) << out;
+  EXPECT_EQ(show(dir / "results.db", "latest", "passed").find("No file or test"),
+            std::string::npos);
+}
+
+TEST(ShowRun, AnInterruptedRunEndsWithTheCommandThatResumesIt) {
+  TempDir dir;
+  {
+    Store store(dir / "results.db");
+    record_run(store, "passed");
+    record_run(store, "interrupted");
+  }
+  EXPECT_NE(show(dir / "results.db", "2", "")
+                .find("Interrupted: finish it with  runner /s/demo/suite.json --resume 2"),
+            std::string::npos);
+  EXPECT_EQ(show(dir / "results.db", "1", "").find("Interrupted"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace devshim
