@@ -29,13 +29,6 @@ constexpr std::string_view kPassed = "[  PASSED  ] ";
 constexpr std::string_view kRule = "[----------] ";
 constexpr std::string_view kBanner = "[==========] ";
 
-// s cut to at most n bytes, never inside a UTF-8 sequence.
-std::string_view cut_utf8(std::string_view s, std::size_t n) {
-  if (s.size() <= n) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
-  return s.substr(0, n);
-}
-
 bool all_digits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {

@@ -30,12 +30,7 @@ std::string first_line(std::string_view s) {
   s = trim(s);
   s = s.substr(0, s.find('\n'));
   s = trim(s);
-  if (s.size() > kMaxMessageBytes) {
-    std::size_t n = kMaxMessageBytes;
-    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
-    s = s.substr(0, n);
-  }
-  return sanitize_text(s);
+  return sanitize_text(cut_utf8(s, kMaxMessageBytes));
 }
 
 struct Outcome {

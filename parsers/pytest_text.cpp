@@ -30,13 +30,6 @@ bool is_identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
 }
 
-// s cut to at most n bytes, never inside a UTF-8 sequence.
-std::string_view cut_utf8(std::string_view s, std::size_t n) {
-  if (s.size() <= n) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
-  return s.substr(0, n);
-}
-
 std::string capped_message(std::string_view s) {
   return std::string(cut_utf8(trim(s), kMaxMessageBytes));
 }

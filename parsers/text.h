@@ -1,6 +1,7 @@
-// Text helpers shared by the parsers and the log importer.
+// Text helpers shared by the parsers, the log importer, the gap log and the reports.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 namespace devshim {
@@ -24,5 +25,12 @@ constexpr std::string_view rtrim(std::string_view s) {
 
 /// s without leading and trailing whitespace.
 constexpr std::string_view trim(std::string_view s) { return ltrim(rtrim(s)); }
+
+/// s cut to at most n bytes, never inside a UTF-8 sequence.
+constexpr std::string_view cut_utf8(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
+  return s.substr(0, n);
+}
 
 }  // namespace devshim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "parsers/line_reader.h"
+#include "parsers/text.h"
 #include "runner/results/status.h"
 
 namespace devshim {
@@ -12,10 +13,7 @@ namespace {
 // Cuts s at max_chars bytes without splitting a UTF-8 sequence.
 std::string_view cut(std::string_view s, std::size_t max_chars, bool& cut_off) {
   cut_off = s.size() > max_chars;
-  if (!cut_off) return s;
-  std::size_t n = max_chars;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
-  return s.substr(0, n);
+  return cut_utf8(s, max_chars);
 }
 
 std::string link(const std::string& text, const std::string& href) {

@@ -9,6 +9,7 @@
 
 #include "parsers/gap_attribution.h"
 #include "parsers/signature.h"
+#include "parsers/text.h"
 #include "runner/base/error.h"
 #include "runner/results/differential.h"
 
@@ -36,12 +37,7 @@ bool same_scope(const RunRecord& a, const RunRecord& b) {
 // The first line of `text`, at most `max` bytes, cut at a character boundary.
 std::string first_line(std::string_view text, std::size_t max) {
   text = text.substr(0, text.find('\n'));
-  if (text.size() > max) {
-    std::size_t cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    return std::string(text.substr(0, cut)) + "…";
-  }
-  return std::string(text);
+  return text.size() > max ? std::string(cut_utf8(text, max)) + "…" : std::string(text);
 }
 
 int severity_rank(const std::string& s) {
