@@ -206,16 +206,11 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   for (auto& c : store.cases(run_id)) by_file[c.file].push_back(std::move(c));
 
   // The baseline's outcome of every test, for differential runs.
-  std::map<std::string, CaseStatus> baseline;
-  auto test_key = [](const std::string& file, const TestCase& t) {
-    return file + "\n" + t.classname + "\n" + t.name;
-  };
+  RunStatuses baseline;
   if (run->baseline_run > 0) {
     r.differential.emplace();
     r.differential->baseline_run = run->baseline_run;
-    for (const auto& c : store.cases(run->baseline_run)) {
-      baseline[test_key(c.file, c.test)] = c.test.status;
-    }
+    baseline = RunStatuses(store, run->baseline_run);
   }
 
   std::map<std::string, std::size_t> cluster_index;
@@ -232,9 +227,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
       rc.flaky = sc.flaky;
       rc.test = std::move(sc.test);
       if (r.differential) {
-        auto b = baseline.find(test_key(f.path, rc.test));
-        classify(*r.differential, f.path, rc,
-                 b == baseline.end() ? std::nullopt : std::optional<CaseStatus>(b->second));
+        classify(*r.differential, f.path, rc, baseline.find(f.path, rc.test));
       }
       const std::string status(to_string(rc.test.status));
       ++rf.counts[status];

@@ -3,6 +3,8 @@
 // tests), so it lives below both.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "runner/results/store.h"
 
 namespace devshim {
 
@@ -28,5 +31,18 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
 /// Such a test skips under the shim because the CUDA masquerade says a GPU is there: an expected
 /// effect of the masquerade, not a test the shim lost. Case-insensitive.
 bool skip_wants_no_gpu(std::string_view reason);
+
+/// Every test's status in one run (a differential run's baseline), to look the same tests of
+/// another run up by file, class name and test name.
+class RunStatuses {
+ public:
+  RunStatuses() = default;  ///< no run: every lookup is nullopt
+  RunStatuses(Store& store, std::int64_t run_id);
+  /// The test's status in the run; nullopt when the run does not have it.
+  std::optional<CaseStatus> find(const std::string& file, const TestCase& test) const;
+
+ private:
+  std::map<std::string, CaseStatus> by_test_;
+};
 
 }  // namespace devshim

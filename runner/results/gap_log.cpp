@@ -83,22 +83,16 @@ int GapLog::update_from_run(std::int64_t run_id) {
     return 0;
   }
   // The baseline's status of each test, to tell newly skipped tests (differential runs only).
-  std::map<std::string, CaseStatus> baseline;
-  const auto test_key = [](const StoredCase& c) {
-    return c.file + '\n' + c.test.classname + '\n' + c.test.name;
-  };
-  if (run->baseline_run > 0) {
-    for (const auto& c : store_.cases(run->baseline_run)) baseline[test_key(c)] = c.test.status;
-  }
+  const bool has_baseline = run->baseline_run > 0;
+  const RunStatuses baseline =
+      has_baseline ? RunStatuses(store_, run->baseline_run) : RunStatuses();
   struct Seen {
     GapAttribution attribution;
     std::vector<GapTest> tests;
   };
   std::map<std::string, Seen> seen;
   for (const auto& c : store_.cases(run_id)) {
-    std::optional<CaseStatus> before;
-    if (auto it = baseline.find(test_key(c)); it != baseline.end()) before = it->second;
-    auto a = attribute_case(c.test, run->baseline_run > 0, before);
+    auto a = attribute_case(c.test, has_baseline, baseline.find(c.file, c.test));
     if (!a) continue;
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;
