@@ -355,15 +355,14 @@ RunRecord imported_run(const std::string& series, const OverallLog& log, const f
 }
 
 // One file's row and tests, from its line of the overall log and its per-file log (when there is
-// one: *parsed counts those).
+// one: record.parsed_from is then "log").
 struct ImportedFile {
   FileRecord record;
   std::vector<TestCase> cases;
 };
 
 ImportedFile import_file(const FinishedLine& f, const Suite& suite, const fs::path& log_dir,
-                         const std::string& project, const PerFileLogIndex& index,
-                         std::size_t& parsed) {
+                         const std::string& project, const PerFileLogIndex& index) {
   const std::string rel = module_path(f.module);
   ImportedFile out;
   FileRecord& rec = out.record;
@@ -376,7 +375,6 @@ ImportedFile import_file(const FinishedLine& f, const Suite& suite, const fs::pa
     const fs::path path = log_dir / *key;
     rec.log_path = *key;
     rec.parsed_from = "log";
-    ++parsed;
     if (looks_like_pytest(path)) {
       LineReader lines(path);
       ParsedFile pf = parse_pytest_text(lines);
@@ -439,7 +437,8 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
                                                                        &unfinished.files};
   for (const auto* lines : finished_then_unfinished) {
     for (const FinishedLine& f : *lines) {
-      const ImportedFile file = import_file(f, suite, log_dir, log.project, index, parsed);
+      const ImportedFile file = import_file(f, suite, log_dir, log.project, index);
+      if (file.record.parsed_from == "log") ++parsed;
       any_failure = any_failure || is_failure(*file.record.status);
       writer.add(file.record, file.cases);
     }
