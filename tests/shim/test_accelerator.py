@@ -124,12 +124,36 @@ def test_keep_leaves_device_objects_as_written(shim):
 
 def test_redirect_makes_identity_assertions_hold(shim_redirecting_objects):
     model = torch.nn.Linear(3, 4).to("cuda")
-    assert model.weight.device == torch.device("cuda", 0) == torch.device("cuda")
+    assert model.weight.device == torch.device("cuda", 0) == torch.device("cuda:0")
     assert model.weight.device == torch.device(0) == torch.device(type="cuda", index=0)
-    assert torch.device("cuda").type == "cpu"
-    assert torch.device("mps").type == "cpu"
+    assert torch.device("mps", 0).type == "cpu"
     assert torch.device("meta").type == "meta" and torch.device("cpu").type == "cpu"
     assert recorded("torch.device")
+
+
+def test_redirect_keeps_devices_no_tensor_can_be_on(shim_redirecting_objects):
+    # On a one-GPU CUDA machine no tensor's device is "cuda" without an index, nor "cuda:1":
+    # identity with them cannot hold there either, so they are built as written, and code that
+    # branches on their type (accelerate's own device: fp16 autocast, GradScaler) takes the CUDA
+    # path; using them still lands on the device used.
+    model = torch.nn.Linear(3, 4).to("cuda")
+    for written in ("cuda", "cuda:1", "cuda:64", "mps"):
+        d = torch.device(written)
+        assert str(d) == written and model.weight.device != d
+        assert torch.ones(1).to(d).device.type == "cpu"
+    assert torch.device("cuda", 1).index == 1
+    assert not [r for r in recorded("torch.device") if r["requested"] in ("cuda", "cuda:1")]
+
+
+def test_redirect_to_mps_builds_the_device_an_mps_tensor_has(shim_redirecting_objects,
+                                                              monkeypatch):
+    # An MPS tensor's device is mps:0, never bare "mps": identity needs the index.
+    from devshim import devices, runtime
+
+    monkeypatch.setattr(runtime, "redirect", lambda device: "mps")
+    devices._made.clear()
+    assert str(torch.device("cuda", 0)) == str(torch.device("cuda:0")) == "mps:0"
+    devices._made.clear()
 
 
 def test_redirected_device_objects_are_torch_devices(shim_redirecting_objects):
@@ -167,9 +191,9 @@ def test_device_objects_setting():
 def test_every_construction_is_recorded_though_objects_are_reused(shim_redirecting_objects):
     # devices.py keeps what each argument tuple built; the record still counts every call.
     for _ in range(3):
-        d = torch.device("cuda", 1)
+        d = torch.device("cuda", 0)
     assert d.type == "cpu"
-    assert sum(r["count"] for r in recorded("torch.device") if r["requested"] == "cuda:1") == 3
+    assert sum(r["count"] for r in recorded("torch.device") if r["requested"] == "cuda:0") == 3
 
 
 def test_settings_of_the_next_activation_apply_to_device_objects(clean_env):

@@ -56,22 +56,54 @@ def test_init_and_is_initialized(shim):
 
 
 def test_memory_queries_are_honest_for_the_cpu(shim):
-    x = torch.ones(1024, device="cuda")  # noqa: F841
-    assert torch.cuda.memory_allocated() == torch.cuda.max_memory_allocated() == 0
-    assert torch.cuda.memory_reserved() == torch.cuda.max_memory_reserved() == 0
+    start = torch.cuda.memory_allocated()
+    x = torch.ones(1024, device="cuda")
+    assert torch.cuda.memory_allocated() == torch.cuda.max_memory_allocated() == start + 4096
+    assert torch.cuda.memory_reserved() == torch.cuda.memory_allocated()
+    model = torch.nn.Linear(16, 16).to("cuda")  # moved "to cuda": its parameters count
+    assert torch.cuda.memory_allocated() == start + 4096 + (16 * 16 + 16) * 4
+    del x, model
+    assert torch.cuda.memory_allocated() == start
+    assert torch.cuda.max_memory_allocated() == start + 4096 + (16 * 16 + 16) * 4
     free, total = torch.cuda.mem_get_info()
     assert 0 < free <= total == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     torch.cuda.reset_max_memory_allocated()
     stats = torch.cuda.memory_stats()
-    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0
-    assert torch.cuda.memory_stats_as_nested_dict()["allocated_bytes"]["all"]["peak"] == 0
+    assert stats["allocated_bytes.all.current"] == start and stats["num_ooms"] == 0
+    assert torch.cuda.memory_stats_as_nested_dict()["allocated_bytes"]["all"]["peak"] == start
     assert "cpu" in torch.cuda.memory_summary()
     assert torch.cuda.memory_snapshot() == []
     torch.cuda.set_per_process_memory_fraction(0.5)
     assert torch.cuda.get_per_process_memory_fraction() == 0.5
 
+
+
+def test_the_cpu_memory_setting_caps_what_the_device_says_it_has(clean_env):
+    # A test that fills "GPU memory" to what is free would otherwise fill the host.
+    clean_env.setenv("TORCHDEVICE_CPU_MEMORY", "64MiB")
+    from conftest import active_shim
+
+    for _ in active_shim():
+        free, total = torch.cuda.mem_get_info()
+        assert total == torch.cuda.get_device_properties(0).total_memory == 64 << 20
+        x = torch.ones(1 << 20, device="cuda")  # 4 MiB placed
+        assert torch.cuda.mem_get_info()[0] == min(free, 64 << 20) - (4 << 20)
+        del x
+
+
+def test_sizes_of_the_cpu_memory_setting():
+    from devshim import config
+
+    assert config.parse_size("2GiB") == config.parse_size("2 g") == 2 << 30
+    assert config.parse_size("512MiB") == 512 << 20 and config.parse_size("1.5k") == 1536
+    assert config.parse_size("4096") == 4096
+    for bad in ("", "lots", "-1G", "0", "2XB"):
+        assert config.parse_size(bad) is None, bad
+    settings = config.from_environ({"TORCHDEVICE_CPU_MEMORY": "huge"})
+    assert settings.cpu_memory is None and "TORCHDEVICE_CPU_MEMORY" in settings.problems[0]
+    assert config.from_environ({"TORCHDEVICE_CPU_MEMORY": "1GiB"}).cpu_memory == 1 << 30
 
 def test_same_seed_same_numbers(shim):
     torch.cuda.manual_seed(123)

@@ -4,8 +4,11 @@
 timing events); devshim/cuda_masquerade.py and devshim/streams.py ask them and never look at the
 hardware themselves. Values are honest:
 
-- CPU: no caching allocator, so allocated/reserved memory is 0 and there is no peak; total and
-  free memory are the host's physical and available memory (os.sysconf); the RNG is torch's CPU
+- CPU: no caching allocator and no statistics; allocated and reserved memory are the bytes of
+  the live tensors the program placed "on cuda" (devshim/placed.py: a lower bound, what CUDA
+  would count of them), peaks the largest such count seen by a query; total and free memory are
+  the host's physical and available memory (os.sysconf), capped by TORCHDEVICE_CPU_MEMORY when
+  set (free: the size less the placed bytes); the RNG is torch's CPU
   generator (``torch.default_generator``); every operation has finished when it returns, so
   synchronisation is a no-op and timing events need no device timer.
 - MPS: memory from ``torch.mps.current_allocated_memory`` (allocated),
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import os
 import platform
+
+from devshim import placed
 
 __all__ = ["CpuBackend", "MpsBackend", "for_device"]
 
@@ -55,8 +60,12 @@ class CpuBackend:
 
     type = "cpu"
 
-    def __init__(self, torch):
+    def __init__(self, torch, budget: int | None = None):
         self.torch = torch
+        # TORCHDEVICE_CPU_MEMORY (config.py): the size of the masqueraded device. Host memory is
+        # shared with every other process: a test that fills "GPU" memory to its free size would
+        # fill the host.
+        self.budget = budget
 
     # -- identity
     def name(self) -> str:
@@ -81,25 +90,29 @@ class CpuBackend:
 
     # -- memory
     def total_memory(self) -> int:
-        return _host_memory()[0]
+        total = _host_memory()[0]
+        return total if self.budget is None else min(total, self.budget)
 
     def free_memory(self) -> int:
-        return _host_memory()[1]
+        free = _host_memory()[1]
+        if self.budget is None:
+            return free
+        return max(0, min(free, self.budget - placed.allocated()))
 
     def allocated(self) -> int:
-        return 0
+        return placed.allocated()
 
     def reserved(self) -> int:
-        return 0
+        return placed.allocated()
 
     def peak_allocated(self) -> int:
-        return 0
+        return placed.peak()
 
     def peak_reserved(self) -> int:
-        return 0
+        return placed.peak()
 
     def reset_peaks(self) -> None:
-        pass
+        placed.reset_peak()
 
     def empty_cache(self) -> None:
         pass
@@ -225,6 +238,7 @@ class MpsBackend(CpuBackend):
         self.mps.set_rng_state(state)
 
 
-def for_device(torch, device_type: str):
-    """The backend of a device type other than CUDA ("cpu" or "mps")."""
-    return MpsBackend(torch) if device_type == "mps" else CpuBackend(torch)
+def for_device(torch, device_type: str, cpu_memory: int | None = None):
+    """The backend of a device type other than CUDA ("cpu" or "mps"); cpu_memory: the CPU's size
+    as a device (TORCHDEVICE_CPU_MEMORY), None for the host's memory."""
+    return MpsBackend(torch) if device_type == "mps" else CpuBackend(torch, cpu_memory)

@@ -12,6 +12,7 @@ log.
 | ``TORCHDEVICE_POLICY``   | default, accelerator-only                 | default   |
 | ``TORCHDEVICE_RECORD``   | a file path: write the redirection record there at exit | none |
 | ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, keep: what ``torch.device("cuda")`` builds | keep |
+| ``TORCHDEVICE_CPU_MEMORY`` | a size (``2GiB``, bytes): the CPU's size as a device | host RAM |
 
 TORCHDEVICE_DEVICE_OBJECTS: devshim/devices.py says what each value builds.
 """
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from devshim.devices import POLICIES as DEVICE_OBJECT_POLICIES
 from devshim.policy import POLICIES
 
-__all__ = ["Config", "LOG_LEVELS", "from_environ", "truthy"]
+__all__ = ["Config", "LOG_LEVELS", "from_environ", "parse_size", "truthy"]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _TRUE = ("1", "true", "yes", "on")
@@ -36,6 +37,24 @@ def truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in _TRUE
 
 
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+          "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40,
+          "tb": 1 << 40, "tib": 1 << 40}
+
+
+def parse_size(text: str | None) -> int | None:
+    """"2GiB", "512 MiB", "1.5g", "1073741824" -> bytes (units are powers of 1024); None when
+    empty, not a size, or not positive."""
+    text = (text or "").strip().lower()
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz ")
+    unit = text[len(number):].strip()
+    try:
+        value = int(float(number) * _UNITS[unit])
+    except (ValueError, KeyError, OverflowError):
+        return None
+    return value if value > 0 else None
+
+
 @dataclasses.dataclass(frozen=True)
 class Config:
     allow_redirects: bool = False
@@ -44,6 +63,7 @@ class Config:
     policy: str = "default"
     record_path: str | None = None
     device_objects: str = "keep"
+    cpu_memory: int | None = None  # bytes: TORCHDEVICE_CPU_MEMORY; None: the host's memory
     problems: tuple[str, ...] = ()
 
 
@@ -72,11 +92,17 @@ def from_environ(environ: Mapping[str, str] | None = None) -> Config:
                         f"{', '.join(DEVICE_OBJECT_POLICIES)}; using keep")
         device_objects = "keep"
 
+    cpu_memory_text = env.get("TORCHDEVICE_CPU_MEMORY", "").strip()
+    cpu_memory = parse_size(cpu_memory_text)
+    if cpu_memory_text and cpu_memory is None:
+        problems.append(f"TORCHDEVICE_CPU_MEMORY={cpu_memory_text!r} is not a size such as 2GiB; "
+                        "using the host's memory")
+
     record = env.get("TORCHDEVICE_RECORD", "").strip() or None
     if record is not None:
         record = os.path.abspath(record)
 
     return Config(allow_redirects=truthy(env.get("TORCH_ALLOW_REDIRECTS")), log_level=level,
                   log_level_given=level_given, policy=policy, record_path=record,
-                  device_objects=device_objects,
+                  device_objects=device_objects, cpu_memory=cpu_memory,
                   problems=tuple(problems))

@@ -62,6 +62,22 @@ def configure(policy: str) -> None:
     _made.clear()
 
 
+def _device_count(kind: str) -> int:
+    """How many devices of ``kind`` the program sees: 1 while masquerading (torch.cuda's
+    device_count()); the real CUDA count when the device used is CUDA."""
+    if runtime.masquerading or kind == "mps":
+        return 1
+    return runtime.hardware.cuda_device_count
+
+
+def _identity_possible(device) -> bool:
+    """Whether a tensor's ``.device`` could ever equal ``device`` on the hardware the program
+    sees: only a device with an index that exists (a CUDA or MPS tensor's device always carries
+    an index). Other device objects gain nothing from being built as the device used."""
+    index = device.index
+    return index is not None and index < _device_count(device.type)
+
+
 _REDIRECTED_TYPES = ("cuda", "mps")
 
 
@@ -85,11 +101,15 @@ def _device_class(original):
             else:
                 device = original(*args, **kwargs)
             made = (device, None, None)
-            if redirect_objects and device.type in _REDIRECTED_TYPES:
+            if (redirect_objects and device.type in _REDIRECTED_TYPES
+                    and _identity_possible(device)):
                 used = runtime.redirect(device)
                 if used is not None:
                     record.hit("torch.device", device, used)
-                    made = (original(used), device, used)
+                    built = original(used)
+                    if built.type == "mps" and built.index is None:
+                        built = original("mps", 0)  # what an MPS tensor's .device is
+                    made = (built, device, used)
             if not kwargs and not any(type(a) is bool for a in args):
                 try:
                     _made[args] = made

@@ -49,6 +49,7 @@ from devshim import (
     log,
     patching,
     pinning,
+    placed,
     record,
     runtime,
     serialization,
@@ -142,6 +143,7 @@ def apply(torch):
         importlib.import_module("torch.utils._device")._device_constructors()
         if runtime.masquerading:
             cuda_masquerade.configure(torch, _backend_for(torch))
+            placed.configure(torch)
             streams.reset()
             record._first_hit_listeners[:] = [cuda_masquerade.note_first_use]
         for patch in plan(torch):
@@ -156,7 +158,7 @@ def apply(torch):
 def _backend_for(torch):
     from devshim import backends
 
-    return backends.for_device(torch, runtime.used_type)
+    return backends.for_device(torch, runtime.used_type, _settings.cpu_memory)
 
 
 def remove():

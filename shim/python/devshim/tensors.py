@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-from devshim import devices, record, runtime
+from devshim import devices, placed, record, runtime
 from devshim.patching import Patch, wraps
 from devshim.pinning import PINNED, mark_pinned
 
@@ -53,11 +53,13 @@ def _factory(api, inject_default):
         getframe = sys._getframe
         default = runtime.default_device if inject_default else None
         drop_pinning = runtime.masquerading
+        track = runtime.masquerading and runtime.used_type == "cpu"
         used_device = runtime.used
 
         @wraps(original)
         def factory(*args, **kwargs):
             device = kwargs.get("device")
+            placing = False
             if device is not None:
                 try:
                     used = cache[device]
@@ -65,6 +67,7 @@ def _factory(api, inject_default):
                     used = resolve(device)
                 if used is not None:
                     kwargs["device"] = used
+                    placing = track
                     # record.hit, inlined (see record.SiteCache)
                     try:
                         f = getframe(1)
@@ -82,6 +85,10 @@ def _factory(api, inject_default):
                 kwargs["pin_memory"] = False
                 hit(api, PINNED, used_device)
                 return mark_pinned(original(*args, **kwargs))
+            if placing:
+                result = original(*args, **kwargs)
+                placed.track(result)
+                return result
             return original(*args, **kwargs)
 
         return factory
@@ -111,8 +118,12 @@ def _to(api):
             else:
                 slow_count(f, device, used)
 
+        track = placed.track_module if api == "torch.nn.Module.to" else placed.track
+        counting = runtime.masquerading and runtime.used_type == "cpu"
+
         @wraps(original)
         def to(self, *args, **kwargs):
+            placing = False
             if args:
                 first = args[0]
                 kind = type(first)
@@ -124,6 +135,7 @@ def _to(api):
                     if used is not None:
                         args = (used,) + args[1:]
                         count(first, used)
+                        placing = counting
             if kwargs:
                 device = kwargs.get("device")
                 if device is not None:
@@ -134,6 +146,11 @@ def _to(api):
                     if used is not None:
                         kwargs["device"] = used
                         count(device, used)
+                        placing = counting
+            if placing:
+                result = original(self, *args, **kwargs)
+                track(result)
+                return result
             return original(self, *args, **kwargs)
 
         return to
@@ -167,7 +184,10 @@ def _tensor_cuda(tensor_to, preserve_format):
             if used is None:
                 return original(self, device, non_blocking, memory_format=memory_format)
             hit("torch.Tensor.cuda", requested, used)
-            return tensor_to(self, used, non_blocking=non_blocking, memory_format=memory_format)
+            result = tensor_to(self, used, non_blocking=non_blocking, memory_format=memory_format)
+            if runtime.masquerading and runtime.used_type == "cpu":
+                placed.track(result)
+            return result
 
         return cuda
 
@@ -186,7 +206,10 @@ def _module_cuda(module_to):
             if used is None:
                 return original(self, device)
             hit("torch.nn.Module.cuda", requested, used)
-            return module_to(self, used)
+            result = module_to(self, used)
+            if runtime.masquerading and runtime.used_type == "cpu":
+                placed.track_module(self)
+            return result
 
         return cuda
 

@@ -19,13 +19,14 @@ def _cuda_lands_on_cpu():
         return False
 
 
-# CPU tensors come from the C allocator, which keeps no statistics, so the shim answers 0 for
-# allocated/reserved bytes there: a known gap (docs/shim.md, "Memory queries").
-needs_allocator_statistics = pytest.mark.skipif(
-    _cuda_lands_on_cpu(), reason="no allocator statistics on the CPU (known shim gap)")
+# CPU tensors come from the C allocator, which keeps no statistics. The shim counts the bytes of
+# the live tensors the program placed "on cuda" (docs/shim.md, "Memory queries"), so allocated
+# and reserved bytes hold; a peak is only seen when memory is queried, so a tensor made and freed
+# between two queries never shows in max_memory_allocated: a known gap.
+needs_peak_statistics = pytest.mark.skipif(
+    _cuda_lands_on_cpu(), reason="no peak statistics on the CPU (known shim gap)")
 
 
-@needs_allocator_statistics
 def test_allocation_raises_memory_allocated_and_free_lowers_it():
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
@@ -38,7 +39,7 @@ def test_allocation_raises_memory_allocated_and_free_lowers_it():
     assert after >= 0
 
 
-@needs_allocator_statistics
+@needs_peak_statistics
 def test_peak_memory_and_reset():
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -53,7 +54,6 @@ def test_peak_memory_and_reset():
     assert torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated()
 
 
-@needs_allocator_statistics
 def test_reserved_is_at_least_allocated():
     x = torch.zeros(2 * MIB // 4, device="cuda")
     assert torch.cuda.memory_reserved() >= torch.cuda.memory_allocated() >= 2 * MIB
@@ -61,7 +61,6 @@ def test_reserved_is_at_least_allocated():
     assert x.sum().item() == 0.0
 
 
-@needs_allocator_statistics
 def test_empty_cache_does_not_free_live_tensors():
     x = torch.arange(MIB // 4, dtype=torch.float32, device="cuda")
     expected = float((MIB // 4) * (MIB // 4 - 1) / 2)
@@ -87,7 +86,6 @@ def test_total_memory_agrees_with_mem_get_info():
     assert abs(props.total_memory - total) <= 0.01 * props.total_memory
 
 
-@needs_allocator_statistics
 def test_device_arguments_are_equivalent():
     x = torch.ones(MIB // 4, device="cuda")
     a = torch.cuda.memory_allocated(0)
