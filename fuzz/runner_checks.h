@@ -39,7 +39,7 @@ inline void run_suite(std::string_view data) {
   } catch (const UsageError&) {
     // The documented answer to a bad suite file.
   }
-  (void)json_member_lines(data);
+  (void)json_members(data);
   const TextPosition end = position_of_offset(data, data.size());
   check(end.line >= 1 && end.column >= 1, "text position below 1");
 }

@@ -33,4 +33,17 @@ constexpr std::string_view cut_utf8(std::string_view s, std::size_t n) {
   return s.substr(0, n);
 }
 
+/// Whether s starts with "http://" or "https://" (the scheme in any case) and has more after it.
+constexpr bool is_web_url(std::string_view s) {
+  auto starts = [s](std::string_view scheme) {
+    if (s.size() <= scheme.size()) return false;
+    for (std::size_t i = 0; i < scheme.size(); ++i) {
+      const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+      if (c != scheme[i]) return false;
+    }
+    return true;
+  };
+  return starts("https://") || starts("http://");
+}
+
 }  // namespace devshim

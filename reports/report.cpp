@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "parsers/signature.h"
+#include "parsers/text.h"
 #include "runner/base/error.h"
 
 namespace devshim {
@@ -46,6 +47,8 @@ std::string relative_link(const fs::path& target, const fs::path& from_dir) {
 std::string upstream_url(const std::string& url_template, const std::string& commit,
                          const std::string& path, int line) {
   if (url_template.empty() || commit.empty() || path.empty()) return "";
+  // Only web links: a stored template of another scheme (javascript:, data:) never becomes a link.
+  if (!is_web_url(url_template)) return "";
   std::string templ = url_template;
   if (line <= 0) {  // no line to point at: drop the fragment that would name one
     if (auto at = templ.find("#L{line}"); at != std::string::npos) templ.erase(at, 8);

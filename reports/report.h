@@ -165,8 +165,8 @@ void add_run_to_run(Store& store, Report& report);
 /// "unavailable: <why>", or empty when the run has no probe result.
 std::string device_probe_text(const nlohmann::json& environment);
 
-/// Fills a source_url template: {commit}, {path}, {line}. Empty when the template or the
-/// commit is empty.
+/// Fills a source_url template: {commit}, {path}, {line}. Empty when the template or the commit
+/// is empty, or the template is no http(s) URL (is_web_url: a stored javascript: never links).
 std::string upstream_url(const std::string& url_template, const std::string& commit,
                          const std::string& path, int line);
 

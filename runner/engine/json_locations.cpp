@@ -31,8 +31,9 @@ struct Frame {
 
 }  // namespace
 
-std::map<std::string, int> json_member_lines(std::string_view text) {
-  std::map<std::string, int> lines;
+JsonMembers json_members(std::string_view text) {
+  JsonMembers members;
+  std::map<std::string, int>& lines = members.lines;
   std::vector<Frame> stack;
   int line = 1;
 
@@ -86,7 +87,10 @@ std::map<std::string, int> json_member_lines(std::string_view text) {
       if (!stack.empty() && !stack.back().is_array && j < text.size() && text[j] == ':') {
         Frame& top = stack.back();
         top.pending_key = s;
-        lines.emplace(top.pointer + "/" + json_pointer_token(s), start_line);
+        std::string pointer = top.pointer + "/" + json_pointer_token(s);
+        if (!lines.emplace(pointer, start_line).second) {
+          members.duplicates.emplace_back(std::move(pointer), start_line);
+        }
       } else {
         begin_value();
       }
@@ -112,7 +116,7 @@ std::map<std::string, int> json_member_lines(std::string_view text) {
       ++i;
     }
   }
-  return lines;
+  return members;
 }
 
 TextPosition position_of_offset(std::string_view text, std::size_t offset) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "parsers/text.h"
 #include "runner/base/error.h"
 #include "runner/engine/json_locations.h"
 
@@ -65,11 +67,15 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 class SuiteReader {
  public:
   SuiteReader(fs::path file, std::string text)
-      : file_(std::move(file)), text_(std::move(text)), lines_(json_member_lines(text_)) {}
+      : file_(std::move(file)), text_(std::move(text)), members_(json_members(text_)) {}
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
-    auto it = lines_.find(pointer);
-    int line = it == lines_.end() ? 1 : it->second;
+    auto it = members_.lines.find(pointer);
+    fail_at(it == members_.lines.end() ? 1 : it->second, pointer, message);
+  }
+
+  [[noreturn]] void fail_at(int line, const std::string& pointer,
+                            const std::string& message) const {
     // Display form: path segments joined with '.', pointer escapes undone.
     std::string key;
     for (std::size_t i = 1; i < pointer.size(); ++i) {
@@ -93,10 +99,18 @@ class SuiteReader {
   const fs::path& file() const { return file_; }
   const std::string& text() const { return text_; }
 
+  /// Fails on the first key given twice in one object: JSON would keep the last silently.
+  void check_no_duplicate_keys() const {
+    if (members_.duplicates.empty()) return;
+    const auto& [pointer, line] = members_.duplicates.front();
+    fail_at(line, pointer,
+            fmt::format("given twice (first at line {}); keep one", members_.lines.at(pointer)));
+  }
+
  private:
   fs::path file_;
   std::string text_;
-  std::map<std::string, int> lines_;
+  JsonMembers members_;
 };
 
 // The suite file of a folder or a file name, absolute, with its text.
@@ -138,6 +152,7 @@ json parse_suite_json(const SuiteReader& r) {
                                  bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
   if (!doc.is_object()) r.fail("", "a suite file holds one JSON object");
+  r.check_no_duplicate_keys();
   return doc;
 }
 
@@ -222,8 +237,15 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
   };
 
   get_string("name", s.name, /*required=*/true);
-  if (s.name.empty() || s.name.find_first_of("/\\ \t\n") != std::string::npos) {
-    r.fail("/name", "must be a non-empty identifier without '/', '\\' or spaces");
+  // The name is a folder of the output root: no path of its own, nothing a terminal acts on.
+  const bool controls = std::any_of(s.name.begin(), s.name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (s.name.empty() || s.name == "." || s.name == ".." || controls ||
+      s.name.find_first_of("/\\ ") != std::string::npos) {
+    r.fail("/name",
+           "must be a non-empty identifier without '/', '\\', spaces or control characters, "
+           "and not \".\" or \"..\"");
   }
   SuiteFields fields;
   get_string("project_root", fields.project_root);
@@ -232,6 +254,9 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
   get_string("pattern", s.pattern);
   get_string("python", s.python);
   get_string("source_url", s.source_url);
+  if (!s.source_url.empty() && !is_web_url(s.source_url)) {
+    r.fail("/source_url", "expected an http:// or https:// URL template");
+  }
   read_run_keys(doc, r, s);
   fields.pythonpath = string_list(doc, r, "pythonpath");
   s.args = string_list(doc, r, "args");
@@ -250,7 +275,8 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
 
 // The project root (the named environment variable wins when set), the tests folder, the
 // pythonpath entries and a python given as a path: absolute, and the folders must exist.
-void resolve_paths(const fs::path& file, const SuiteFields& fields, Suite& s) {
+void resolve_paths(const SuiteReader& r, const SuiteFields& fields, Suite& s) {
+  const fs::path& file = r.file();
   const fs::path suite_dir = file.parent_path();
   fs::path root = suite_dir / fields.project_root;
   std::string root_origin = fmt::format("{} (\"project_root\")", file.string());
@@ -274,6 +300,13 @@ void resolve_paths(const fs::path& file, const SuiteFields& fields, Suite& s) {
   s.project_root = fs::path(root.string().back() == '/' && root.string().size() > 1
                                 ? root.string().substr(0, root.string().size() - 1)
                                 : root.string());
+  // Lexically inside the root: "../.." would run files of other projects.
+  const fs::path tests_rel = s.tests_root().lexically_normal().lexically_relative(s.project_root);
+  if (tests_rel.empty() || *tests_rel.begin() == "..") {
+    r.fail("/tests_dir",
+           fmt::format("{} is outside the project root {}; name a folder inside it",
+                       s.tests_root().lexically_normal().string(), s.project_root.string()));
+  }
   if (!fs::is_directory(s.tests_root(), ec)) {
     throw UsageError(fmt::format("tests folder {} does not exist (\"tests_dir\" of {})",
                                  s.tests_root().string(), file.string()));
@@ -295,7 +328,7 @@ Suite load_suite(const fs::path& suite_dir_or_file) {
   Suite s;
   s.file = r.file();
   const SuiteFields fields = read_fields(doc, r, s);
-  resolve_paths(s.file, fields, s);
+  resolve_paths(r, fields, s);
   return s;
 }
 

@@ -5,7 +5,7 @@
 namespace devshim {
 namespace {
 
-TEST(JsonMemberLines, MapsPointersToTheLineOfTheirKey) {
+TEST(JsonMembers, MapsPointersToTheLineOfTheirKey) {
   const std::string text =
       "{\n"
       "  \"a\": 1,\n"
@@ -14,7 +14,8 @@ TEST(JsonMemberLines, MapsPointersToTheLineOfTheirKey) {
       "                20]},\n"
       "  \"s\": \"has \\\" quote and : colon\"\n"
       "}\n";
-  auto lines = json_member_lines(text);
+  const JsonMembers members = json_members(text);
+  const auto& lines = members.lines;
   EXPECT_EQ(lines.at("/a"), 2);
   EXPECT_EQ(lines.at("/b"), 3);
   EXPECT_EQ(lines.at("/b/c"), 3);
@@ -22,10 +23,24 @@ TEST(JsonMemberLines, MapsPointersToTheLineOfTheirKey) {
   EXPECT_EQ(lines.at("/b/d~1e/0"), 4);
   EXPECT_EQ(lines.at("/b/d~1e/1"), 5);
   EXPECT_EQ(lines.at("/s"), 6);
+  EXPECT_TRUE(members.duplicates.empty());
 }
 
-TEST(JsonMemberLines, NeverThrowsOnGarbage) {
-  EXPECT_NO_THROW(json_member_lines("{\"a\": [}}}]]\"unterminated"));
+TEST(JsonMembers, FindsKeysGivenTwiceInOneObjectOnly) {
+  const std::string text =
+      "{\"env\": {\"A\": \"1\"},\n"
+      " \"list\": [{\"k\": 1}, {\"k\": 2}],\n"
+      " \"name\": \"x\",\n"
+      " \"name\": \"y\"}\n";
+  const JsonMembers members = json_members(text);
+  ASSERT_EQ(members.duplicates.size(), 1U);
+  EXPECT_EQ(members.duplicates[0].first, "/name");
+  EXPECT_EQ(members.duplicates[0].second, 4);
+  EXPECT_EQ(members.lines.at("/name"), 3);
+}
+
+TEST(JsonMembers, NeverThrowsOnGarbage) {
+  EXPECT_NO_THROW(json_members("{\"a\": [}}}]]\"unterminated"));
 }
 
 TEST(PositionOfOffset, CountsLinesAndColumns) {

@@ -125,6 +125,51 @@ TEST_F(SuiteTest, MissingNameAndUnknownFrameworkAreErrors) {
   EXPECT_NE(e.find("unknown framework \"nose\""), std::string::npos) << e;
 }
 
+TEST_F(SuiteTest, ATestsFolderOutsideTheProjectRootIsRefused) {
+  // "../.." would run the files of whatever lies above the project.
+  fs::create_directories(dir_ / "elsewhere");
+  const std::string e = load_error(
+      "{\"name\": \"x\", \"project_root\": \"../project\",\n \"tests_dir\": \"../elsewhere\"}");
+  EXPECT_NE(e.find("suite.json:2: key \"tests_dir\""), std::string::npos) << e;
+  EXPECT_NE(e.find("outside the project root"), std::string::npos) << e;
+  EXPECT_NE(
+      load_error("{\"name\": \"x\", \"project_root\": \"../project\", \"tests_dir\": \"/tmp\"}")
+          .find("outside the project root"),
+      std::string::npos);
+  EXPECT_EQ(load_error("{\"name\": \"x\", \"project_root\": \"../project\", "
+                       "\"tests_dir\": \"tests/../tests\"}"),
+            "no error");
+}
+
+TEST_F(SuiteTest, ANameThatIsAPathOrHoldsControlsIsRefused) {
+  for (const char* name : {"..", ".", "a/b", "red\\u001b[31m"}) {
+    const std::string e =
+        load_error(std::string("{\"name\": \"") + name + "\", \"project_root\": \"../project\"}");
+    EXPECT_NE(e.find("key \"name\""), std::string::npos) << name << ": " << e;
+  }
+}
+
+TEST_F(SuiteTest, AKeyGivenTwiceIsRefusedAtItsSecondLine) {
+  const std::string e = load_error(
+      "{\"name\": \"x\",\n \"project_root\": \"../project\",\n \"timeout_s\": 5,\n \"timeout_s\": "
+      "500}");
+  EXPECT_NE(e.find("suite.json:4: key \"timeout_s\": given twice (first at line 3)"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(SuiteTest, ASourceUrlMustBeAWebUrl) {
+  const std::string e = load_error(
+      "{\"name\": \"x\", \"project_root\": \"../project\",\n"
+      " \"source_url\": \"javascript:alert(1)//{path}\"}");
+  EXPECT_NE(e.find("suite.json:2: key \"source_url\": expected an http:// or https:// URL"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(load_error("{\"name\": \"x\", \"project_root\": \"../project\", "
+                       "\"source_url\": \"HTTPS://example.org/{path}#L{line}\"}"),
+            "no error");
+}
+
 TEST_F(SuiteTest, ProjectRootEnvironmentVariableOverridesTheFile) {
   write_file(
       suite_file(),
