@@ -10,6 +10,7 @@
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
 #include "runner/base/error.h"
+#include "runner/results/run_folder.h"
 
 namespace devshim {
 
@@ -106,6 +107,14 @@ int report_command(const fs::path& db_path, const std::string& run, const std::s
   parse_report_formats(formats);  // an unknown format is refused before the database is opened
   Store store(db_path);
   const RunRecord found = store.resolve_run(run);
+  if (dir.empty()) {
+    if (auto owner = foreign_owner(found.out_dir, db_path)) {
+      throw UsageError(fmt::format(
+          "run {}'s folder {} belongs to database {} ({} is a copy?): give -o DIR to render "
+          "its reports elsewhere",
+          found.id, found.out_dir, owner->string(), db_path.string()));
+    }
+  }
   const fs::path out = dir.empty() ? fs::path(found.out_dir) : fs::path(dir);
   for (const auto& p : write_reports(store, found.id, out, formats)) {
     fmt::print("{}\n", p.string());

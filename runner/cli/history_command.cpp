@@ -24,7 +24,7 @@ int history_command(const std::filesystem::path& db_path, const std::string& tes
   if (!std::filesystem::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
-  Store store(db_path);
+  Store store(db_path, Store::Purpose::kRead);
   const std::vector<TestHistoryEntry> rows = store.test_history(test, suite, limit);
   if (rows.empty()) {
     throw UsageError(

@@ -13,6 +13,7 @@
 #include "runner/base/error.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/gap_log.h"
+#include "runner/results/run_folder.h"
 #include "runner/results/store.h"
 
 namespace devshim {
@@ -129,6 +130,9 @@ std::int64_t merge_runs(std::vector<Input>& inputs, Store& out, const fs::path& 
   merged.status = "running";
   merged.finished_at.clear();
   merged.out_dir = out_dir.string();
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  claim_run_folder(out_dir, out.path());
   merged.jobs = 0;
   merged.timeout_s = 0;
   merged.runner_pid = 0;

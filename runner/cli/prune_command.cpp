@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <climits>
+#include <optional>
 #include <set>
 
 #include "runner/base/error.h"
+#include "runner/results/run_folder.h"
 
 namespace devshim {
 
@@ -27,8 +29,8 @@ void remove_empty_up_to(fs::path dir, const fs::path& top) {
 }  // namespace
 
 std::vector<fs::path> run_outputs(const std::vector<FileRecord>& files) {
-  std::vector<fs::path> out{"run.log",   "report.md",   "report.json",
-                            "junit.xml", "report.html", "reruns"};
+  std::vector<fs::path> out{"run.log",     "report.md", "report.json",   "junit.xml",
+                            "report.html", "reruns",    kRunFolderMarker};
   for (const auto& f : files) {
     if (f.log_path.empty()) continue;
     const fs::path log = f.log_path;
@@ -36,6 +38,7 @@ std::vector<fs::path> run_outputs(const std::vector<FileRecord>& files) {
     fs::path xml = log;
     out.push_back(xml.replace_extension(".xml"));
     out.push_back(log.string() + ".redirections.json");
+    out.push_back(log.string() + ".redirections.json.lock");  // the shim's record lock
   }
   return out;
 }
@@ -69,13 +72,17 @@ int prune_command(const PruneOptions& o) {
   std::vector<std::pair<fs::path, std::vector<fs::path>>> outputs;
   for (const auto& r : doomed) {
     const bool shared = kept_out_dirs.count(fs::path(r.out_dir).lexically_normal().string()) > 0;
+    const std::optional<fs::path> owner =
+        r.out_dir.empty() ? std::nullopt : foreign_owner(r.out_dir, o.db);
     fmt::print("runner: {} run {} of {} ({}, {}, started {}){}\n",
                o.dry_run ? "would delete" : "deleting", r.id, r.suite, r.mode, r.status,
                r.started_at,
                r.framework == "imported" ? " (imported: its logs stay)"
                : shared                  ? " (its output folder is a newer run's: it stays)"
-                                         : " and " + r.out_dir);
-    if (r.framework != "imported" && !shared && !r.out_dir.empty()) {
+               : owner ? fmt::format(" (its output folder {} is database {}'s: it stays)",
+                                     r.out_dir, owner->string())
+                       : " and " + r.out_dir);
+    if (r.framework != "imported" && !shared && !owner && !r.out_dir.empty()) {
       outputs.emplace_back(r.out_dir, run_outputs(store.files(r.id)));
     }
   }

@@ -12,7 +12,7 @@ int list_runs(const std::filesystem::path& db_path, int limit) {
   if (!std::filesystem::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
-  Store store(db_path);
+  Store store(db_path, Store::Purpose::kRead);
   auto runs = store.runs(limit);
   if (runs.empty()) {
     fmt::print("no runs in {}\n", db_path.string());

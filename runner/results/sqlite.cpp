@@ -1,7 +1,9 @@
 #include "runner/results/sqlite.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -22,17 +24,69 @@ int default_busy_ms() {
   return 60'000;
 }
 
-Database::Database(const fs::path& path, int busy_ms) : busy_ms_(busy_ms), path_(path) {
+namespace {
+
+// A file: URI for path with the given query (RFC 3986 percent-encoding of what a path may hold).
+std::string file_uri(const fs::path& path, std::string_view query) {
+  std::string uri = "file:";
+  for (unsigned char c : fs::absolute(path).string()) {
+    if (std::isalnum(c) != 0 ||
+        std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?" + std::string(query);
+}
+
+// What a person can do about an error code, beside SQLite's own words; empty when nothing.
+std::string_view advice(int code) {
+  switch (code & 0xFF) {
+    case SQLITE_CORRUPT:
+      return "the file is damaged: restore a copy, or give another database with --db";
+    case SQLITE_NOTADB:
+      return "the file is no SQLite database: give a devshim results database with --db";
+    case SQLITE_READONLY:
+      return "it is read-only: reading commands (runs, show, history, gaps list) work on it; "
+             "runs, imports, merges and prunes need write access";
+    case SQLITE_FULL:
+      return "the disk is full";
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return "check the file's and its folder's permissions";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+Database::Database(const fs::path& path, Access access, int busy_ms)
+    : busy_ms_(busy_ms), path_(path) {
   std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int rc = SQLITE_OK;
+  if (access == Access::kWrite) {
+    if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+    rc = sqlite3_open_v2(path.c_str(), &db_,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                         nullptr);
+  } else {
+    // In a folder it cannot write, SQLite cannot make the WAL index (-shm) a reader needs;
+    // nothing can change the file there, so it is read as immutable.
+    const fs::path folder = fs::absolute(path).parent_path();
+    const bool folder_writable = ::access(folder.c_str(), W_OK) == 0;
+    const std::string uri = file_uri(path, folder_writable ? "mode=ro" : "mode=ro&immutable=1");
+    rc = sqlite3_open_v2(uri.c_str(), &db_,
+                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
+  }
   if (rc != SQLITE_OK) {
     std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw RuntimeError(fmt::format("{}: cannot open database: {}", path.string(), msg));
+    const std::string_view hint = advice(rc);
+    throw RuntimeError(fmt::format("{}: cannot open database: {}{}{}", path.string(), msg,
+                                   hint.empty() ? "" : "; ", hint));
   }
   sqlite3_busy_timeout(db_, busy_ms);
   sqlite3_extended_result_codes(db_, 1);
@@ -52,8 +106,10 @@ void Database::fail_with(int code, std::string_view what, std::string_view messa
         "the wait): {}",
         path_.string(), busy_ms_ / 1000.0, message));
   }
-  if (what.empty()) throw RuntimeError(fmt::format("{}: {}", path_.string(), message));
-  throw RuntimeError(fmt::format("{}: {}: {}", path_.string(), what, message));
+  const std::string_view hint = advice(code);
+  const std::string tail = hint.empty() ? std::string() : "; " + std::string(hint);
+  if (what.empty()) throw RuntimeError(fmt::format("{}: {}{}", path_.string(), message, tail));
+  throw RuntimeError(fmt::format("{}: {}: {}{}", path_.string(), what, message, tail));
 }
 
 void Database::exec(std::string_view sql) {
@@ -87,7 +143,7 @@ std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_ro
 Statement::Statement(Database& db, std::string_view sql) : db_(db) {
   if (sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
       SQLITE_OK) {
-    db_.fail(fmt::format("cannot prepare \"{}\"", sql));
+    db_.fail("cannot read it");  // the statement is the runner's business, not the reader's
   }
 }
 

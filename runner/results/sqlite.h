@@ -1,6 +1,7 @@
 // A thin RAII layer over the SQLite C API. Every failure throws RuntimeError naming the database
-// file and SQLite's message; a database that stayed locked by another connection past the busy
-// timeout throws BusyError.
+// file and what went wrong in words (SQLite's message; for a damaged, foreign or read-only file,
+// what to do), never an SQL statement; a database that stayed locked by another connection past
+// the busy timeout throws BusyError.
 #pragma once
 
 #include <sqlite3.h>
@@ -65,11 +66,20 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+/// How a Database is opened.
+enum class Access {
+  kWrite,  ///< read and write, creating the file and its parent folders
+  /// Read only, never creating anything: a database on a read-only file or in a read-only folder
+  /// (opened "immutable" there, as nothing can change it under the reader) can still be read.
+  kRead,
+};
+
 class Database {
  public:
-  /// Opens (creating) the file, parent folders included. A statement that finds the database
-  /// locked by another connection retries for busy_ms, then throws BusyError.
-  explicit Database(const std::filesystem::path& path, int busy_ms = default_busy_ms());
+  /// Opens the file. A statement that finds the database locked by another connection retries
+  /// for busy_ms, then throws BusyError.
+  explicit Database(const std::filesystem::path& path, Access access = Access::kWrite,
+                    int busy_ms = default_busy_ms());
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

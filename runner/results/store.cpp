@@ -356,29 +356,51 @@ std::string local_stamp() {
 
 int Store::schema_version() { return static_cast<int>(kMigrations.size()); }
 
-Store::Store(const fs::path& path) : db_(path) {
+namespace {
+
+// Read-only where writing is impossible: the file or its folder (WAL needs both) not writable.
+sql::Access access_for(const fs::path& path, Store::Purpose purpose) {
+  if (purpose == Store::Purpose::kWrite) return sql::Access::kWrite;
+  const fs::path folder = fs::absolute(path).parent_path();
+  const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(folder.c_str(), W_OK) == 0;
+  return writable ? sql::Access::kWrite : sql::Access::kRead;
+}
+
+}  // namespace
+
+Store::Store(const fs::path& path, Purpose purpose) : db_(path, access_for(path, purpose)) {
+  if (sqlite3_db_readonly(db_.handle(), "main") == 1) {
+    if (const int version = stored_schema_version(); version < schema_version()) {
+      throw RuntimeError(fmt::format(
+          "{}: database schema version {} is older than this runner's ({}) and the file is "
+          "read-only: open it once with write access (any runner command) to upgrade it",
+          path.string(), version, schema_version()));
+    }
+    return;
+  }
   db_.use_wal();
   db_.exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
   migrate();
   mark_stale_runs_interrupted();
 }
 
+int Store::stored_schema_version() {
+  sql::Statement v(db_, "PRAGMA user_version");
+  v.step();
+  const int version = static_cast<int>(v.int64(0));
+  if (version > schema_version()) {
+    throw RuntimeError(fmt::format(
+        "{}: database schema version {} is newer than this runner's ({}); use a newer runner",
+        db_.path().string(), version, schema_version()));
+  }
+  return version;
+}
+
 void Store::migrate() {
-  auto read_version = [this] {
-    sql::Statement v(db_, "PRAGMA user_version");
-    v.step();
-    const int version = static_cast<int>(v.int64(0));
-    if (version > schema_version()) {
-      throw RuntimeError(fmt::format(
-          "{}: database schema version {} is newer than this runner's ({}); use a newer runner",
-          db_.path().string(), version, schema_version()));
-    }
-    return version;
-  };
-  if (read_version() == schema_version()) return;
+  if (stored_schema_version() == schema_version()) return;
   sql::Transaction tx(db_);
   // Again under the write lock: another runner may have migrated it while this one waited.
-  const int version = read_version();
+  const int version = stored_schema_version();
   for (int i = version; i < schema_version(); ++i) db_.exec(kMigrations[i]);
   db_.exec(fmt::format("PRAGMA user_version = {}", schema_version()));
   tx.commit();

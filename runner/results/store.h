@@ -113,7 +113,11 @@ class Store {
   /// Opens or creates the database (WAL mode), migrates it to the current schema, and marks
   /// runs left "running" by a runner process of this host that no longer exists as
   /// "interrupted". Throws RuntimeError if the file cannot be opened or is newer than this build.
-  explicit Store(const std::filesystem::path& path);
+  /// For Purpose::kRead (commands that only read) on a file or folder it cannot write: opens the
+  /// existing file read-only and changes nothing (no migration, no stale-run marking); a schema
+  /// older than this build's is then an error saying to open it once with write access.
+  enum class Purpose { kWrite, kRead };
+  explicit Store(const std::filesystem::path& path, Purpose purpose = Purpose::kWrite);
 
   static int schema_version();
   const std::filesystem::path& path() const { return db_.path(); }
@@ -212,6 +216,8 @@ class Store {
   /// running it for one file.
   static const char* update_duration_sql();
   static void update_duration(sql::Statement& s, std::int64_t run_id, const FileRecord& file);
+  /// PRAGMA user_version; throws RuntimeError when it is newer than this build's schema.
+  int stored_schema_version();
   void migrate();
   void mark_stale_runs_interrupted();
 
