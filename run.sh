@@ -16,4 +16,9 @@ status=0
 echo
 echo "Recent runs (runner runs --db $DEVSHIM_DB):"
 "$build_dir/runner/runner" runs --db "$DEVSHIM_DB" -n 5
+echo
+# Commands started in the checkout find .devshim/results.db by themselves (docs/cli.md).
+echo "Next: put the runner on PATH and look at the run (from this checkout, no --db needed):"
+echo "  export PATH=\"$build_dir/runner:\$PATH\""
+echo "  runner show latest --status failed"
 exit "$status"

@@ -25,4 +25,9 @@ std::optional<FailOn> parse_fail_on(const std::string& text);
 /// to kNewFailures when the run has no baseline.
 int fail_on_exit_code(FailOn policy, const Report& report, int exit_code);
 
+/// Why fail_on_exit_code gave what it gave, for the line the runner prints after "run N failed"
+/// ("--fail-on new-failures: no test fails that did not in run 6, so exit 0"); empty for kAny
+/// and for codes the policy does not judge (2, 130, ...).
+std::string fail_on_reason(FailOn policy, const Report& report, int exit_code);
+
 }  // namespace devshim

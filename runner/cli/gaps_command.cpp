@@ -117,7 +117,7 @@ std::string gaps_json(const std::vector<GapEntry>& entries) {
 
 int gaps_list(const fs::path& db, const std::string& status, const std::string& kind) {
   require_db(db);
-  Store store(db);
+  Store store(db, Store::Purpose::kRead);
   auto log = open_log(store);
   std::vector<GapEntry> shown;
   for (auto& e : log.list()) {
@@ -144,7 +144,7 @@ int gaps_list(const fs::path& db, const std::string& status, const std::string& 
 
 int gaps_show(const fs::path& db, const std::string& api) {
   require_db(db);
-  Store store(db);
+  Store store(db, Store::Purpose::kRead);
   auto e = open_log(store).entry(api);
   if (!e) throw UsageError(fmt::format("no gap entry for \"{}\" (see `runner gaps list`)", api));
   fmt::print("{}\n  kind      {}\n  status    {}{}\n  severity  {}{}\n", e->api, e->kind, e->status,
@@ -185,10 +185,10 @@ int gaps_scan(const fs::path& db, const std::string& python, const fs::path& shi
   if (interpreter.empty()) throw UsageError(fmt::format("python \"{}\" not found", python));
   auto out = capture_output({interpreter, "-c", kScanScript}, fs::current_path(),
                             std::chrono::seconds(300), &env);
-  if (!out) {
-    throw RuntimeError(fmt::format(
-        "{} could not list torch's CUDA surface (does it have torch? try it: {} -c 'import "
-        "torch')",
+  if (!out) {  // most often an interpreter without torch: the user must name another
+    throw UsageError(fmt::format(
+        "{} could not list torch's CUDA surface: give --python an interpreter that has torch "
+        "(try: {} -c 'import torch')",
         interpreter, interpreter));
   }
   json scan =
@@ -219,7 +219,7 @@ int gaps_export(const fs::path& db, const std::string& format, const fs::path& o
     throw UsageError(fmt::format("--format must be md or json, not \"{}\"", format));
   }
   require_db(db);
-  Store store(db);
+  Store store(db, Store::Purpose::kRead);
   auto log = open_log(store);
   std::vector<GapEntry> entries;
   for (const auto& e : log.list()) entries.push_back(*log.entry(e.api));

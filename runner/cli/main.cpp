@@ -60,8 +60,8 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
 // --db: the results database, or the default one (docs/cli.md).
 CLI::Option* add_db_option(CLI::App& app, std::string& db) {
   return app.add_option("--db", db,
-                        "results database (default: $DEVSHIM_DB or "
-                        "$XDG_DATA_HOME/devshim/results.db)");
+                        "results database (default: $DEVSHIM_DB, else .devshim/results.db in "
+                        "this folder or one above, else $XDG_DATA_HOME/devshim/results.db)");
 }
 fs::path database(const std::string& db) {
   return db.empty() ? devshim::default_db_path() : fs::path(db);
@@ -83,7 +83,12 @@ struct ReportsAtTheEnd {
     return written;
   }
   int exit_code(int rc) const {
-    return verdict ? devshim::fail_on_exit_code(policy, *verdict, rc) : rc;
+    if (!verdict) return rc;
+    // After "run N failed", a 0 (or after "passed", a 1) needs its reason on the next line.
+    if (const std::string why = devshim::fail_on_reason(policy, *verdict, rc); !why.empty()) {
+      std::printf("runner: %s\n", why.c_str());
+    }
+    return devshim::fail_on_exit_code(policy, *verdict, rc);
   }
 };
 
@@ -112,6 +117,13 @@ int run_main(int argc, char** argv) {
           usage_lines(),
       "runner"};
   app.set_version_flag("-V,--version", "runner " DEVSHIM_VERSION);
+  app.footer(
+      "Exit codes: 0 every file passed; 1 something failed (--fail-on says what counts); 2 bad "
+      "command line, suite file or input (nothing ran); 70 a bug in the runner; 130 "
+      "interrupted (finished results kept; --resume finishes the run).\n"
+      "Environment: DEVSHIM_DB (default database), DEVSHIM_OUT (root of output folders), "
+      "DEVSHIM_SHIM_DIR, DEVSHIM_PROBE, DEVSHIM_DB_TIMEOUT (seconds to wait for a locked "
+      "database), DEVSHIM_SHARD_TOTAL, NO_COLOR, CLICOLOR_FORCE; docs/cli.md lists them all.");
   RunOptions o;
   std::string out, db, shim_dir;
   double timeout = 0;
@@ -120,7 +132,8 @@ int run_main(int argc, char** argv) {
                  "files or folders relative to the suite's tests folder; none: all");
   app.add_option("--out,-o", out,
                  "folder for this run's logs and reports "
-                 "(default: $DEVSHIM_OUT or ./devshim-out, then SUITE/STAMP)");
+                 "(default: $DEVSHIM_OUT, else .devshim/runs beside the project's database, "
+                 "else ./devshim-out; then SUITE/STAMP)");
   add_db_option(app, db);
   app.add_option("-j,--jobs", o.jobs, "test files at once (default: number of cores)")
       ->check(cli::whole_number(0, kMaxJobs));
@@ -165,18 +178,26 @@ int run_main(int argc, char** argv) {
   app.add_option("--shard-total", o.shard_total,
                  "number of shards, with JOB_COMPLETION_INDEX (or DEVSHIM_SHARD_TOTAL)")
       ->check(cli::whole_number(1, kMaxShards));
+  app.add_option("--heartbeat", o.heartbeat_s,
+                 "off a terminal, print a \"still running\" line for each file running longer "
+                 "than this many seconds, and again each as many seconds; 0: never")
+      ->check(cli::whole_number(0, static_cast<long long>(kMaxSeconds)))
+      ->capture_default_str();
   app.add_option("--resume", o.resume,
                  "finish this interrupted run (an id or \"latest\"): run only its files that "
                  "have no result, with its targets, mode and output folder");
   if (auto done = parse(app, argc, argv)) return *done;
   if (!o.resume.empty()) {
-    // The run names its own targets, mode, shard and folder; nothing may contradict them.
-    for (const char* option : {"targets", "--no-shim", "--differential", "--baseline", "--out",
-                               "--shard", "--shard-total", "--list", "--previous"}) {
+    // The run names its own targets, mode, shard and folder: those given must equal the run's
+    // (plan_run checks); these have no meaning for a run already started.
+    for (const char* option : {"--differential", "--baseline", "--list", "--previous"}) {
       if (app.count(option) > 0) {
         throw devshim::UsageError(
             fmt::format("--resume continues a run as it was started: drop {}", option));
       }
+    }
+    for (const char* option : {"targets", "--no-shim", "--out", "--shard", "--shard-total"}) {
+      if (app.count(option) > 0) o.given.insert(option);
     }
   }
   o.shim = !no_shim;
@@ -203,14 +224,16 @@ int runs_main(int argc, char** argv) {
 }
 
 int show_main(int argc, char** argv) {
-  CLI::App app{"Print a recorded run's files and tests (those that did not pass, by default).",
-               "runner show"};
+  CLI::App app{
+      "Print a recorded run's files and tests (those that did not pass, by default; "
+      "passed files are counted).",
+      "runner show"};
   std::string db, run = "latest", status;
   bool all = false;
   app.add_option("run", run, "run id, or \"latest\"")->capture_default_str();
   add_db_option(app, db);
   app.add_option("--status", status, "only files and tests with this status (e.g. failed)");
-  app.add_flag("--all", all, "list passing tests too");
+  app.add_flag("--all", all, "list passed files and passing tests too");
   if (auto done = parse(app, argc, argv)) return *done;
   return devshim::show_run(database(db), run, status, all);
 }
@@ -398,6 +421,9 @@ const std::vector<Command>& commands() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Each line out as soon as it is complete, on a pipe or a file too (CI logs, cron mail,
+  // `| tee`): a run of hours shows its progress as it goes, and a kill -9 loses no line printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   try {
     if (argc > 1) {
       const std::string first = argv[1];

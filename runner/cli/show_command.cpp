@@ -4,7 +4,9 @@
 
 #include <map>
 
+#include "parsers/text.h"
 #include "runner/base/error.h"
+#include "runner/base/printable.h"
 #include "runner/results/status.h"
 #include "runner/results/store.h"
 
@@ -22,7 +24,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
         "crashed, no_tests, interrupted, not_run)",
         status_filter));
   }
-  Store store(db_path);
+  Store store(db_path, Store::Purpose::kRead);
   const RunRecord found = store.resolve_run(run);
   const RunRecord* rec = &found;
   const std::int64_t id = found.id;
@@ -39,6 +41,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
 
   std::map<std::string, int> file_counts, test_counts;
   int files_shown = 0;
+  int passed_hidden = 0;
   for (const auto& f : store.files(id)) {
     const std::string fstatus = f.status ? std::string(to_string(*f.status)) : "not_run";
     ++file_counts[fstatus];
@@ -57,24 +60,36 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
       if (wanted) shown.push_back(&c);
     }
     if (!status_filter.empty() && fstatus != status_filter && shown.empty()) continue;
+    // A passed file with nothing to show is one of thousands on a real suite: counted, not listed.
+    if (status_filter.empty() && !all_tests && shown.empty() && f.status == FileStatus::kPassed) {
+      ++passed_hidden;
+      continue;
+    }
     ++files_shown;
-    fmt::print("\n{:<11} {}  {:.1f}s  {}{}\n", fstatus, f.path, f.duration_s,
+    fmt::print("\n{:<11} {}  {:.1f}s  {}{}\n", fstatus, printable(f.path), f.duration_s,
                per_file.empty() ? "no tests parsed" : counts_text(per_file),
-               f.note.empty() ? "" : "  (" + f.note + ")");
-    if (!f.log_path.empty()) fmt::print("            log: {}/{}\n", rec->out_dir, f.log_path);
+               f.note.empty() ? "" : "  (" + printable(f.note) + ")");
+    if (!f.log_path.empty()) {
+      fmt::print("            log: {}/{}\n", printable(rec->out_dir), printable(f.log_path));
+    }
     for (const StoredCase* c : shown) {
       const TestCase& t = c->test;
       std::string where =
           t.source.line > 0 ? fmt::format("  {}:{}", t.source.path, t.source.line) : std::string();
       std::string what = failure_text(t);
-      if (what.size() > 160) what = what.substr(0, 157) + "...";
-      fmt::print("  {:<9} {}::{}{}{}\n", to_string(t.status), t.classname, t.name,
-                 t.culprit.empty() ? "" : " [" + t.culprit + "]", where);
-      if (!what.empty()) fmt::print("            {}\n", what);
+      if (what.size() > 160) what = std::string(cut_utf8(what, 157)) + "...";
+      fmt::print("  {:<9} {}::{}{}{}\n", to_string(t.status), printable(t.classname),
+                 printable(t.name), t.culprit.empty() ? "" : " [" + t.culprit + "]",
+                 printable(where));
+      if (!what.empty()) fmt::print("            {}\n", printable(what));
     }
   }
   if (!status_filter.empty() && files_shown == 0) {
     fmt::print("\nNo file or test of run {} is {}.\n", id, status_filter);
+  }
+  if (passed_hidden > 0) {
+    fmt::print("\n{} passed file{} not listed (--all lists them with their tests)\n", passed_hidden,
+               passed_hidden == 1 ? "" : "s");
   }
   fmt::print("\nfiles: {}\ntests: {}\n", counts_text(file_counts),
              test_counts.empty() ? "none parsed" : counts_text(test_counts));

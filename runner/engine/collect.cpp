@@ -38,8 +38,11 @@ std::string class_of(const std::string& classname) {
 std::string culprit_message(const ProcessResult& r, FileStatus status) {
   switch (status) {
     case FileStatus::kTimeout:
-      return fmt::format("the file ran past its timeout and was killed after {:.0f}s",
-                         r.duration_s);
+      // The process ends after the timeout plus the time it took to die (up to --kill-grace).
+      return fmt::format(
+          "the file ran past its timeout of {:g}s and was killed ({:.0f}s after it "
+          "started)",
+          r.timeout_s, r.duration_s);
     case FileStatus::kInterrupted:
       return "killed: the run was interrupted";
     default:

@@ -149,6 +149,7 @@ class PoolRun {
     s->timeout_timer.async_wait([this, s](const boost::system::error_code& ec) {
       if (ec) return;
       s->result.timed_out = true;
+      s->result.timeout_s = std::chrono::duration<double>(options_.timeout).count();
       terminate(*s);
     });
     s->proc->async_wait(
@@ -228,10 +229,10 @@ class PoolRun {
   }
 
   std::size_t sweep() {
-    return options_.reaper->sweep([this](std::size_t index) {
-      return std::any_of(running_.begin(), running_.end(),
-                         [index](const std::unique_ptr<Slot>& s) { return s->index == index; });
-    });
+    std::vector<std::size_t> running;
+    running.reserve(running_.size());
+    for (const auto& s : running_) running.push_back(s->index);
+    return options_.reaper->sweep(running);
   }
 
   void shutdown() {

@@ -18,6 +18,7 @@ struct ProcessResult {
   std::optional<int> signal;     ///< the process was terminated by this signal
   std::string launch_error;      ///< it could not be started (bad interpreter, unreadable cwd...)
   bool timed_out = false;        ///< the runner killed it because it ran past the timeout
+  double timeout_s = 0;          ///< with timed_out: the timeout it ran past
   bool interrupted = false;      ///< the runner killed it because the run was interrupted
   double duration_s = 0;         ///< start to exit of the process itself
   std::chrono::system_clock::time_point started_at;

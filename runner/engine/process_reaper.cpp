@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -221,7 +222,11 @@ std::shared_lock<std::shared_mutex> starting_a_process() {
   return std::shared_lock(process_start_mutex());
 }
 
-std::size_t ProcessReaper::sweep(const std::function<bool(std::size_t index)>& running) {
+std::size_t ProcessReaper::sweep(const std::vector<std::size_t>& running_files) {
+  const auto running = [&](std::size_t index) {
+    return std::find(running_files.begin(), running_files.end(), index) != running_files.end();
+  };
+  std::map<pid_t, std::vector<std::size_t>> still_unknown;
   const std::unique_lock no_process_half_started(process_start_mutex());
   const pid_t my_session = ::getsid(0);
   const pid_t my_group = ::getpgrp();
@@ -241,10 +246,21 @@ std::size_t ProcessReaper::sweep(const std::function<bool(std::size_t index)>& r
     if (watched_.count(stat->pgrp) > 0) continue;  // a running file's: dies with its group
     const auto index = cookie_index(child, prefix);
     if (index ? running(*index) : own_leader) continue;
+    if (!index) {
+      // No cookie: it cleared its environment. It came from a file running when it was first
+      // seen, so it lives while one of those does.
+      auto known = unknown_.find(child);
+      std::vector<std::size_t> suspects = known != unknown_.end() ? known->second : running_files;
+      if (std::any_of(suspects.begin(), suspects.end(), running)) {
+        still_unknown.emplace(child, std::move(suspects));
+        continue;
+      }
+    }
     if (stat->pgrp > 1 && stat->pgrp != my_group) ::kill(-stat->pgrp, SIGKILL);
     if (::kill(child, SIGKILL) == 0) ++killed;
     dying_.push_back(child);
   }
+  unknown_ = std::move(still_unknown);  // forgets those gone, so a reused pid starts afresh
   std::erase_if(dying_, [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
   return killed + dying_.size();
 }

@@ -5,7 +5,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
-#include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
@@ -55,11 +55,13 @@ class ProcessReaper {
   void forget(pid_t pgid);
 
   /// Kills (SIGKILL to the process and its group) and reaps the runner's adopted children whose
-  /// file is not running (running(index) false) or that carry no cookie of this runner, and reaps
-  /// adopted zombies. Processes the runner started itself (group leaders of its own session) are
-  /// left alone. Returns how many it killed plus how many killed ones are not reaped yet (0: no
-  /// leftovers).
-  std::size_t sweep(const std::function<bool(std::size_t index)>& running);
+  /// file is not among running_files (the indexes of the files running now), and reaps adopted
+  /// zombies. An adopted child without this runner's cookie (it cleared its environment) belongs
+  /// to one of the files that were running when a sweep first saw it: it is killed once none of
+  /// those runs (at once when none did). Processes the runner started itself (group leaders of
+  /// its own session) are left alone. Returns how many it killed plus how many killed ones are
+  /// not reaped yet (0: no leftovers).
+  std::size_t sweep(const std::vector<std::size_t>& running_files);
 
   pid_t watchdog_pid() const { return watchdog_; }
 
@@ -69,6 +71,8 @@ class ProcessReaper {
   std::string cookie_;
   std::set<pid_t> watched_;   ///< groups of running files
   std::vector<pid_t> dying_;  ///< killed, not reaped yet
+  /// Adopted children without a cookie -> the files running when they were first seen.
+  std::map<pid_t, std::vector<std::size_t>> unknown_;
 };
 
 }  // namespace devshim

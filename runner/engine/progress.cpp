@@ -4,8 +4,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
+
+#include "runner/base/printable.h"
 
 namespace devshim {
 
@@ -29,11 +33,14 @@ std::string format_elapsed(double seconds) {
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-Progress::Progress(std::FILE* out, TerminalInfo term, std::size_t total)
-    : out_(out), term_(term), total_(total), start_(std::chrono::steady_clock::now()) {}
+Progress::Progress(std::FILE* out, TerminalInfo term, std::size_t total, ProgressPlan plan)
+    : out_(out), term_(term), total_(total), plan_(std::move(plan)), start_(Clock::now()) {
+  for (const auto& [file, seconds] : plan_.expected_s) expected_left_s_ += seconds;
+}
 
 void Progress::started(const std::string& file) {
-  ++running_[file];
+  Running& r = running_[file];
+  if (r.starts++ == 0) r.started = r.last_beat = Clock::now();
   redraw();
 }
 
@@ -55,7 +62,12 @@ std::string Progress::paint(const std::string& text, FileStatus status) const {
 
 void Progress::finished(const std::string& file, FileStatus status, double duration_s,
                         const std::string& log, const std::string& detail) {
-  if (auto it = running_.find(file); it != running_.end() && --it->second <= 0) running_.erase(it);
+  if (auto it = running_.find(file); it != running_.end() && --it->second.starts <= 0) {
+    running_.erase(it);
+  }
+  if (auto it = plan_.expected_s.find(file); it != plan_.expected_s.end()) {
+    expected_left_s_ = std::max(0.0, expected_left_s_ - it->second);
+  }
   ++done_;
   if (status == FileStatus::kPassed || status == FileStatus::kNoTests) {
     ++passed_;
@@ -64,27 +76,59 @@ void Progress::finished(const std::string& file, FileStatus status, double durat
   }
   const bool show_line = !term_.smart || is_failure(status) || status == FileStatus::kInterrupted;
   if (show_line) {
-    std::string line = fmt::format("[{}/{}] {} {} ({:.1f}s)", done_, total_,
-                                   paint(std::string(to_string(status)), status), file, duration_s);
-    if (!detail.empty()) line += " " + detail;
-    if (is_failure(status) && !log.empty()) line += "\n    log: " + log;
+    std::string line =
+        fmt::format("[{}/{}] {} {} ({:.1f}s)", done_, total_,
+                    paint(std::string(to_string(status)), status), printable(file), duration_s);
+    if (!detail.empty()) line += " " + printable(detail);
+    if (is_failure(status) && !log.empty()) line += "\n    log: " + printable(log);
     if (term_.smart && line_drawn_) std::fputs("\r\x1b[K", out_);
     std::fputs(line.c_str(), out_);
     std::fputc('\n', out_);
+    std::fflush(out_);
     line_drawn_ = false;
   }
   redraw();
+}
+
+std::optional<double> Progress::eta_s() const {
+  if (plan_.expected_s.empty()) return std::nullopt;
+  // Running files: what their estimate leaves beyond the time they have run already.
+  const auto now = Clock::now();
+  double left = expected_left_s_;
+  for (const auto& [file, r] : running_) {
+    auto it = plan_.expected_s.find(file);
+    if (it == plan_.expected_s.end()) continue;
+    const double ran = std::chrono::duration<double>(now - r.started).count();
+    left -= std::min(ran, it->second);
+  }
+  return std::max(0.0, left) / std::max(1, plan_.jobs);
 }
 
 std::string Progress::status_line() const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string running;
   if (!running_.empty()) {
-    running = " running: " + running_.begin()->first;
+    running = " running: " + printable(running_.begin()->first);
     if (running_.size() > 1) running += fmt::format(" (+{} more)", running_.size() - 1);
   }
-  return fmt::format("[{}/{}] passed {}, failed {}, {}{}", done_, total_, passed_, failed_,
-                     format_elapsed(elapsed), running);
+  std::string eta;
+  if (auto left = eta_s(); left && done_ < total_) eta = ", ETA " + format_elapsed(*left);
+  return fmt::format("[{}/{}] passed {}, failed {}, {}{}{}", done_, total_, passed_, failed_,
+                     format_elapsed(elapsed), eta, running);
+}
+
+void Progress::heartbeat(Clock::time_point now) {
+  if (plan_.heartbeat.count() <= 0) return;
+  bool wrote = false;
+  for (auto& [file, r] : running_) {
+    if (now - r.last_beat < plan_.heartbeat) continue;
+    r.last_beat = now;
+    const double ran = std::chrono::duration<double>(now - r.started).count();
+    std::fprintf(out_, "[%zu/%zu] still running: %s (%s)\n", done_, total_, printable(file).c_str(),
+                 format_elapsed(ran).c_str());
+    wrote = true;
+  }
+  if (wrote) std::fflush(out_);
 }
 
 void Progress::redraw() {
@@ -100,7 +144,13 @@ void Progress::redraw() {
   line_drawn_ = true;
 }
 
-void Progress::tick() { redraw(); }
+void Progress::tick() {
+  if (term_.smart) {
+    redraw();
+  } else {
+    heartbeat(Clock::now());
+  }
+}
 
 void Progress::close() {
   if (term_.smart && line_drawn_) {

@@ -2,13 +2,19 @@
 // - on a smart terminal (stdout is a tty and TERM is not "dumb"): one status line, redrawn in
 //   place ("\r...\x1b[K"), elided to the terminal width; a failing file also gets its own line
 //   above it, never glued to the status line;
-// - otherwise: one line per finished file, nothing else, so logs of CI jobs read top to bottom.
+//   with an estimate of the time left (ETA) when earlier runs recorded the files' durations;
+// - otherwise: one line per finished file, written at once (never held back in a buffer), and a
+//   "still running" line for each file running past the heartbeat, then again each heartbeat, so
+//   logs of CI jobs and cron mail read top to bottom and show a long file is alive.
 // Colour only on a smart terminal, off when NO_COLOR is set, on when CLICOLOR_FORCE is set.
+// File names and details are written through printable(): no control character reaches the
+// terminal or breaks a line.
 #pragma once
 
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "runner/results/status.h"
@@ -24,15 +30,24 @@ struct TerminalInfo {
   static TerminalInfo detect(std::FILE* out);
 };
 
+/// What Progress knows of the run ahead, beyond the number of files.
+struct ProgressPlan {
+  /// Expected seconds of each file (recorded durations); empty: no ETA.
+  std::map<std::string, double> expected_s;
+  int jobs = 1;                       ///< files at once, to turn expected work into an ETA
+  std::chrono::seconds heartbeat{0};  ///< "still running" lines off a terminal; 0: none
+};
+
 class Progress {
  public:
-  Progress(std::FILE* out, TerminalInfo term, std::size_t total);
+  Progress(std::FILE* out, TerminalInfo term, std::size_t total, ProgressPlan plan = {});
 
   void started(const std::string& file);
   /// A file finished; log is shown for failures so a person can open it at once.
   void finished(const std::string& file, FileStatus status, double duration_s,
                 const std::string& log, const std::string& detail);
-  /// Redraws the status line (elapsed time moves); no-op on a dumb terminal.
+  /// Redraws the status line (elapsed time, ETA) on a smart terminal; elsewhere writes the
+  /// heartbeat lines that are due.
   void tick();
   /// Clears the status line before the runner prints its closing lines.
   void close();
@@ -40,8 +55,19 @@ class Progress {
   /// The status line as it would be drawn now (without control characters).
   std::string status_line() const;
 
+  /// Seconds of expected work left, spread over the jobs; nullopt without recorded durations.
+  std::optional<double> eta_s() const;
+
  private:
+  using Clock = std::chrono::steady_clock;
+  struct Running {
+    int starts = 0;  // a file runs once, but be safe
+    Clock::time_point started;
+    Clock::time_point last_beat;
+  };
+
   void redraw();
+  void heartbeat(Clock::time_point now);
   std::string paint(const std::string& text, FileStatus status) const;
 
   std::FILE* out_;
@@ -50,8 +76,10 @@ class Progress {
   std::size_t done_ = 0;
   std::size_t passed_ = 0;
   std::size_t failed_ = 0;
-  std::map<std::string, int> running_;  // file -> starts (a file runs once, but be safe)
-  std::chrono::steady_clock::time_point start_;
+  ProgressPlan plan_;
+  double expected_left_s_ = 0;  // expected seconds of the files not finished
+  std::map<std::string, Running> running_;
+  Clock::time_point start_;
   bool line_drawn_ = false;
 };
 

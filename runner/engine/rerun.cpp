@@ -249,7 +249,8 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
                 attempt - 1, options.max_reruns, now.size(), now.size() == 1 ? "" : "s", selected);
     std::fflush(stdout);
     log.line(fmt::format("Rerun (attempt {}): {} files", attempt, now.size()));
-    Progress progress(stdout, TerminalInfo::detect(stdout), now.size());
+    Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),
+                      {{}, options.pool.jobs, options.heartbeat});
     RerunObserver observer(suite, now, specs, log, progress, attempt);
     completed = processes.run(specs, options.pool, observer);
     progress.close();

@@ -3,6 +3,7 @@
 // then passes is flaky (docs/cli.md, "Flaky tests").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -43,7 +44,8 @@ ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const En
 struct RerunOptions {
   int max_reruns = 0;  ///< --rerun-failures N
   PoolOptions pool;
-  std::filesystem::path out_dir;  ///< the run's output folder
+  std::filesystem::path out_dir;      ///< the run's output folder
+  std::chrono::seconds heartbeat{0};  ///< ProgressPlan::heartbeat
 };
 
 /// Reruns the failing files of run_id (files with status failed, error, timeout or crashed) among

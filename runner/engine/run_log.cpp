@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runner/base/error.h"
+#include "runner/base/printable.h"
 #include "runner/results/store.h"
 
 namespace devshim {
@@ -24,7 +25,7 @@ RunLog::~RunLog() {
 }
 
 void RunLog::line(const std::string& message) {
-  std::fprintf(file_, "%s %s\n", iso8601_utc_now().c_str(), message.c_str());
+  std::fprintf(file_, "%s %s\n", iso8601_utc_now().c_str(), printable(message).c_str());
   std::fflush(file_);
 }
 

@@ -18,6 +18,7 @@
 #include "runner/engine/schedule.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/redirection_record.h"
+#include "runner/results/run_folder.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/status.h"
 
@@ -50,17 +51,23 @@ fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {
 
 // Why a file ended as it did, when its status alone does not say. Python ignores SIGXFSZ, so a
 // process that hit the file size limit is recognised by its log having reached the limit.
-std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes, const fs::path& log) {
+std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes,
+                     const ProcessSpec& spec) {
+  const fs::path& log = spec.log_path;
   if (!r.launch_error.empty()) return r.launch_error;
   std::error_code ec;
   if (max_file_bytes > 0 && fs::file_size(log, ec) >= max_file_bytes && !ec) {
     return fmt::format("log reached the file size limit of {} MiB (--max-log-mb)",
                        max_file_bytes >> 20U);
   }
-  if (r.timed_out) return "killed after the timeout";
+  if (r.timed_out) return fmt::format("killed after the timeout of {:g}s", r.timeout_s);
   if (r.interrupted) return "killed: run interrupted";
   if (r.exit_code && *r.exit_code != 0 && fs::file_size(log, ec) == 0 && !ec) {
-    return "the log is empty: the process wrote nothing (were its stdout and stderr closed?)";
+    // A "python" that is no Python (/bin/false) ends here too: name what ran.
+    return fmt::format(
+        "the log is empty: {} exited with {} and wrote nothing (is it the interpreter or test "
+        "binary meant? were its stdout and stderr closed?)",
+        spec.argv.empty() ? std::string("the process") : spec.argv.front(), *r.exit_code);
   }
   if (r.signal) {
     std::string s = "killed by " + signal_name(*r.signal);
@@ -87,7 +94,7 @@ class RunObserver : public PoolObserver {
     const ProcessSpec& spec = plan_.specs[i];
     CollectedFile collected = collect_results(plan_.suite, plan_.files[i], spec, r);
     FileRecord rec = file_record(plan_.files[i].rel_path, collected, r, spec, plan_.out_dir);
-    rec.note = describe(r, plan_.pool.max_file_bytes, spec.log_path);
+    rec.note = describe(r, plan_.pool.max_file_bytes, spec);
     RecordRead record;
     if (auto it = spec.env.find(kRecordVar); it != spec.env.end()) {
       record = read_redirection_record(it->second, plan_.suite.project_root);
@@ -167,8 +174,42 @@ RunRecord comparable_key(const Suite& suite, const RunOptions& o,
   return r;
 }
 
+// The options given with --resume that differ from what the run recorded ("--out (the run's:
+// X)"), for the error that refuses them; options equal to the run's own are accepted, so that
+// `cmd || cmd --resume latest` works.
+std::vector<std::string> conflicts_with_run(const RunOptions& o, const RunRecord& run) {
+  std::vector<std::string> conflicts;
+  const auto given = [&](const char* option) { return o.given.count(option) > 0; };
+  if (given("targets") && o.targets != run.targets) {
+    conflicts.push_back(fmt::format(
+        "targets (the run's: {})",
+        run.targets.empty() ? "none, all files" : fmt::format("{}", fmt::join(run.targets, " "))));
+  }
+  if (given("--no-shim") && run.mode != "baseline") {
+    conflicts.push_back(fmt::format("--no-shim (the run is a {} run)", run.mode));
+  }
+  if (given("--out") && o.out_dir &&
+      fs::absolute(*o.out_dir).lexically_normal() != fs::path(run.out_dir).lexically_normal()) {
+    conflicts.push_back(fmt::format("--out (the run's: {})", run.out_dir));
+  }
+  if (given("--shard") || given("--shard-total")) {
+    const std::optional<Shard> shard =
+        resolve_shard(o.shard, o.shard_total, inherited_environment());
+    const std::string text = shard ? shard_text(*shard) : "";
+    if (text != run.shard) {
+      conflicts.push_back(
+          fmt::format("--shard (the run's: {})", run.shard.empty() ? "none" : run.shard));
+    }
+  }
+  return conflicts;
+}
+
 // The run's options once --resume has put the recorded run's own in place.
 RunOptions resumed_options(RunOptions o, const RunRecord& run) {
+  if (auto conflicts = conflicts_with_run(o, run); !conflicts.empty()) {
+    throw UsageError(fmt::format("--resume continues run {} as it was started: drop {}", run.id,
+                                 fmt::join(conflicts, ", ")));
+  }
   o.targets = run.targets;
   o.shim = run.mode == "shim";
   o.out_dir = run.out_dir;
@@ -230,6 +271,46 @@ void record_missing(RunPlan& plan, std::int64_t run_id) {
     std::fprintf(stderr, "runner: warning: %s is no longer in the suite: recorded as error\n",
                  path.c_str());
   }
+}
+
+// --resume writes into the run's folder: refused when a copy of the database would write into
+// the original's (runner/results/run_folder.h).
+void require_own_folder(const RunRecord& run, const fs::path& db) {
+  if (auto owner = foreign_owner(run.out_dir, db)) {
+    throw UsageError(
+        fmt::format("run {}'s folder {} belongs to database {}: resume it with --db {} (is {} a "
+                    "copy?)",
+                    run.id, run.out_dir, owner->string(), owner->string(), db.string()));
+  }
+}
+
+// The files' expected seconds for the progress line's ETA; empty when none is recorded.
+std::map<std::string, double> expected_durations(const std::vector<TestFile>& files,
+                                                 const std::map<std::string, double>& recorded) {
+  std::map<std::string, double> expected;
+  if (recorded.empty()) return expected;
+  const std::vector<double> estimates = estimate_durations(files, recorded);
+  for (std::size_t i = 0; i < files.size(); ++i) expected[files[i].rel_path] = estimates[i];
+  return expected;
+}
+
+// Bazel's TEST_SHARD_STATUS_FILE: touched to say "this test shards".
+void touch_shard_status_file() {
+  const Environment& env = inherited_environment();
+  auto status_file = env.find("TEST_SHARD_STATUS_FILE");
+  if (status_file == env.end() || status_file->second.empty()) return;
+  std::FILE* touched = std::fopen(status_file->second.c_str(), "a");
+  if (touched != nullptr) std::fclose(touched);
+}
+
+PoolOptions pool_options(const RunOptions& o, double timeout_s) {
+  PoolOptions pool;
+  pool.jobs =
+      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  pool.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  pool.kill_grace = std::chrono::milliseconds(static_cast<long>(o.kill_grace_s * 1000));
+  pool.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
+  return pool;
 }
 
 }  // namespace
@@ -294,11 +375,13 @@ RunPlan plan_run(const RunOptions& options) {
                                  suite.pattern, suite.tests_root().string()));
   }
 
+  if (plan.resume) require_own_folder(plan.resume->run, db);
   plan.out_dir = prepare_out_dir(o, suite);
   plan.launch.logs_dir = plan.out_dir / "logs";
   plan.log = std::make_unique<RunLog>(plan.out_dir / "run.log", /*append=*/plan.resume.has_value());
   if (!plan.store) plan.store = std::make_unique<Store>(db);
   Store& store = *plan.store;
+  claim_run_folder(plan.out_dir, db);
 
   // Longest first by recorded durations, this shard's share only (runner/schedule.h).
   const RunRecord comparable = comparable_key(suite, o, shard);
@@ -313,20 +396,13 @@ RunPlan plan_run(const RunOptions& options) {
       if (f.status && is_failure(*f.status)) failed_before.insert(f.path);
     }
   }
-  Schedule schedule = schedule_files(files, store.durations(suite.name), shard, failed_before);
+  const std::map<std::string, double> recorded = store.durations(suite.name);
+  Schedule schedule = schedule_files(files, recorded, shard, failed_before);
   plan.files = std::move(schedule.files);
-  if (auto status_file = inherited_environment().find("TEST_SHARD_STATUS_FILE");
-      shard && status_file != inherited_environment().end() && !status_file->second.empty()) {
-    std::FILE* touched = std::fopen(status_file->second.c_str(), "a");  // Bazel: "we shard"
-    if (touched != nullptr) std::fclose(touched);
-  }
-
-  plan.pool.jobs =
-      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  plan.expected_s = expected_durations(plan.files, recorded);
+  if (shard) touch_shard_status_file();
   const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
-  plan.pool.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
-  plan.pool.kill_grace = std::chrono::milliseconds(static_cast<long>(o.kill_grace_s * 1000));
-  plan.pool.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
+  plan.pool = pool_options(o, timeout_s);
 
   // One copy of the environment for every file; each spec holds only what is its own.
   plan.env = std::make_shared<const Environment>(env);
@@ -399,12 +475,15 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
       plan.discovery_s,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.started).count()));
 
-  Progress progress(stdout, TerminalInfo::detect(stdout), plan.files.size());
+  // What can run at once: never more than there are files ("1 file, 2 at once" reads wrong).
+  const int at_once = static_cast<int>(
+      std::min<std::size_t>(plan.pool.jobs, std::max<std::size_t>(plan.files.size(), 1)));
+  Progress progress(stdout, TerminalInfo::detect(stdout), plan.files.size(),
+                    {plan.expected_s, at_once, std::chrono::seconds(plan.options.heartbeat_s)});
   std::printf("runner: run %lld%s: %zu file%s of %s%s, %d at once, %s -> %s\n",
               static_cast<long long>(run_id), plan.resume ? " resumed" : "", plan.files.size(),
               plan.files.size() == 1 ? "" : "s", plan.suite.name.c_str(), shard_note.c_str(),
-              plan.pool.jobs, plan.options.shim ? "shim on" : "shim off (baseline)",
-              plan.out_dir.c_str());
+              at_once, plan.options.shim ? "shim on" : "shim off (baseline)", plan.out_dir.c_str());
   std::fflush(stdout);
   RunObserver observer(plan, run_id, progress);
   ex.completed = services.processes.run(plan.specs, plan.pool, observer);
@@ -423,7 +502,8 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
   // A resumed run also reruns the failures of its earlier sessions that were not rerun yet.
   const int reruns = plan.options.rerun_failures;
   if (ex.completed && reruns > 0 && (plan.resume || observer.any_failure())) {
-    RerunOptions rerun{reruns, plan.pool, plan.out_dir};
+    RerunOptions rerun{reruns, plan.pool, plan.out_dir,
+                       std::chrono::seconds(plan.options.heartbeat_s)};
     // A resumed run's failures may be of any file of the run, not only of those run now.
     const std::vector<TestFile>& run_files = plan.resume ? plan.resume->run_files : plan.files;
     ex.completed = rerun_failures(plan.suite, plan.launch, *plan.env, run_files, store, run_id,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -54,6 +55,7 @@ struct RunPlan {
   std::filesystem::path out_dir;   ///< created, writable
   std::chrono::steady_clock::time_point started;  ///< when planning began
   double discovery_s = 0;                         ///< how long finding the files took
+  std::map<std::string, double> expected_s;  ///< files' recorded durations; empty: none recorded
 };
 
 /// Plans a run of options.suite: loads and validates the suite, the resumed run, targets, shard,

@@ -55,14 +55,30 @@ struct SystemServices {
 
 }  // namespace
 
+std::optional<fs::path> project_results_dir() {
+  std::error_code ec;
+  fs::path dir = fs::current_path(ec);
+  if (ec) return std::nullopt;
+  for (;;) {
+    if (fs::is_regular_file(dir / ".devshim" / "results.db", ec)) return dir / ".devshim";
+    if (dir == dir.root_path() || !dir.has_parent_path()) return std::nullopt;
+    dir = dir.parent_path();
+  }
+}
+
 fs::path default_db_path() {
   if (const char* db = std::getenv("DEVSHIM_DB"); db != nullptr && *db != '\0') return db;
+  if (auto project = project_results_dir()) return *project / "results.db";
   std::string data = env_or("XDG_DATA_HOME", "");
   if (data.empty()) data = env_or("HOME", ".") + "/.local/share";
   return fs::path(data) / "devshim" / "results.db";
 }
 
-fs::path default_out_root() { return env_or("DEVSHIM_OUT", "devshim-out"); }
+fs::path default_out_root() {
+  if (const char* out = std::getenv("DEVSHIM_OUT"); out != nullptr && *out != '\0') return out;
+  if (auto project = project_results_dir()) return *project / "runs";
+  return "devshim-out";
+}
 
 fs::path default_shim_dir() { return env_or("DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR); }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ struct RunOptions {
   std::string shard;              ///< --shard I/N; empty: from the environment (schedule.h)
   int shard_total = 0;            ///< --shard-total N, with JOB_COMPLETION_INDEX
   std::string resume;  ///< --resume RUN: finish that interrupted run (runner/resume.h); empty: no
+  /// With resume: the run options given on the command line ("targets", "--no-shim", "--out",
+  /// "--shard", "--shard-total"); each must equal what the resumed run recorded (plan_run).
+  std::set<std::string> given;
+  /// Off a terminal: a "still running" line per file each this many seconds; 0: none.
+  int heartbeat_s = 300;
   std::vector<std::string> command_line;  ///< argv of the runner, stored with the run
   /// Called once the run is recorded (interrupted runs included), before the closing lines;
   /// returns the files it wrote (the reports), which the closing lines list.
@@ -68,9 +74,13 @@ DifferentialRun run_differential(const RunOptions& options, const std::string& b
 DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
                                  RunServices services);
 
-/// $DEVSHIM_DB, else $XDG_DATA_HOME/devshim/results.db, else ~/.local/share/devshim/results.db.
+/// The project's results folder: the nearest .devshim/ holding results.db, from the current
+/// folder up to the root (./run.sh keeps the checkout's results there); nullopt when none.
+std::optional<std::filesystem::path> project_results_dir();
+/// $DEVSHIM_DB, else the project's .devshim/results.db (project_results_dir), else
+/// $XDG_DATA_HOME/devshim/results.db, else ~/.local/share/devshim/results.db.
 std::filesystem::path default_db_path();
-/// $DEVSHIM_OUT, else ./devshim-out.
+/// $DEVSHIM_OUT, else the project's .devshim/runs (project_results_dir), else ./devshim-out.
 std::filesystem::path default_out_root();
 /// $DEVSHIM_SHIM_DIR, else the shim/python folder of the source tree this runner was built from.
 std::filesystem::path default_shim_dir();

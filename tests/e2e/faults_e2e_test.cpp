@@ -264,11 +264,14 @@ TEST_F(FaultsE2E, AnInterruptedRunResumesItsInterruptedFilesAndALiveRunIsNotResu
   EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "interrupted");
   EXPECT_EQ(query_int(db(), "SELECT count(*) FROM files WHERE status = 'interrupted'"), 2);
 
+  // Options that differ from the run's are refused by name (equal ones: OperationE2E).
   for (const auto& option : std::vector<std::vector<std::string>>{
-           {"--resume", "1", "test_r1.py"}, {"--resume", "1", "--out", out().string()}}) {
+           {"--resume", "1", "test_r1.py"},
+           {"--resume", "1", "--out", (dir_ / "other").string()}}) {
     auto refused = testing::run(runner_argv(option), env("0"));
     EXPECT_EQ(refused.exit_code, 2) << refused.output;
-    EXPECT_NE(refused.output.find("--resume continues a run as it was started"), std::string::npos)
+    EXPECT_NE(refused.output.find("--resume continues run 1 as it was started: drop "),
+              std::string::npos)
         << refused.output;
   }
 

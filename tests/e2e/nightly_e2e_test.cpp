@@ -94,6 +94,10 @@ TEST_F(NightlyE2E, EachRunIsComparedWithThePreviousOneAndFailOnDecidesTheExitCod
   auto again =
       runner({"--out", (dir_ / "n3").string(), "--fail-on", "new-failures"}, {{"E2E_NIGHT", "2"}});
   EXPECT_EQ(again.exit_code, 0) << again.output;
+  // "run N failed" and exit 0: the next line says why.
+  EXPECT_NE(again.output.find("runner: --fail-on new-failures: no test fails that did not in run"),
+            std::string::npos)
+      << again.output;
   EXPECT_EQ(report(dir_ / "n3")["previous"]["counts"]["new_failure"], 0);
   auto any = runner({"--out", (dir_ / "n4").string(), "--fail-on", "any"}, {{"E2E_NIGHT", "2"}});
   EXPECT_EQ(any.exit_code, 1) << any.output;

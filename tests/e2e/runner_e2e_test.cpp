@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/results/store.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -17,47 +18,7 @@ using namespace std::chrono_literals;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-const fs::path kSuites = E2E_SUITES_DIR;
-
-class RunnerE2E : public ::testing::Test {
- protected:
-  void SetUp() override { fs::create_directories(pids()); }
-  fs::path pids() const { return dir_ / "pids"; }
-  fs::path db() const { return dir_ / "results.db"; }
-  fs::path out() const { return dir_ / "out"; }
-
-  std::vector<std::string> runner_argv(const std::string& suite,
-                                       const std::vector<std::string>& extra) const {
-    std::vector<std::string> argv{RUNNER_PATH, (kSuites / suite).string(),
-                                  "--db",      db().string(),
-                                  "--out",     out().string(),
-                                  "--python",  TEST_PYTHON};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return argv;
-  }
-  std::map<std::string, std::string> env() const {
-    return {{"E2E_PID_DIR", pids().string()}, {"NO_COLOR", "1"}};
-  }
-  testing::RunResult run_runner(const std::string& suite, const std::vector<std::string>& extra) {
-    return testing::run(runner_argv(suite, extra), env(), 100s);
-  }
-  std::map<std::string, FileRecord> files_of_last_run() {
-    Store store(db());
-    auto runs = store.runs(1);
-    EXPECT_EQ(runs.size(), 1U);
-    std::map<std::string, FileRecord> out;
-    if (runs.empty()) return out;
-    for (auto& f : store.files(runs[0].id)) out[f.path] = f;
-    return out;
-  }
-  void expect_no_survivors() {
-    for (pid_t pid : testing::pids_in(pids())) {
-      EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pid); }, 3s))
-          << "process " << pid << " of the suite outlived the run";
-    }
-  }
-  TempDir dir_;
-};
+class RunnerE2E : public E2EFixture {};
 
 TEST_F(RunnerE2E, EveryFileGetsTheStatusOfHowItEnded) {
   auto r = run_runner("mixed", {"-j", "3", "--timeout", "2", "--kill-grace", "1"});
@@ -117,6 +78,11 @@ TEST_F(RunnerE2E, EveryFileGetsTheStatusOfHowItEnded) {
   EXPECT_EQ(wrong->test.source.line, 9);
   EXPECT_EQ(wrong->signature.size(), 16U);
   EXPECT_EQ(cases.at("test_hang.py::test_forever")->test.culprit, "timeout");
+  // The timeout given, not the time the process took to die after it.
+  EXPECT_NE(cases.at("test_hang.py::test_forever")->test.message.find("timeout of 2s"),
+            std::string::npos)
+      << cases.at("test_hang.py::test_forever")->test.message;
+  EXPECT_EQ(files.at("test_hang.py").note, "killed after the timeout of 2s");
   EXPECT_EQ(cases.at("test_segv.py::test_segfault")->test.culprit, "crashed");
   EXPECT_EQ(cases.at("test_segv.py::test_segfault")->test.source.line, 8);
   EXPECT_EQ(run.status, "failed");

@@ -86,6 +86,27 @@ TEST_F(RunToRun, FailOnDecidesTheExitCode) {
   EXPECT_FALSE(parse_fail_on("sometimes"));
 }
 
+TEST_F(RunToRun, FailOnSaysWhyTheExitCodeIsWhatItIs) {
+  // "run 2 failed" then exit 0 must not go without a word.
+  Report r = report();
+  EXPECT_EQ(fail_on_reason(FailOn::kAny, r, kExitFailures), "");
+  EXPECT_EQ(fail_on_reason(FailOn::kNewFailures, r, kExitInterrupted), "");
+  r.previous->counts["new_failure"] = 0;
+  EXPECT_EQ(fail_on_reason(FailOn::kNewFailures, r, kExitFailures),
+            "--fail-on new-failures: no test fails that did not in run " +
+                std::to_string(r.previous->previous_run) + ", so exit 0");
+  r.previous->counts["new_failure"] = 2;
+  EXPECT_NE(fail_on_reason(FailOn::kNewFailures, r, kExitFailures).find("2 tests fail that did"),
+            std::string::npos);
+  r.differential.emplace();
+  r.differential->baseline_run = 1;
+  EXPECT_EQ(fail_on_reason(FailOn::kRegressions, r, kExitFailures),
+            "--fail-on regressions: no regression against baseline run 1, so exit 0");
+  r.previous.reset();
+  EXPECT_NE(fail_on_reason(FailOn::kNewFailures, r, kExitFailures).find("every failure is new"),
+            std::string::npos);
+}
+
 TEST_F(RunToRun, FlakyTestsAreNoFailureCluster) {
   const Report r = report();
   for (const auto& cl : r.clusters) {

@@ -35,10 +35,10 @@ std::int64_t record_run(Store& store, const std::string& status) {
   return id;
 }
 
-std::string show(const std::filesystem::path& db, const std::string& run,
-                 const std::string& status) {
+std::string show(const std::filesystem::path& db, const std::string& run, const std::string& status,
+                 bool all = false) {
   ::testing::internal::CaptureStdout();
-  show_run(db, run, status, false);
+  show_run(db, run, status, all);
   return ::testing::internal::GetCapturedStdout();
 }
 
@@ -53,6 +53,24 @@ TEST(ShowRun, AFilterNothingMatchesSaysSo) {
   EXPECT_EQ(out.find("test_a.py"), std::string::npos) << out;
   EXPECT_EQ(show(dir / "results.db", "latest", "passed").find("No file or test"),
             std::string::npos);
+}
+
+TEST(ShowRun, PassedFilesAreCountedNotListedUnlessAllIsGiven) {
+  // A real suite passes thousands of files: the default shows what needs a look.
+  TempDir dir;
+  {
+    Store store(dir / "results.db");
+    record_run(store, "passed");
+  }
+  std::string out = show(dir / "results.db", "latest", "");
+  EXPECT_EQ(out.find("test_a.py"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 passed file not listed (--all lists them with their tests)"),
+            std::string::npos)
+      << out;
+  out = show(dir / "results.db", "latest", "", /*all=*/true);
+  EXPECT_NE(out.find("test_a.py"), std::string::npos) << out;
+  EXPECT_NE(out.find("A::test_ok"), std::string::npos) << out;
+  EXPECT_EQ(out.find("not listed"), std::string::npos) << out;
 }
 
 TEST(ShowRun, AnInterruptedRunEndsWithTheCommandThatResumesIt) {

@@ -87,6 +87,30 @@ TEST_F(ProcessReaperTest, ADaemonDiesWhenItsFileFinishesNotBefore) {
   }
 }
 
+TEST_F(ProcessReaperTest, ADaemonWithAnEmptyEnvironmentLivesWhileItsFileRuns) {
+  // `env -i`: no cookie says whose it is. The intermediate shell exits at once, so the daemon is
+  // adopted by the runner (the subreaper) while its file still runs for a second and more
+  // sweeps; the file then checks it is alive. It must die once the file has ended.
+  ProcessReaper reaper;
+  PoolOptions o;
+  o.reaper = &reaper;
+  o.tick = 50ms;
+  const std::string file =
+      "env -i PIDS=\"$PIDS\" /bin/sh -c 'setsid sleep 600 & echo $! > \"$PIDS/e.pid.tmp\"; "
+      "mv \"$PIDS/e.pid.tmp\" \"$PIDS/e.pid\"'; sleep 1.5; kill -0 $(cat \"$PIDS/e.pid\")";
+  class Results : public PoolObserver {
+   public:
+    void on_finish(std::size_t, const ProcessResult& r) override { exit_code = r.exit_code; }
+    std::optional<int> exit_code;
+  } results;
+  ASSERT_TRUE(ProcessPool(o).run({sh(file, "f")}, results));
+  EXPECT_EQ(results.exit_code, 0) << "the daemon was killed while its file ran";
+  const pid_t daemon = pid_of("e");
+  EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(daemon); }, 3s))
+      << "the daemon outlived its file";
+  ::kill(daemon, SIGKILL);
+}
+
 TEST_F(ProcessReaperTest, AProcessTheRunnerIsStartingIsNotTakenForAnOrphan) {
   // The environment and device probes start from other threads while the pool sweeps. Between
   // fork and exec such a child is not yet the leader of its own group and carries no cookie:
@@ -103,7 +127,7 @@ TEST_F(ProcessReaperTest, AProcessTheRunnerIsStartingIsNotTakenForAnOrphan) {
   });
   std::size_t sweeps = 0;
   while (!done) {
-    reaper.sweep([](std::size_t) { return false; });
+    reaper.sweep({});
     ++sweeps;
   }
   starter.join();
