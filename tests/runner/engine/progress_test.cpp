@@ -32,6 +32,29 @@ TEST(Progress, DumbTerminalPrintsOneLinePerFinishedFile) {
   std::fclose(f);
 }
 
+TEST(Progress, TheEtaIsTheRecordedWorkLeftSpreadOverTheJobs) {
+  std::FILE* f = std::tmpfile();
+  Progress p(f, TerminalInfo{}, 3, {{{"a.py", 60}, {"b.py", 120}, {"c.py", 180}}, 2, {}});
+  ASSERT_TRUE(p.eta_s());
+  EXPECT_NEAR(*p.eta_s(), 180, 1) << "(60 + 120 + 180) s over 2 jobs";
+  EXPECT_NE(p.status_line().find(", ETA 3:00"), std::string::npos) << p.status_line();
+  p.started("c.py");
+  p.finished("c.py", FileStatus::kPassed, 1, "", "");
+  EXPECT_NEAR(*p.eta_s(), 90, 1);
+  EXPECT_FALSE(Progress(f, TerminalInfo{}, 1).eta_s()) << "nothing recorded: no ETA";
+  std::fclose(f);
+}
+
+TEST(Progress, ControlCharactersInNamesAreWrittenAsEscapes) {
+  std::FILE* f = std::tmpfile();
+  Progress p(f, TerminalInfo{}, 1);
+  p.finished("x\x1b[2J\ny.py", FileStatus::kFailed, 1, "/o/x\x1b.log", "note\r");
+  EXPECT_EQ(drain(f),
+            "[1/1] failed x\\x1b[2J\\ny.py (1.0s) note\\r\n"
+            "    log: /o/x\\x1b.log\n");
+  std::fclose(f);
+}
+
 TEST(Progress, SmartTerminalRedrawsOneLineAndPrintsFailuresAbove) {
   std::FILE* f = std::tmpfile();
   TerminalInfo t;
