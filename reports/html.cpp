@@ -201,7 +201,7 @@ summary { cursor: pointer; color: var(--muted); }
 .filter output { color: var(--muted); }
 table { width: 100%; border-collapse: collapse; table-layout: fixed; }
 th, td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem;
-  border-bottom: 1px solid var(--border); overflow-wrap: anywhere; }
+  border-bottom: 1px solid var(--border); overflow-wrap: break-word; }
 th { background: var(--panel); font-weight: 600; position: sticky; top: 2.5rem; }
 tbody tr:hover { background: var(--row-hover); }
 tr[hidden] { display: none; }
@@ -209,13 +209,20 @@ section, li.cluster, tr.failure { scroll-margin-top: 3rem; }  /* below the stick
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td .classname { color: var(--muted); }
 td.message .text, td.note .text { white-space: pre-wrap; }
-col.c-status { width: 7rem; } col.c-file { width: 22%; } col.c-test { width: 22%; }
+col.c-status { width: 7rem; } col.c-file { width: 18%; } col.c-test { width: 28%; }
 col.c-cluster { width: 5.5rem; } col.c-links { width: 9rem; } col.c-dur { width: 6.5rem; }
 col.c-log { width: 4rem; } col.c-counts { width: 26%; }
 details.long summary { color: inherit; white-space: pre-wrap; }
 details.long[open] summary .cut { display: none; }
 .later-sections:empty { display: none; }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: 0.85em; }
+/* Narrow screens: the wide tables keep readable columns and scroll sideways in their section. */
+@media (max-width: 48rem) {
+  section { overflow-x: auto; }
+  table.files, table.gaps, table.redirections { min-width: 44rem; }
+  table.failures { min-width: 60rem; }
+  th { position: static; }
+}
 )css";
 
 // Filtering and the ready flag (contract in html.h).
@@ -432,6 +439,24 @@ class Page {
 
  private:
   void text(std::string_view s) { append_escaped(out_, s); }
+
+  /// A name (module path, class, test, file path): escaped, with a line-break opportunity
+  /// (<wbr>) after each '.', '/', '_' and "::", so a narrow column wraps it between its parts
+  /// rather than inside a word.
+  void name_text(std::string_view s) {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i];
+      const bool after =
+          c == '.' || c == '/' || c == '_' ||
+          (c == ':' && i + 1 < s.size() && s[i + 1] != ':' && i > 0 && s[i - 1] == ':');
+      if (!after || i + 1 == s.size()) continue;
+      append_escaped(out_, s.substr(start, i + 1 - start));
+      out_ += "<wbr>";
+      start = i + 1;
+    }
+    append_escaped(out_, s.substr(start));
+  }
 
   void status_badge(std::string_view status) {
     out_ += "<span class=\"status status-";
@@ -851,7 +876,7 @@ class Page {
       if (row.test == nullptr) {
         status_badge(row.file->status);
         out_ += "</td><td class=\"path\">";
-        text(row.file->file.path);
+        name_text(row.file->file.path);
         out_ += "</td><td class=\"test\"><i>whole file</i></td><td class=\"message\">";
         long_text(row.file->file.note.empty() ? "no test result: see the log"
                                               : row.file->file.note);
@@ -863,15 +888,15 @@ class Page {
       const TestCase& t = row.test->test;
       status_badge(to_string(t.status));
       out_ += "</td><td class=\"path\">";
-      text(row.file->file.path);
+      name_text(row.file->file.path);
       out_ += "</td><td class=\"test\">";
       if (!t.classname.empty()) {
         out_ += "<span class=\"classname\">";
-        text(t.classname);
+        name_text(t.classname);
         out_ += ".</span><wbr>";
       }
       out_ += "<span class=\"name\">";
-      text(t.name);
+      name_text(t.name);
       out_ += "</span></td><td class=\"message\">";
       std::string message = t.exception;
       if (!t.message.empty()) message += (message.empty() ? "" : ": ") + t.message;
@@ -974,7 +999,7 @@ class Page {
       out_ += "<tr><td>";
       status_badge(f->status);
       out_ += "</td><td class=\"path\">";
-      text(f->file.path);
+      name_text(f->file.path);
       out_ += "</td><td>";
       std::string counts;
       for (const auto& [status, count] :
