@@ -358,11 +358,12 @@ int merge_main(int argc, char** argv) {
       "output database, and render its reports.",
       "runner merge"};
   devshim::MergeOptions o;
-  std::string output, out, fail_on = "any";
+  std::string into, output, out, fail_on = "any";
   app.add_option("inputs", o.inputs, "the shard databases; the newest run of each is merged")
       ->required();
-  app.add_option("-o,--output", output, "the database to add the merged run to (created)")
-      ->required();
+  app.add_option("--into", into, "the database to add the merged run to (created)");
+  app.add_option("-o,--output", output,
+                 "deprecated name of --into (in every other command -o names a folder)");
   app.add_option("--out", out,
                  "folder for the merged run's reports and logs (default: $DEVSHIM_OUT or "
                  "./devshim-out, then SUITE/STAMP-merged)");
@@ -370,7 +371,18 @@ int merge_main(int argc, char** argv) {
       ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
       ->capture_default_str();
   if (auto done = parse(app, argc, argv)) return *done;
-  o.output = output;
+  if (into.empty() == output.empty()) {
+    throw devshim::UsageError(
+        into.empty() ? "runner merge: give --into DB, the database to add the "
+                       "merged run to"
+                     : "runner merge: give --into alone (-o/--output is its old name)");
+  }
+  if (!output.empty()) {
+    std::fprintf(stderr,
+                 "runner: warning: merge -o/--output DB is deprecated: say --into DB (every other "
+                 "command's -o names a folder)\n");
+  }
+  o.output = into.empty() ? output : into;
   if (!out.empty()) o.out_dir = out;
   o.command_line = {"runner"};
   o.command_line.insert(o.command_line.end(), argv, argv + argc);
@@ -409,7 +421,7 @@ const std::vector<Command>& commands() {
        devices_main},
       {"history", "runner history TEST [--suite S] [-n N]", "one test's outcomes across runs",
        history_main},
-      {"merge", "runner merge A.db B.db ... -o ALL.db", "merge shard databases into one run",
+      {"merge", "runner merge A.db B.db ... --into ALL.db", "merge shard databases into one run",
        merge_main},
       {"prune", "runner prune --keep N | --older-than DAYS", "delete old runs and their logs",
        prune_main},

@@ -169,7 +169,7 @@ TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
 TEST_F(GapsE2E, AMergedRunHasTheGapsOfItsShards) {
   ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
   const fs::path all = dir_.path() / "all.db";
-  auto m = testing::run({RUNNER_PATH, "merge", db().string(), "-o", all.string(), "--out",
+  auto m = testing::run({RUNNER_PATH, "merge", db().string(), "--into", all.string(), "--out",
                          (dir_.path() / "merged").string()},
                         {{"NO_COLOR", "1"}}, 60s);
   ASSERT_EQ(m.exit_code, 1) << m.output;

@@ -254,7 +254,7 @@ TEST_F(NightlyE2E, ShardsMergedGiveTheReportOfOneMachine) {
   EXPECT_EQ(seen.size(), 4U);
 
   const fs::path all = dir_ / "all.db", merged = dir_ / "merged";
-  auto m = command({"merge", (s1 / "results.db").string(), (s2 / "results.db").string(), "-o",
+  auto m = command({"merge", (s1 / "results.db").string(), (s2 / "results.db").string(), "--into",
                     all.string(), "--out", merged.string()});
   ASSERT_EQ(m.exit_code, 1) << m.output;  // like the run: test_flip fails
   EXPECT_NE(m.output.find("merged 2 runs of e2e-nightly (1/2, 2/2)"), std::string::npos)
@@ -267,19 +267,26 @@ TEST_F(NightlyE2E, ShardsMergedGiveTheReportOfOneMachine) {
     sql::Statement fk(check, "PRAGMA foreign_key_check");
     EXPECT_FALSE(fk.step()) << "dangling reference in the merged database";
   }
-  // --fail-on applies to the merged run as to a run.
+  // --fail-on applies to the merged run as to a run. -o, the old name of --into, still works
+  // and says so.
   auto again =
       command({"merge", (s1 / "results.db").string(), (s2 / "results.db").string(), "-o",
                all.string(), "--out", (dir_ / "merged2").string(), "--fail-on", "new-failures"});
   EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("merge -o/--output DB is deprecated: say --into DB"),
+            std::string::npos)
+      << again.output;
+  auto neither = command({"merge", (s1 / "results.db").string()});
+  EXPECT_EQ(neither.exit_code, 2) << neither.output;
+  EXPECT_NE(neither.output.find("give --into DB"), std::string::npos) << neither.output;
   EXPECT_EQ(report(dir_ / "merged2")["previous"]["counts"]["still_failing"], 2);
 
   // What does not belong together is refused.
-  auto mixed = command({"merge", (s1 / "results.db").string(), (one / "results.db").string(), "-o",
-                        (dir_ / "bad.db").string()});
+  auto mixed = command({"merge", (s1 / "results.db").string(), (one / "results.db").string(),
+                        "--into", (dir_ / "bad.db").string()});
   EXPECT_EQ(mixed.exit_code, 2) << mixed.output;
-  auto twice = command({"merge", (s1 / "results.db").string(), (s1 / "results.db").string(), "-o",
-                        (dir_ / "bad.db").string()});
+  auto twice = command({"merge", (s1 / "results.db").string(), (s1 / "results.db").string(),
+                        "--into", (dir_ / "bad.db").string()});
   EXPECT_EQ(twice.exit_code, 2) << twice.output;
   EXPECT_NE(twice.output.find("same shard"), std::string::npos) << twice.output;
 }
