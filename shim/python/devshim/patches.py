@@ -143,7 +143,7 @@ def apply(torch):
         importlib.import_module("torch.utils._device")._device_constructors()
         if runtime.masquerading:
             cuda_masquerade.configure(torch, _backend_for(torch))
-            placed.configure(torch)
+            placed.reset()
             streams.reset()
             record._first_hit_listeners[:] = [cuda_masquerade.note_first_use]
         for patch in plan(torch):

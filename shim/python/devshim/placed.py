@@ -15,19 +15,27 @@ seen by a query since the last reset (as for MPS, devshim/backends.py).
 
 from __future__ import annotations
 
+import itertools
 import weakref
+
+from devshim import runtime
 
 _refs: list = []
 _append = _refs.append
 _ref = weakref.ref
 _limit = 4096
 _peak = 0
-_tensor_type = None
 
 
-def configure(torch) -> None:
-    global _tensor_type, _peak, _limit
-    _tensor_type = torch.Tensor
+def wanted() -> bool:
+    """Whether placed tensors are counted: while the CPU masquerades as CUDA (MPS keeps its own
+    statistics). Asked once when a patch is made, not per call."""
+    return runtime.masquerading and runtime.used_type == "cpu"
+
+
+def reset() -> None:
+    """Forgets every tensor and the peak (a new activation)."""
+    global _peak, _limit
     _refs.clear()
     _peak = 0
     _limit = 4096
@@ -44,10 +52,8 @@ def track(tensor) -> None:
 
 
 def track_module(module) -> None:
-    for t in module.parameters():
-        _append(_ref(t))
-    for t in module.buffers():
-        _append(_ref(t))
+    """Remembers every parameter and buffer of a module placed on the device used."""
+    _refs.extend(_ref(t) for t in itertools.chain(module.parameters(), module.buffers()))
     if len(_refs) > _limit:
         _prune()
 
@@ -67,6 +73,7 @@ def _prune():
 
 
 def allocated() -> int:
+    """Bytes of the live placed tensors' storages, each storage once; raises the peak."""
     global _peak
     total, storages = 0, set()
     for t in _prune():
@@ -80,16 +87,16 @@ def allocated() -> int:
         if ptr and ptr not in storages:
             storages.add(ptr)
             total += storage.nbytes()
-    if total > _peak:
-        _peak = total
+    _peak = max(_peak, total)
     return total
 
 
 def peak() -> int:
-    return max(_peak, allocated())
+    allocated()
+    return _peak
 
 
 def reset_peak() -> None:
     global _peak
     _peak = 0
-    _peak = allocated()
+    allocated()

@@ -53,7 +53,7 @@ def _factory(api, inject_default):
         getframe = sys._getframe
         default = runtime.default_device if inject_default else None
         drop_pinning = runtime.masquerading
-        track = runtime.masquerading and runtime.used_type == "cpu"
+        track = placed.wanted()
         used_device = runtime.used
 
         @wraps(original)
@@ -119,7 +119,7 @@ def _to(api):
                 slow_count(f, device, used)
 
         track = placed.track_module if api == "torch.nn.Module.to" else placed.track
-        counting = runtime.masquerading and runtime.used_type == "cpu"
+        counting = placed.wanted()
 
         @wraps(original)
         def to(self, *args, **kwargs):
@@ -176,6 +176,7 @@ def _tensor_cuda(tensor_to, preserve_format):
     def make(original):
         resolve = runtime.redirect
         hit = record.hit
+        counting = placed.wanted()
 
         @wraps(original)
         def cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
@@ -185,7 +186,7 @@ def _tensor_cuda(tensor_to, preserve_format):
                 return original(self, device, non_blocking, memory_format=memory_format)
             hit("torch.Tensor.cuda", requested, used)
             result = tensor_to(self, used, non_blocking=non_blocking, memory_format=memory_format)
-            if runtime.masquerading and runtime.used_type == "cpu":
+            if counting:
                 placed.track(result)
             return result
 
@@ -198,6 +199,7 @@ def _module_cuda(module_to):
     def make(original):
         resolve = runtime.redirect
         hit = record.hit
+        counting = placed.wanted()
 
         @wraps(original)
         def cuda(self, device=None):
@@ -207,7 +209,7 @@ def _module_cuda(module_to):
                 return original(self, device)
             hit("torch.nn.Module.cuda", requested, used)
             result = module_to(self, used)
-            if runtime.masquerading and runtime.used_type == "cpu":
+            if counting:
                 placed.track_module(self)
             return result
 
