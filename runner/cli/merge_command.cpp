@@ -102,14 +102,6 @@ void check_together(const std::vector<Input>& inputs) {
   }
 }
 
-// The runner's outputs of one file, relative to its run's output folder.
-std::vector<fs::path> file_outputs(const FileRecord& f) {
-  if (f.log_path.empty()) return {};
-  fs::path xml = f.log_path;
-  xml.replace_extension(".xml");
-  return {f.log_path, xml, f.log_path + ".redirections.json"};
-}
-
 void copy_into(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (!fs::exists(from, ec) || fs::equivalent(from, to, ec)) return;

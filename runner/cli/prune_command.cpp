@@ -32,13 +32,9 @@ std::vector<fs::path> run_outputs(const std::vector<FileRecord>& files) {
   std::vector<fs::path> out{"run.log",     "report.md", "report.json",   "junit.xml",
                             "report.html", "reruns",    kRunFolderMarker};
   for (const auto& f : files) {
-    if (f.log_path.empty()) continue;
-    const fs::path log = f.log_path;
-    out.push_back(log);
-    fs::path xml = log;
-    out.push_back(xml.replace_extension(".xml"));
-    out.push_back(log.string() + ".redirections.json");
-    out.push_back(log.string() + ".redirections.json.lock");  // the shim's record lock
+    for (auto& p : file_outputs(f)) out.push_back(std::move(p));
+    // The shim's lock of the redirection record goes too, or the folder never empties.
+    if (!f.log_path.empty()) out.push_back(f.log_path + ".redirections.json.lock");
   }
   return out;
 }

@@ -24,6 +24,13 @@ void claim_run_folder(const fs::path& dir, const fs::path& db) {
   }
 }
 
+std::vector<fs::path> file_outputs(const FileRecord& file) {
+  if (file.log_path.empty()) return {};
+  fs::path xml = file.log_path;
+  xml.replace_extension(".xml");
+  return {file.log_path, xml, file.log_path + ".redirections.json"};
+}
+
 std::optional<fs::path> foreign_owner(const fs::path& dir, const fs::path& db) {
   std::ifstream in(dir / kRunFolderMarker);
   std::string owner;

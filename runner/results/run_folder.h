@@ -9,6 +9,9 @@
 
 #include <filesystem>
 #include <optional>
+#include <vector>
+
+#include "runner/results/store.h"
 
 namespace devshim {
 
@@ -23,5 +26,10 @@ void claim_run_folder(const std::filesystem::path& dir, const std::filesystem::p
 /// database that no longer exists (a renamed or deleted original: its copy may have the folder).
 std::optional<std::filesystem::path> foreign_owner(const std::filesystem::path& dir,
                                                    const std::filesystem::path& db);
+
+/// What the runner writes for one test file, relative to its run's output folder: its log, the
+/// XML beside it (pytest, GoogleTest) and the shim's redirection record; empty when the file has
+/// no log. (The record's lock, <record>.lock, is the shim's, not a result: merge leaves it.)
+std::vector<std::filesystem::path> file_outputs(const FileRecord& file);
 
 }  // namespace devshim
