@@ -324,6 +324,13 @@ TEST_F(RunnerE2E, VersionAndUsageErrors) {
   EXPECT_EQ(short_v.output, v.output) << "-V is --version";
   auto bad = testing::run({RUNNER_PATH, "--no-such-option"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  // --help says what the exit codes mean and which variables the runner reads.
+  auto help = testing::run({RUNNER_PATH, "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  for (const char* needed : {"Exit codes: 0 every file passed", "130 interrupted", "DEVSHIM_DB",
+                             "DEVSHIM_OUT", "--heartbeat"}) {
+    EXPECT_NE(help.output.find(needed), std::string::npos) << needed << "\n" << help.output;
+  }
 }
 
 }  // namespace
