@@ -9,7 +9,10 @@ input counts the input (it is the same memory).
 
 Cost on the hot path: a weak reference appended to a list. The count is made when asked (a walk
 over the live references, which also drops dead ones and duplicates); the list is also pruned
-when it doubles, so it stays proportional to the live placed tensors. Peaks are the largest count
+once it holds 256 more than the live tensors, or doubles. Pruning early matters: weak references
+are objects the cyclic GC tracks, and thousands of dead ones kept waiting made Python run full
+collections over all of torch's objects (+1.4 us per redirected call with a 4096 floor; about
++0.4 us with 256, bench/shim_overhead_bench.py). Peaks are the largest count
 seen by a query since the last reset (as for MPS, devshim/backends.py).
 """
 
@@ -23,7 +26,7 @@ from devshim import runtime
 _refs: list = []
 _append = _refs.append
 _ref = weakref.ref
-_limit = 4096
+_limit = 256
 _peak = 0
 
 
@@ -38,7 +41,7 @@ def reset() -> None:
     global _peak, _limit
     _refs.clear()
     _peak = 0
-    _limit = 4096
+    _limit = 256
 
 
 def track(tensor) -> None:
@@ -68,7 +71,7 @@ def _prune():
             seen.add(id(t))
             live.append(t)
     _refs[:] = [_ref(t) for t in live]
-    _limit = max(4096, 2 * len(_refs))
+    _limit = max(256, 2 * len(_refs))
     return live
 
 
