@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration)
@@ -51,7 +52,33 @@ Started spawn(const Command& c) {
   return p;
 }
 
+namespace {
+
+// User + system seconds of process `pid` itself, children excluded, from /proc/PID/stat (fields 14
+// and 15); -1 when it cannot be read. Read while the process is a zombie, they are its final ones.
+double own_cpu_seconds(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {  // field 3 (state) is the first after ')'
+    if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
 Outcome wait_for(const Started& p) {
+  // Wait for the exit without reaping, so that the zombie's own CPU time can still be read.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(p.pid), &info, WEXITED | WNOWAIT) < 0) {
+    if (errno != EINTR) throw BenchError(fmt::format("waitid: {}", std::strerror(errno)));
+  }
+  const double own_cpu = own_cpu_seconds(p.pid);
   int status = 0;
   rusage usage{};
   while (::wait4(p.pid, &status, 0, &usage) < 0) {
@@ -60,6 +87,7 @@ Outcome wait_for(const Started& p) {
   Outcome o;
   o.seconds = std::chrono::duration<double>(Clock::now() - p.start).count();
   o.max_rss_kib = usage.ru_maxrss;
+  o.own_cpu_seconds = own_cpu;
   if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
   return o;
@@ -100,6 +128,19 @@ std::vector<std::string> baseline_environment() {
     env.push_back(kv);
   }
   env.emplace_back("PYTHONUNBUFFERED=1");
+  env.emplace_back("PYTHONFAULTHANDLER=1");
+  return env;
+}
+
+std::vector<std::string> shim_environment(std::vector<std::string> env, const fs::path& shim_dir) {
+  std::string pythonpath = shim_dir.string();
+  std::erase_if(env, [&](const std::string& kv) {
+    if (kv.starts_with("PYTHONPATH=") && kv.size() > 11) pythonpath += ":" + kv.substr(11);
+    return kv.starts_with("PYTHONPATH=") || kv.starts_with("PYTORCH_ENABLE_MPS_FALLBACK=");
+  });
+  env.emplace_back("ACTIVATE_TORCH_DEVICE=1");
+  env.emplace_back("PYTORCH_ENABLE_MPS_FALLBACK=1");
+  env.push_back("PYTHONPATH=" + pythonpath);
   return env;
 }
 
@@ -154,18 +195,26 @@ GeneratedSuite write_sleep_suite(const fs::path& dir, const std::string& name,
 
 std::vector<double> run_directly(const Tools& t, const GeneratedSuite& suite) {
   std::vector<double> seconds;
+  for (const Outcome& o : launch_directly(t, suite, t.env, false)) seconds.push_back(o.seconds);
+  return seconds;
+}
+
+std::vector<Outcome> launch_directly(const Tools& t, const GeneratedSuite& suite,
+                                     const std::vector<std::string>& env, bool record) {
+  std::vector<Outcome> outcomes;
   const fs::path logs = t.work / "direct-logs";
   fs::create_directories(logs);
   for (const auto& rel : suite.files) {
     Command c{{t.python, "-m", "unittest", "-v", rel},
               suite.dir,
-              t.env,
+              env,
               logs / (fs::path(rel).filename().string() + ".log")};
+    if (record) c.env.push_back("TORCHDEVICE_RECORD=" + c.output.string() + ".redirections.json");
     Outcome o = spawn_and_wait(c);
     require_success(o, fmt::format("direct launch of {}", rel), c.output);
-    seconds.push_back(o.seconds);
+    outcomes.push_back(o);
   }
-  return seconds;
+  return outcomes;
 }
 
 }  // namespace devshim::bench

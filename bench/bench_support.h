@@ -33,6 +33,7 @@ struct Outcome {
   int exit_code = -1;  ///< -1 when killed by a signal
   int signal = 0;      ///< the terminating signal, 0 when it exited
   double seconds = 0;
+  double own_cpu_seconds = 0;  ///< user + system time of the process alone; -1 if unknown
   long max_rss_kib = 0;  ///< peak resident memory of the process (and of children it waited for)
 };
 
@@ -57,8 +58,13 @@ void require_success(const Outcome& o, const std::string& what, const fs::path& 
 
 /// The environment the runner gives a test file with --no-shim and a suite without
 /// pythonpath/env: the inherited one, PYTHONUNBUFFERED=1, without ACTIVATE_TORCH_DEVICE and
-/// PYTHONSTARTUP. Direct launches use it too so that both sides start the interpreter the same way.
+/// PYTHONSTARTUP, with PYTHONFAULTHANDLER=1. Direct launches use it too so that both sides start
+/// the interpreter the same way.
 std::vector<std::string> baseline_environment();
+
+/// What the runner adds in shim mode (docs/shim.md): ACTIVATE_TORCH_DEVICE=1,
+/// PYTORCH_ENABLE_MPS_FALLBACK=1, `shim_dir` first on PYTHONPATH.
+std::vector<std::string> shim_environment(std::vector<std::string> env, const fs::path& shim_dir);
 
 /// `name` if it holds a '/', else the first executable `name` in PATH; "" if none.
 std::string find_executable(const std::string& name);
@@ -94,5 +100,10 @@ struct Tools {
 /// (`PYTHON -m unittest -v FILE`, logs under WORK/direct-logs); returns each file's wall-clock
 /// duration. Throws BenchError if one does not pass.
 std::vector<double> run_directly(const Tools& t, const GeneratedSuite& suite);
+
+/// As run_directly, with the environment `env`; each file's outcome. In shim mode (`record`) each
+/// file writes its redirection record beside its log, as under the runner.
+std::vector<Outcome> launch_directly(const Tools& t, const GeneratedSuite& suite,
+                                     const std::vector<std::string>& env, bool record);
 
 }  // namespace devshim::bench

@@ -12,8 +12,10 @@
 //      cwd = suite folder), which measures its real duration including interpreter start-up.
 //   2. `RUNNER SUITE -j 2 --no-shim` over the same suite: its wall-clock time is the makespan,
 //      compared with the lower bound max(sum / 2, longest) of the durations measured in phase 1.
-//   3. A second suite of kOverheadFiles files that sleep 0 s: `RUNNER -j 1` against launching the
-//      same files directly one after another, best of kOverheadRepeats each.
+//   3. A second suite of kOverheadFiles files that sleep 0 s, and a suite of one such file:
+//      `RUNNER -j 1` against launching the same files directly one after another, without the shim
+//      and with it (`RUNNER` in shim mode against direct launches with the shim's environment),
+//      best of kOverheadRepeats each.
 //
 // Prints the ratios; no threshold fails it. Exit status: 0 when every measurement ran, 1 when the
 // runner or a direct launch did not exit 0 (every generated file passes, so the numbers would be
@@ -45,7 +47,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kMakespanFiles = 40;
 constexpr int kMakespanJobs = 2;
-constexpr int kOverheadFiles = 20;
+constexpr int kOverheadFiles = 200;
 constexpr int kOverheadRepeats = 3;
 
 // ---------------------------------------------------------------------------------------------
@@ -62,19 +64,21 @@ double makespan_sleep_s(int i) {
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
-// Runs the whole `suite` through the runner with `jobs` at once and --no-shim; returns its
-// wall-clock time. `tag` names this invocation's output folder and database. Throws BenchError
-// unless the runner exits 0 (every file of a generated suite passes).
-double run_runner(const Tools& t, const GeneratedSuite& suite, int jobs, const std::string& tag) {
+// Runs the whole `suite` through the runner with `jobs` at once, --no-shim unless `shim`; returns
+// its outcome (wall-clock and CPU time). `tag` names this invocation's output folder and database.
+// Throws BenchError unless the runner exits 0 (every file of a generated suite passes).
+Outcome run_runner(const Tools& t, const GeneratedSuite& suite, int jobs, const std::string& tag,
+                   bool shim = false) {
   const fs::path out = t.work / ("out-" + tag);
   Command c{{t.runner, suite.dir.string(), "-j", std::to_string(jobs), "--db",
-             (t.work / (tag + ".db")).string(), "--out", out.string(), "--no-shim"},
+             (t.work / (tag + ".db")).string(), "--out", out.string()},
             t.work,
             t.env,
             t.work / ("runner-" + tag + ".log")};
+  if (!shim) c.argv.emplace_back("--no-shim");
   Outcome o = spawn_and_wait(c);
   require_success(o, fmt::format("runner ({})", tag), c.output);
-  return o.seconds;
+  return o;
 }
 
 // Makespan of list scheduling on `machines`: each job, in the order given, goes to the machine
@@ -109,28 +113,83 @@ void bench_makespan(const Tools& t) {
       kMakespanJobs, sum / kMakespanJobs, longest, bound, in_order);
   std::fflush(stdout);
 
-  const double makespan = run_runner(t, suite, kMakespanJobs, "makespan");
+  const double makespan = run_runner(t, suite, kMakespanJobs, "makespan").seconds;
   fmt::print(
       "makespan (runner -j {}): {:.2f} s, lower bound {:.2f} s, ratio {:.3f} "
       "(vs list schedule {:.2f} s: ratio {:.3f})\n",
       kMakespanJobs, makespan, bound, makespan / bound, in_order, makespan / in_order);
 }
 
-// Phase 3: per-file overhead of `runner -j 1` against direct launches, best of a few repeats.
-void bench_overhead(const Tools& t) {
-  GeneratedSuite suite = write_sleep_suite(t.work / "overhead", "bench-overhead", t.python,
-                                           std::vector<double>(kOverheadFiles, 0.0));
-  double direct = 1e300, runner = 1e300;
+// Wall-clock seconds and the runner's own CPU seconds (its children excluded), at their best.
+struct Cost {
+  double wall = 1e300;
+  double own_cpu = 1e300;
+  void keep_best(double w, double own) {
+    wall = std::min(wall, w);
+    own_cpu = std::min(own_cpu, own);
+  }
+};
+
+double total_seconds(const std::vector<Outcome>& each) {
+  double sum = 0;
+  for (const Outcome& o : each) sum += o.seconds;
+  return sum;
+}
+
+// Phase 3: per-file overhead of `runner -j 1` against launching the same files directly one after
+// another, without and with the shim (the direct launches then get the shim's environment, so the
+// difference is the runner's orchestration, not the shim's own start-up). Two figures, best of
+// kOverheadRepeats each: the runner's own CPU time per file (children excluded; the slope between
+// the kOverheadFiles-file suite and a one-file suite, so that start-up and reports cancel out) and
+// the wall-clock (runner - direct) / files, what the user waits for. The latter includes the
+// probes, which import torch and load LibTorch: beside the files on a machine with a free core,
+// in the way on a busy one; it varies by some ms per file with the machine's load.
+void bench_overhead(const Tools& t, const fs::path& shim_dir) {
+  const GeneratedSuite many = write_sleep_suite(t.work / "overhead", "bench-overhead", t.python,
+                                                std::vector<double>(kOverheadFiles, 0.0));
+  const GeneratedSuite one =
+      write_sleep_suite(t.work / "single", "bench-single", t.python, std::vector<double>(1, 0.0));
+  const std::vector<std::string> shim_env = shim_environment(t.env, shim_dir);
+  // [shim][suite]: suite 0 = many, 1 = one.
+  Cost direct[2][2], runner[2][2];
   for (int r = 0; r < kOverheadRepeats; ++r) {
-    std::vector<double> each = run_directly(t, suite);
-    direct = std::min(direct, std::accumulate(each.begin(), each.end(), 0.0));
-    runner = std::min(runner, run_runner(t, suite, 1, fmt::format("overhead-{}", r)));
+    for (int shim = 0; shim < 2; ++shim) {
+      for (int s = 0; s < 2; ++s) {
+        const GeneratedSuite& suite = s == 0 ? many : one;
+        direct[shim][s].keep_best(
+            total_seconds(launch_directly(t, suite, shim ? shim_env : t.env, shim != 0)), 0);
+        const Outcome o =
+            run_runner(t, suite, 1, fmt::format("overhead-{}-{}-{}", shim, s, r), shim != 0);
+        runner[shim][s].keep_best(o.seconds, o.own_cpu_seconds);
+      }
+    }
+  }
+  for (int shim = 0; shim < 2; ++shim) {
+    const double wall = (runner[shim][0].wall - direct[shim][0].wall) / kOverheadFiles;
+    const double own = (runner[shim][0].own_cpu - runner[shim][1].own_cpu) / (kOverheadFiles - 1);
+    fmt::print(
+        "per-file overhead, {:7}: runner's own CPU {:.2f} ms/file (target <= 3 ms; {:.2f} s for "
+        "{} files, {:.2f} s for 1); wall {:+.1f} ms/file (runner -j 1 {:.2f} s vs direct {:.2f} s, "
+        "ratio {:.3f})\n",
+        shim ? "shim" : "no shim", 1000.0 * own, runner[shim][0].own_cpu, kOverheadFiles,
+        runner[shim][1].own_cpu, 1000.0 * wall, runner[shim][0].wall, direct[shim][0].wall,
+        runner[shim][0].wall / direct[shim][0].wall);
   }
   fmt::print(
-      "per-file overhead: {:.1f} ms (runner -j 1 {} files {:.2f} s vs direct {:.2f} s, "
-      "ratio {:.3f}; best of {})\n",
-      1000.0 * (runner - direct) / kOverheadFiles, kOverheadFiles, runner, direct, runner / direct,
-      kOverheadRepeats);
+      "one file alone: the runner takes {:+.2f} s (no shim) and {:+.2f} s (shim) more than "
+      "launching it; with more files its probes run beside them\n",
+      runner[0][1].wall - direct[0][1].wall, runner[1][1].wall - direct[1][1].wall);
+  fmt::print(
+      "shim start-up, direct launches: {:+.1f} ms/file (shim environment {:.1f} ms/file vs "
+      "plain {:.1f} ms/file)\n",
+      1000.0 * (direct[1][0].wall - direct[0][0].wall) / kOverheadFiles,
+      1000.0 * direct[1][0].wall / kOverheadFiles, 1000.0 * direct[0][0].wall / kOverheadFiles);
+}
+
+// The shim the runner uses by default: $DEVSHIM_SHIM_DIR, else the source tree's.
+fs::path shim_dir() {
+  const char* dir = std::getenv("DEVSHIM_SHIM_DIR");
+  return dir != nullptr && *dir != '\0' ? fs::path(dir) : fs::path(DEVSHIM_BENCH_SHIM_DIR);
 }
 
 int usage() {
@@ -159,7 +218,7 @@ int main(int argc, char** argv) {
     fmt::print("runner: {}\npython: {}\nwork folder: {}\ncores: {}\n", t.runner, t.python,
                t.work.string(), std::thread::hardware_concurrency());
     bench_makespan(t);
-    bench_overhead(t);
+    bench_overhead(t, shim_dir());
   } catch (const std::exception& e) {  // BenchError, or a std::filesystem error
     std::fflush(stdout);
     std::fprintf(stderr, "runner_makespan_bench: %s\n", e.what());

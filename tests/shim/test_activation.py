@@ -1,4 +1,5 @@
 """Activation of the devshim package: sitecustomize, chaining, laziness, idempotence."""
+import importlib.util
 import json
 import os
 import pathlib
@@ -121,6 +122,22 @@ def test_the_inactive_shim_loads_only_sitecustomize():
     bare = modules_at_start({}, with_shim=False)
     inactive = modules_at_start({}, with_shim=True)
     assert inactive - bare == {"sitecustomize"}
+
+
+def test_a_process_that_may_not_write_bytecode_loads_the_shims_compiled_code():
+    # The build compiles the shim (CMake target shim_bytecode). Without that, a test process with
+    # PYTHONDONTWRITEBYTECODE=1 (common in containers) compiles sitecustomize.py and
+    # devshim/__init__.py at every start: +6.6 ms of CPU each (bench/README.md).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ACTIVATE_TORCH_DEVICE", "PYTHONPATH", "PYTHONSTARTUP")}
+    env.update(ACTIVATE_TORCH_DEVICE="1", PYTHONPATH=str(SHIM_DIR), PYTHONDONTWRITEBYTECODE="1")
+    out = subprocess.run([sys.executable, "-v", "-c", "pass"], env=env, capture_output=True,
+                         text=True, check=True)
+    for source in (SHIM_DIR / "sitecustomize.py", SHIM_DIR / "devshim" / "__init__.py"):
+        cached = importlib.util.cache_from_source(str(source))
+        assert f"# code object from {cached!r}" in out.stderr, (
+            f"{source} was compiled at start, not loaded from {cached}: build the shim_bytecode "
+            "target (cmake --build build)")
 
 
 def test_the_import_hook_leaves_torch_importable_as_a_package():
