@@ -668,8 +668,10 @@ class Page {
         fmt::format("<section id=\"previous\">\n<h2>Changes since run {}</h2>\n<p class=\"hint\">",
                     p.previous_run);
     text("the previous run of the same suite, targets and mode, started " + p.started_at);
+    out_ += "</p>\n";
+    other_reports("previous run's report", p.previous_run, p.previous_md, p.previous_html);
     out_ +=
-        "</p>\n<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead>"
+        "<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead>"
         "<tbody>\n";
     for (const auto& [cls, meaning] : change_classes()) {
       auto it = p.counts.find(cls);
@@ -739,9 +741,10 @@ class Page {
     if (!report_.differential) return;
     const ReportDifferential& d = *report_.differential;
     out_ += fmt::format(
-        "<section id=\"differential\">\n<h2>Differential: shim on vs. baseline run {}</h2>\n"
-        "<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead><tbody>\n",
+        "<section id=\"differential\">\n<h2>Differential: shim on vs. baseline run {}</h2>\n",
         d.baseline_run);
+    other_reports("baseline's report", d.baseline_run, d.baseline_md, d.baseline_html);
+    out_ += "<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead><tbody>\n";
     for (const auto& [cls, meaning] : differential_classes()) {
       auto it = d.counts.find(cls);
       out_ += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", cls,
@@ -752,21 +755,55 @@ class Page {
     if (d.regressions.empty()) {
       out_ += "<p>None: every test that passed without the shim passes with it.</p>\n";
     } else {
-      out_ += "<ul class=\"regressions\">\n";
-      for (const auto& g : d.regressions) {
-        out_ += "<li>";
-        text(g.file + " · " + g.classname + "." + g.name);
-        out_ += " ";
-        text(g.baseline_status + " → " + g.status);
-        out_ += " ";
-        source_links(g.links);
+      diff_tests(d.regressions);
+    }
+    folded_tests("Unlocked", d.unlocked);
+    folded_tests("Newly skipped", d.newly_skipped);
+    folded_tests("Failing with and without the shim", d.broken_both);
+    out_ += "</section>\n";
+  }
+
+  // Tests of a differential class: file · test, baseline → shim status, links, message.
+  void diff_tests(const std::vector<ReportDifferential::Test>& tests) {
+    out_ += "<ul class=\"regressions\">\n";
+    for (const auto& g : tests) {
+      out_ += "<li>";
+      text(g.file + " · " + (g.classname.empty() ? "" : g.classname + ".") + g.name);
+      out_ += " ";
+      text(g.baseline_status + " → " + g.status);
+      out_ += " ";
+      source_links(g.links);
+      if (!g.message.empty()) {
         out_ += "<br>";
         long_text(g.message);
-        out_ += "</li>\n";
       }
-      out_ += "</ul>\n";
+      out_ += "</li>\n";
     }
-    out_ += "</section>\n";
+    out_ += "</ul>\n";
+  }
+
+  // A differential class's tests under a heading, folded: every one of them.
+  void folded_tests(const char* title, const std::vector<ReportDifferential::Test>& tests) {
+    out_ += fmt::format("<h3>{}</h3>\n", title);
+    if (tests.empty()) {
+      out_ += "<p>None.</p>\n";
+      return;
+    }
+    out_ += fmt::format("<details class=\"tests\"><summary>{} test{}</summary>\n", tests.size(),
+                        tests.size() == 1 ? "" : "s");
+    diff_tests(tests);
+    out_ += "</details>\n";
+  }
+
+  // "The baseline's report (run 3): report.html · report.md", when they are there.
+  void other_reports(const char* what, std::int64_t run, const std::string& md,
+                     const std::string& html) {
+    if (md.empty() && html.empty()) return;
+    out_ += fmt::format("<p class=\"hint\">The {} (run {}): ", what, run);
+    const bool linked = link(html, "report.html");
+    if (linked && !md.empty()) out_ += " · ";
+    link(md, "report.md");
+    out_ += "</p>\n";
   }
 
   void summary() {

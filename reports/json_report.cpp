@@ -44,11 +44,13 @@ json previous_json(const Report& r) {
     }
     return out;
   };
-  return {{"run", r.previous->previous_run},
-          {"started_at", r.previous->started_at},
-          {"counts", r.previous->counts},
-          {"new_failures", changes(r.previous->new_failures)},
-          {"fixed", changes(r.previous->fixed)}};
+  return {
+      {"run", r.previous->previous_run},
+      {"started_at", r.previous->started_at},
+      {"reports", {{"md", opt(r.previous->previous_md)}, {"html", opt(r.previous->previous_html)}}},
+      {"counts", r.previous->counts},
+      {"new_failures", changes(r.previous->new_failures)},
+      {"fixed", changes(r.previous->fixed)}};
 }
 
 // Every flaky test of the run with its attempts ([] when none).
@@ -157,23 +159,33 @@ json clusters_json(const Report& r) {
   return clusters;
 }
 
+// The tests of one differential class.
+json diff_tests_json(const std::vector<ReportDifferential::Test>& tests) {
+  json out = json::array();
+  for (const auto& g : tests) {
+    out.push_back({{"file", g.file},
+                   {"classname", g.classname},
+                   {"name", g.name},
+                   {"baseline_status", g.baseline_status},
+                   {"status", g.status},
+                   {"message", opt(g.message)},
+                   {"links", links_json(g.links)}});
+  }
+  return out;
+}
+
 // The baseline comparison of a differential run; null for other runs.
 json differential_json(const Report& r) {
   if (!r.differential) return nullptr;
-  json regressions = json::array();
-  for (const auto& g : r.differential->regressions) {
-    regressions.push_back({{"file", g.file},
-                           {"classname", g.classname},
-                           {"name", g.name},
-                           {"baseline_status", g.baseline_status},
-                           {"status", g.status},
-                           {"message", opt(g.message)},
-                           {"links", links_json(g.links)}});
-  }
-  return {{"baseline_run", r.differential->baseline_run},
-          {"counts", r.differential->counts},
-          {"masquerade_skips", r.differential->masquerade_skips},
-          {"regressions", std::move(regressions)}};
+  const ReportDifferential& d = *r.differential;
+  return {{"baseline_run", d.baseline_run},
+          {"baseline_reports", {{"md", opt(d.baseline_md)}, {"html", opt(d.baseline_html)}}},
+          {"counts", d.counts},
+          {"masquerade_skips", d.masquerade_skips},
+          {"regressions", diff_tests_json(d.regressions)},
+          {"unlocked", diff_tests_json(d.unlocked)},
+          {"newly_skipped", diff_tests_json(d.newly_skipped)},
+          {"broken_both", diff_tests_json(d.broken_both)}};
 }
 
 // What the shim rewrote, one entry per API and device pair.

@@ -111,11 +111,22 @@ std::string attempts_text(const std::vector<CaseAttempt>& attempts) {
   return s;
 }
 
+// A line linking the other run's reports, when they are there.
+std::string other_reports(const char* what, std::int64_t run, const std::string& md,
+                          const std::string& html) {
+  if (md.empty() && html.empty()) return "";
+  std::string links;
+  if (!md.empty()) links += link("report.md", md);
+  if (!html.empty()) links += (links.empty() ? "" : " · ") + link("report.html", html);
+  return fmt::format("The {} (run {}): {}\n\n", what, run, links);
+}
+
 // Changes since the previous run (first when there is one), then the flaky tests.
 void previous_section(const Report& r, std::string& out) {
   if (r.previous) {
     const ReportPrevious& p = *r.previous;
     out += fmt::format("\n## Changes since run {} ({})\n\n", p.previous_run, p.started_at);
+    out += other_reports("previous run's report", p.previous_run, p.previous_md, p.previous_html);
     out += "| class | tests | meaning |\n| --- | --- | --- |\n";
     for (const auto& [cls, meaning] : change_classes()) {
       auto it = p.counts.find(cls);
@@ -212,11 +223,42 @@ std::string md_code_block(std::string_view text, std::size_t max_chars) {
   return fmt::format("{}text\n{}\n{}\n", fence, body, fence);
 }
 
-// The baseline comparison of a differential run: classes, then the regressions.
+// At most this many rows in each folded per-test list of report.md; report.html and
+// report.json list every test.
+constexpr std::size_t kListedRowsMax = 100;
+
+// The tests of one differential class, folded, at most kListedRowsMax rows.
+void listed_tests(const char* title, const std::vector<ReportDifferential::Test>& tests,
+                  const char* none, std::string& out) {
+  out += fmt::format("\n### {}\n\n", title);
+  if (tests.empty()) {
+    out += none;
+    return;
+  }
+  out += fmt::format("<details><summary>{} test{}</summary>\n\n", tests.size(),
+                     tests.size() == 1 ? "" : "s");
+  out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
+  for (std::size_t i = 0; i < tests.size() && i < kListedRowsMax; ++i) {
+    const auto& t = tests[i];
+    out += fmt::format("| {} | {} → {} | {} | {} |\n",
+                       md_cell(test_label(t.file, t.classname, t.name)), t.baseline_status,
+                       t.status, md_cell(t.message, 200), source_link(t.links));
+  }
+  if (tests.size() > kListedRowsMax) {
+    out += fmt::format(
+        "\n… and {} more: report.html and report.json (`diff_class`) list every test.\n",
+        tests.size() - kListedRowsMax);
+  }
+  out += "\n</details>\n";
+}
+
+// The baseline comparison of a differential run: classes, the regressions, then the tests the
+// shim unlocked, newly skips, or fails with and without it.
 void differential_section(const Report& r, std::string& out) {
   if (!r.differential) return;
   const ReportDifferential& d = *r.differential;
   out += fmt::format("\n## Differential: shim on vs. baseline run {}\n\n", d.baseline_run);
+  out += other_reports("baseline's report", d.baseline_run, d.baseline_md, d.baseline_html);
   out += "| class | tests | meaning |\n| --- | --- | --- |\n";
   for (const auto& [cls, meaning] : differential_classes()) {
     auto it = d.counts.find(cls);
@@ -229,13 +271,14 @@ void differential_section(const Report& r, std::string& out) {
   } else {
     out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
     for (const auto& g : d.regressions) {
-      std::string src = g.links.local.empty() ? "" : link("source", g.links.local);
-      if (!g.links.upstream.empty()) src += " " + link("upstream", g.links.upstream);
       out += fmt::format("| {} | {} → {} | {} | {} |\n",
                          md_cell(g.file + "::" + g.classname + "::" + g.name), g.baseline_status,
-                         g.status, md_cell(g.message, 200), src);
+                         g.status, md_cell(g.message, 200), source_link(g.links));
     }
   }
+  listed_tests("Unlocked", d.unlocked, "None.\n", out);
+  listed_tests("Newly skipped", d.newly_skipped, "None.\n", out);
+  listed_tests("Failing with and without the shim", d.broken_both, "None.\n", out);
 }
 
 // Files and tests by status, and the pass rate.

@@ -90,6 +90,16 @@ SourceLinks source_links(const SourceLocation& loc, const LinkBase& base) {
   return links;
 }
 
+std::string other_report_link(Store& store, std::int64_t run_id, const char* file,
+                              const fs::path& report_dir) {
+  const std::optional<RunRecord> other = store.run(run_id);
+  if (!other || other->out_dir.empty()) return "";
+  const fs::path path = fs::path(other->out_dir) / file;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "";
+  return relative_link(path, fs::absolute(report_dir));
+}
+
 std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
                                  const std::string& meaning) {
   if (cls != "newly_skipped" || d.masquerade_skips == 0) return meaning;
@@ -155,13 +165,18 @@ void classify(ReportDifferential& d, const std::string& file, ReportCase& rc,
   if (rc.diff_class == "newly_skipped" && skip_wants_no_gpu(rc.test.message)) {
     ++d.masquerade_skips;
   }
-  if (rc.diff_class == "regression") {
-    d.regressions.push_back(
-        {file, rc.test.classname, rc.test.name, before ? std::string(to_string(*before)) : "absent",
-         std::string(to_string(rc.test.status)),
-         rc.test.exception.empty() ? rc.test.message : rc.test.exception + ": " + rc.test.message,
-         rc.links});
-  }
+  std::vector<ReportDifferential::Test>* list = rc.diff_class == "regression" ? &d.regressions
+                                                : rc.diff_class == "unlocked" ? &d.unlocked
+                                                : rc.diff_class == "newly_skipped"
+                                                    ? &d.newly_skipped
+                                                : rc.diff_class == "broken_both" ? &d.broken_both
+                                                                                 : nullptr;
+  if (list == nullptr) return;
+  list->push_back(
+      {file, rc.test.classname, rc.test.name, before ? std::string(to_string(*before)) : "absent",
+       std::string(to_string(rc.test.status)),
+       rc.test.exception.empty() ? rc.test.message : rc.test.exception + ": " + rc.test.message,
+       rc.links});
 }
 
 // The run's redirections, one per (shim, API, requested, used), with links to the first call site.
@@ -213,6 +228,8 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   if (run->baseline_run > 0) {
     r.differential.emplace();
     r.differential->baseline_run = run->baseline_run;
+    r.differential->baseline_md = other_report_link(store, run->baseline_run, "report.md", dir);
+    r.differential->baseline_html = other_report_link(store, run->baseline_run, "report.html", dir);
     baseline = RunStatuses(store, run->baseline_run);
   }
 
@@ -268,6 +285,11 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     return file_rank(a.status) < file_rank(b.status);
   });
   add_run_to_run(store, r);
+  if (r.previous) {
+    r.previous->previous_md = other_report_link(store, r.previous->previous_run, "report.md", dir);
+    r.previous->previous_html =
+        other_report_link(store, r.previous->previous_run, "report.html", dir);
+  }
   const int counted =
       r.summary.tests_total - r.summary.tests["skipped"] - r.summary.tests["xfailed"];
   r.summary.pass_rate = counted > 0 ? static_cast<double>(r.summary.tests["passed"]) / counted : 0;

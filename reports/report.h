@@ -41,15 +41,22 @@ struct ReportCase {
 /// as a failure there.
 struct ReportDifferential {
   std::int64_t baseline_run = 0;
+  /// The baseline run's report.md and report.html relative to this report's folder; empty when
+  /// that file is not there (not written, or pruned).
+  std::string baseline_md, baseline_html;
   std::map<std::string, int> counts;  ///< class → tests
   /// newly_skipped tests whose skip reason says they want no GPU (skip_wants_no_gpu): expected
   /// under the CUDA masquerade.
   int masquerade_skips = 0;
-  struct Regression {
+  /// One test of a listed class, in file order; message: the shim run's failure or skip reason.
+  struct Test {
     std::string file, classname, name, baseline_status, status, message;
     SourceLinks links;
   };
-  std::vector<Regression> regressions;
+  std::vector<Test> regressions;
+  std::vector<Test> unlocked;
+  std::vector<Test> newly_skipped;
+  std::vector<Test> broken_both;
 };
 
 /// The meaning of a differential class as the reports show it: `meaning`, and for newly_skipped
@@ -65,8 +72,9 @@ std::string differential_meaning(const ReportDifferential& d, const std::string&
 /// failed without any test result counts as one test named "(file)".
 struct ReportPrevious {
   std::int64_t previous_run = 0;
-  std::string started_at;             ///< the previous run's
-  std::map<std::string, int> counts;  ///< class → tests
+  std::string started_at;                  ///< the previous run's
+  std::string previous_md, previous_html;  ///< its reports, as ReportDifferential::baseline_md
+  std::map<std::string, int> counts;       ///< class → tests
   /// newly_skipped tests whose skip reason says they want no GPU (skip_wants_no_gpu): expected
   /// under the CUDA masquerade.
   int masquerade_skips = 0;
@@ -154,6 +162,11 @@ struct Report {
 /// Reads run run_id from store and computes links relative to report_dir (the folder the
 /// reports are written to). Throws UsageError when the run does not exist.
 Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir);
+
+/// The link from report_dir to `file` (report.md, report.html) in run run_id's output folder;
+/// empty when the run or that file is not there.
+std::string other_report_link(Store& store, std::int64_t run_id, const char* file,
+                              const std::filesystem::path& report_dir);
 
 /// Fills in what build_report says about the run against its previous run and its reruns:
 /// report.previous (when the run has a previous run), each case's change and attempts,

@@ -1,12 +1,14 @@
 // The report model and the Markdown, JSON and JUnit renderers on a recorded run.
 #include "reports/report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <pugixml.hpp>
 #include <string>
 #include <vector>
 
+#include "reports/html.h"
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
@@ -172,6 +174,97 @@ TEST_F(ReportTest, HostileTextCannotBreakAMarkdownTable) {
     EXPECT_EQ(pipes, header_pipes) << line.substr(0, 200);
     EXPECT_LT(line.size(), 2000U) << "a 10 KB message is cut";
   }
+}
+
+// A differential run's reports list the tests of each class that matters, not just counts (issue
+// 20): regressions, unlocked, newly skipped, failing both ways; report.md folds each list and
+// shows at most 100 rows; every format links the baseline's own reports when they are there.
+TEST(DifferentialLists, EveryClassThatMattersIsListedAndTheBaselinesReportsAreLinked) {
+  testing::TempDir dir;
+  Store store(dir / "results.db");
+  auto run_of = [&](const std::string& mode, const std::string& out, std::int64_t baseline) {
+    RunRecord run;
+    run.suite = "s";
+    run.suite_file = (dir / "suite.json").string();
+    run.framework = "unittest";
+    run.mode = mode;
+    run.started_at = "2026-11-21T10:00:00Z";
+    run.project_root = (dir / "project").string();
+    run.tests_dir = "tests";
+    run.out_dir = (dir / out).string();
+    run.baseline_run = baseline;
+    return store.begin_run(run, {"test_a.py"});
+  };
+  auto test = [](const std::string& name, CaseStatus status, const std::string& message = "") {
+    TestCase c;
+    c.classname = "tests.test_a.T";
+    c.name = name;
+    c.status = status;
+    c.message = message;
+    return c;
+  };
+  using S = CaseStatus;
+  FileRecord file;
+  file.path = "test_a.py";
+  file.status = FileStatus::kFailed;
+  std::vector<TestCase> before{test("test_ok", S::kPassed), test("test_broke", S::kPassed),
+                               test("test_gone_gpu", S::kPassed), test("test_both", S::kFailed)};
+  std::vector<TestCase> after{test("test_ok", S::kPassed), test("test_broke", S::kFailed, "boom"),
+                              test("test_gone_gpu", S::kSkipped, "needs no GPU"),
+                              test("test_both", S::kFailed, "still")};
+  for (int i = 0; i < 120; ++i) {
+    before.push_back(test(fmt::format("test_cuda_{:03}", i), S::kSkipped, "CUDA not available"));
+    after.push_back(test(fmt::format("test_cuda_{:03}", i), S::kPassed));
+  }
+  const std::int64_t base = run_of("baseline", "base", 0);
+  store.record_file(base, file, before);
+  const std::int64_t shim = run_of("shim", "shim", base);
+  store.record_file(shim, file, after);
+  fs::create_directories(dir / "base");
+  testing::write_file(dir / "base" / "report.md", "# baseline\n");  // no report.html there
+
+  const Report r = build_report(store, shim, dir / "shim");
+  ASSERT_TRUE(r.differential);
+  const ReportDifferential& d = *r.differential;
+  ASSERT_EQ(d.regressions.size(), 1U);
+  EXPECT_EQ(d.regressions[0].name, "test_broke");
+  ASSERT_EQ(d.newly_skipped.size(), 1U);
+  EXPECT_EQ(d.newly_skipped[0].message, "needs no GPU");
+  ASSERT_EQ(d.broken_both.size(), 1U);
+  EXPECT_EQ(d.broken_both[0].name, "test_both");
+  ASSERT_EQ(d.unlocked.size(), 120U);
+  EXPECT_EQ(d.unlocked[0].baseline_status, "skipped");
+  EXPECT_EQ(d.baseline_md, "../base/report.md");
+  EXPECT_EQ(d.baseline_html, "") << "not there: not linked";
+
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("The baseline's report (run 1): [report.md](../base/report.md)\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("### Unlocked\n\n<details><summary>120 tests</summary>"), std::string::npos);
+  EXPECT_NE(md.find("test\\_cuda\\_099"), std::string::npos);
+  EXPECT_EQ(md.find("test\\_cuda\\_100"), std::string::npos) << "at most 100 rows";
+  EXPECT_NE(md.find("… and 20 more: report.html and report.json (`diff_class`) list every test."),
+            std::string::npos);
+  EXPECT_NE(md.find("| test\\_a.py::tests.test\\_a.T::test\\_gone\\_gpu | passed → skipped | "
+                    "needs no GPU |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("### Failing with and without the shim\n\n<details><summary>1 test</summary>"),
+            std::string::npos);
+
+  const std::string html = render_html(r);
+  EXPECT_NE(html.find("test_cuda_119"), std::string::npos) << "report.html lists every test";
+  EXPECT_NE(html.find("<h3>Unlocked</h3>\n<details class=\"tests\"><summary>120 tests</summary>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<a href=\"../base/report.md\">report.md</a>"), std::string::npos);
+
+  const nlohmann::json j = render_json(r)["differential"];
+  EXPECT_EQ(j["unlocked"].size(), 120U);
+  EXPECT_EQ(j["newly_skipped"][0]["name"], "test_gone_gpu");
+  EXPECT_EQ(j["broken_both"][0]["status"], "failed");
+  EXPECT_EQ(j["baseline_reports"]["md"], "../base/report.md");
+  EXPECT_TRUE(j["baseline_reports"]["html"].is_null());
 }
 
 // Newly skipped tests that want no GPU (accelerate's @require_cpu) are told apart from real new
