@@ -15,18 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Seconds between two ISO 8601 UTC stamps ("2026-11-21T22:46:00Z"); 0 when either is empty.
-double seconds_between(const std::string& from, const std::string& to) {
-  auto parse = [](const std::string& s) -> std::time_t {
-    std::tm tm{};
-    if (s.size() < 19 || ::strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return 0;
-    return ::timegm(&tm);
-  };
-  const std::time_t a = parse(from);
-  const std::time_t b = parse(to);
-  return a != 0 && b != 0 && b >= a ? static_cast<double>(b - a) : 0;
-}
-
 // Failing files first, in this order, then the rest.
 int file_rank(const std::string& status) {
   static const char* order[] = {"crashed",     "timeout", "error",    "failed",
@@ -98,6 +86,50 @@ std::string other_report_link(Store& store, std::int64_t run_id, const char* fil
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return "";
   return relative_link(path, fs::absolute(report_dir));
+}
+
+nlohmann::json run_summary(const Report& r) {
+  using nlohmann::json;
+  auto count = [](const std::map<std::string, int>& counts, const char* key) {
+    auto it = counts.find(key);
+    return it == counts.end() ? 0 : it->second;
+  };
+  int failing_files = 0;
+  for (const auto& [status, n] : r.summary.files) {
+    if (status != "passed" && status != "no_tests" && status != "not_run") failing_files += n;
+  }
+  json s{{"tests", r.summary.tests_total},
+         {"by_status", r.summary.tests},
+         {"pass_rate", r.summary.pass_rate},
+         {"duration_s", r.duration_s},
+         {"files", r.summary.files_total},
+         {"files_failing", failing_files},
+         {"flaky", r.flaky.size()},
+         {"gaps", r.gaps.size()},
+         {"previous_run", nullptr},
+         {"new_failures", nullptr},
+         {"fixed", nullptr},
+         {"baseline_run", nullptr},
+         {"regressions", nullptr},
+         {"unlocked", nullptr},
+         {"newly_skipped", nullptr}};
+  if (r.previous) {
+    s["previous_run"] = r.previous->previous_run;
+    s["new_failures"] = r.previous->new_failures.size();
+    s["fixed"] = r.previous->fixed.size();
+  }
+  if (r.differential) {
+    const ReportDifferential& d = *r.differential;
+    s["baseline_run"] = d.baseline_run;
+    s["regressions"] = count(d.counts, "regression");
+    s["unlocked"] = count(d.counts, "unlocked");
+    s["newly_skipped"] = count(d.counts, "newly_skipped");
+  }
+  return s;
+}
+
+void store_run_summary(Store& store, const Report& report) {
+  store.set_summary(report.run.id, run_summary(report).dump());
 }
 
 std::string differential_meaning(const ReportDifferential& d, const std::string& cls,

@@ -168,6 +168,16 @@ Report build_report(Store& store, std::int64_t run_id, const std::filesystem::pa
 std::string other_report_link(Store& store, std::int64_t run_id, const char* file,
                               const std::filesystem::path& report_dir);
 
+/// What lists and trends of runs show of a run, from its report, stored as runs.summary
+/// (docs/database.md): {"tests", "by_status", "pass_rate", "duration_s", "files",
+/// "files_failing", "flaky", "gaps", "previous_run", "new_failures", "fixed", "baseline_run",
+/// "regressions", "unlocked", "newly_skipped"}; the comparisons' are null when the run has no
+/// previous or baseline run.
+nlohmann::json run_summary(const Report& report);
+
+/// Stores report's run_summary as its run's runs.summary; every writer of a run's reports does.
+void store_run_summary(Store& store, const Report& report);
+
 /// Fills in what build_report says about the run against its previous run and its reruns:
 /// report.previous (when the run has a previous run), each case's change and attempts,
 /// report.flaky. build_report calls it (reports/run_to_run.cpp).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "runner/base/error.h"
@@ -19,18 +20,52 @@ char history_letter(const std::string& status, bool flaky) {
   return it == letters.end() ? '?' : it->second;
 }
 
+namespace {
+
+// The rows as JSON: one object per run, newest first.
+nlohmann::json history_json(const std::vector<TestHistoryEntry>& rows) {
+  using nlohmann::json;
+  json out = json::array();
+  for (const auto& e : rows) {
+    out.push_back({{"run", e.run.id},
+                   {"started_at", e.run.started_at},
+                   {"suite", e.run.suite},
+                   {"mode", e.run.mode},
+                   {"file", e.file},
+                   {"classname", e.test.classname},
+                   {"name", e.test.name},
+                   {"status", std::string(to_string(e.test.status))},
+                   {"flaky", e.flaky},
+                   {"attempts", e.attempts},
+                   {"culprit", e.test.culprit.empty() ? json(nullptr) : json(e.test.culprit)},
+                   {"duration_s", e.test.duration_s},
+                   {"message", failure_text(e.test)}});
+  }
+  return out;
+}
+
+}  // namespace
+
 int history_command(const std::filesystem::path& db_path, const std::string& test,
-                    const std::string& suite, int limit) {
+                    const HistoryFilter& filter, bool as_json) {
+  const std::string& suite = filter.suite;
   if (!std::filesystem::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
   Store store(db_path, Store::Purpose::kRead);
-  const std::vector<TestHistoryEntry> rows = store.test_history(test, suite, limit);
+  const std::vector<TestHistoryEntry> rows =
+      store.test_history(test, suite, filter.limit, filter.mode);
   if (rows.empty()) {
     throw UsageError(
-        fmt::format("no recorded result for test \"{}\"{} in {} (give it as classname::name, "
+        fmt::format("no recorded result for test \"{}\"{}{} in {} (give it as classname::name, "
                     "file::classname::name or classname.name, as `runner show` prints it)",
-                    test, suite.empty() ? "" : " of suite " + suite, db_path.string()));
+                    test, suite.empty() ? "" : " of suite " + suite,
+                    filter.mode.empty() ? "" : " in " + filter.mode + " runs", db_path.string()));
+  }
+  if (as_json) {
+    fmt::print("{}\n",
+               history_json(rows).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    return kExitOk;
   }
   std::set<std::string> tests;
   std::map<std::string, int> counts;

@@ -77,6 +77,7 @@ struct ReportsAtTheEnd {
                                    const fs::path& out_dir) {
     verdict.reset();
     devshim::Report report = devshim::build_report(store, run_id, out_dir);
+    devshim::store_run_summary(store, report);
     std::vector<fs::path> written =
         devshim::write_reports(report, out_dir, devshim::parse_report_formats(""));
     if (policy != devshim::FailOn::kAny) verdict = std::move(report);
@@ -217,10 +218,12 @@ int runs_main(int argc, char** argv) {
   CLI::App app{"List recorded runs, newest first.", "runner runs"};
   std::string db;
   int limit = 20;
+  bool as_json = false;
   add_db_option(app, db);
   app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
+  app.add_flag("--json", as_json, "a JSON array instead of the table");
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::list_runs(database(db), limit);
+  return devshim::list_runs(database(db), limit, as_json);
 }
 
 int show_main(int argc, char** argv) {
@@ -339,17 +342,21 @@ int gaps_main(int argc, char** argv) {
 
 int history_main(int argc, char** argv) {
   CLI::App app{"One test's outcomes across recorded runs, newest first.", "runner history"};
-  std::string db, test, suite;
-  int limit = 30;
+  std::string db, test;
+  devshim::HistoryFilter filter;
+  bool as_json = false;
   app.add_option("test", test,
                  "the test: classname::name (as `runner show` prints it), file::classname::name, "
                  "classname.name, or a bare name")
       ->required();
   add_db_option(app, db);
-  app.add_option("--suite", suite, "only runs of this suite");
-  app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
+  app.add_option("--suite", filter.suite, "only runs of this suite");
+  app.add_option("--mode", filter.mode, "only shim runs or only baseline (--no-shim) runs")
+      ->check(CLI::IsMember({"shim", "baseline"}));
+  app.add_option("-n,--limit", filter.limit, "how many runs")->capture_default_str();
+  app.add_flag("--json", as_json, "a JSON array, one object per run, instead of the table");
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::history_command(database(db), test, suite, limit);
+  return devshim::history_command(database(db), test, filter, as_json);
 }
 
 int merge_main(int argc, char** argv) {
@@ -411,7 +418,7 @@ int prune_main(int argc, char** argv) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{
-      {"runs", "runner runs [--db PATH] [-n N]", "list recorded runs", runs_main},
+      {"runs", "runner runs [--db PATH] [-n N] [--json]", "list recorded runs", runs_main},
       {"show", "runner show [RUN] [--status S] [--all]", "a run's files and tests", show_main},
       {"import", "runner import LOGDIR [--suite NAME]", "import TorchDevice test-runner logs",
        import_main},
@@ -419,8 +426,8 @@ const std::vector<Command>& commands() {
        report_main},
       {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
        devices_main},
-      {"history", "runner history TEST [--suite S] [-n N]", "one test's outcomes across runs",
-       history_main},
+      {"history", "runner history TEST [--suite S] [--mode shim|baseline] [-n N] [--json]",
+       "one test's outcomes across runs", history_main},
       {"merge", "runner merge A.db B.db ... --into ALL.db", "merge shard databases into one run",
        merge_main},
       {"prune", "runner prune --keep N | --older-than DAYS", "delete old runs and their logs",

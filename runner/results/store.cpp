@@ -23,7 +23,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 9> kMigrations = {
+constexpr std::array<const char*, 10> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -268,6 +268,11 @@ ALTER TABLE gaps_v9 RENAME TO gaps;
 ALTER TABLE gap_tests_v9 RENAME TO gap_tests;
 CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
 )sql",
+    // 10: what each run's report counted (tests, pass rate, new failures, ...), so that lists of
+    // runs need not rebuild their reports.
+    R"sql(
+ALTER TABLE runs ADD COLUMN summary TEXT;          -- JSON (reports/report.h, run_summary)
+)sql",
 };
 
 // 64-bit FNV-1a: the key of a text in table texts (stable across builds and hosts).
@@ -324,13 +329,14 @@ RunRecord read_run(const sql::Statement& s) {
   r.previous_run = s.opt_int64(21).value_or(0);
   r.shard = s.text(22);
   r.shard_plan = s.text(23);
+  r.summary = s.text(24);
   return r;
 }
 
 constexpr const char* kRunColumns =
     "id, suite, suite_file, framework, targets, command_line, mode, status, started_at, "
     "finished_at, host, project_root, tests_dir, project_commit, out_dir, jobs, timeout_s, "
-    "runner_pid, source_url, environment, baseline_run, previous_run, shard, shard_plan";
+    "runner_pid, source_url, environment, baseline_run, previous_run, shard, shard_plan, summary";
 
 }  // namespace
 
@@ -341,6 +347,17 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
   std::array<char, 32> buf{};
   std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf.data();
+}
+
+double seconds_between(const std::string& from, const std::string& to) {
+  auto parse = [](const std::string& s) -> std::time_t {
+    std::tm tm{};
+    if (s.size() < 19 || ::strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return 0;
+    return ::timegm(&tm);
+  };
+  const std::time_t a = parse(from);
+  const std::time_t b = parse(to);
+  return a != 0 && b != 0 && b >= a ? static_cast<double>(b - a) : 0;
 }
 
 std::string iso8601_utc_now() { return iso8601_utc(std::chrono::system_clock::now()); }
@@ -759,6 +776,11 @@ bool Store::claim_run(std::int64_t run_id) {
 void Store::set_environment(std::int64_t run_id, const std::string& environment_json) {
   sql::Statement u(db_, "UPDATE runs SET environment = ? WHERE id = ?");
   u.bind(1, environment_json).bind(2, run_id).run();
+}
+
+void Store::set_summary(std::int64_t run_id, const std::string& summary_json) {
+  sql::Statement u(db_, "UPDATE runs SET summary = ? WHERE id = ?");
+  u.bind(1, summary_json).bind(2, run_id).run();
 }
 
 std::vector<RunRecord> Store::runs(int limit) {

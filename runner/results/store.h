@@ -42,6 +42,9 @@ struct RunRecord {
   std::int64_t previous_run = 0;  ///< the earlier run it is compared with (--previous); 0: none
   std::string shard;              ///< "2/4" for a run of --shard; empty otherwise
   std::string shard_plan;         ///< fingerprint of the shard assignment (schedule.h); or empty
+  /// JSON object: the run's counts as its last report saw them (reports/report.h, run_summary);
+  /// empty before a report was written.
+  std::string summary;
 };
 
 /// One test file of a run. status is empty until the file has finished ("not run").
@@ -166,6 +169,8 @@ class Store {
   bool claim_run(std::int64_t run_id);
   /// Stores the run's environment (a JSON object, RunRecord::environment).
   void set_environment(std::int64_t run_id, const std::string& environment_json);
+  /// Stores the run's summary (a JSON object, RunRecord::summary).
+  void set_summary(std::int64_t run_id, const std::string& summary_json);
 
   std::vector<RunRecord> runs(int limit = 50);
   std::optional<RunRecord> run(std::int64_t run_id);
@@ -198,9 +203,10 @@ class Store {
   /// Counts of the run's test results by status.
   std::map<CaseStatus, std::size_t> case_counts(std::int64_t run_id);
   /// The outcomes of one test across runs, newest first. test is "file::classname::name",
-  /// "classname::name", "classname.name" or a bare name; suite (when not empty) narrows the runs.
+  /// "classname::name", "classname.name" or a bare name; suite and mode ("shim", "baseline"),
+  /// when not empty, narrow the runs.
   std::vector<TestHistoryEntry> test_history(const std::string& test, const std::string& suite,
-                                             int limit);
+                                             int limit, const std::string& mode = "");
   /// Runs to delete: beyond the newest keep runs of each suite (keep > 0), or started before
   /// older_than (ISO 8601; when not empty); only of suite when not empty. Running runs are
   /// never chosen. Newest first.
@@ -227,6 +233,9 @@ class Store {
 /// "2026-11-21T22:46:00Z" for now, or for a time point.
 std::string iso8601_utc_now();
 std::string iso8601_utc(std::chrono::system_clock::time_point t);
+/// Seconds between two ISO 8601 UTC stamps ("2026-11-21T22:46:00Z"); 0 when either is empty or
+/// unreadable, or `to` is before `from`.
+double seconds_between(const std::string& from, const std::string& to);
 /// "20261121-234600": local time now, for the names of run folders.
 std::string local_stamp();
 

@@ -195,7 +195,7 @@ std::map<CaseStatus, std::size_t> Store::case_counts(std::int64_t run_id) {
 }
 
 std::vector<TestHistoryEntry> Store::test_history(const std::string& test, const std::string& suite,
-                                                  int limit) {
+                                                  int limit, const std::string& mode) {
   const TestQuery q = parse_test_query(test);
   std::vector<TestHistoryEntry> out;
   std::set<std::int64_t> seen;  // case ids: the candidates may overlap
@@ -203,16 +203,17 @@ std::vector<TestHistoryEntry> Store::test_history(const std::string& test, const
     // With a class name the cases_by_test index finds the rows; a bare name scans.
     const std::string match =
         classname.empty() ? "c.name = ?2" : "c.classname = ?1 AND c.name = ?2";
-    sql::Statement s(
-        db_, fmt::format("SELECT c.id, c.run_id, f.path, c.classname, c.name, c.status, "
-                         "c.duration_s, c.exception, c.message, c.culprit, c.flaky, "
-                         "(SELECT count(*) FROM attempts a WHERE a.file_id = c.file_id "
-                         "AND a.classname = c.classname AND a.name = c.name) "
-                         "FROM cases c JOIN files f ON f.id = c.file_id JOIN runs r ON "
-                         "r.id = c.run_id WHERE {} AND (?3 = '' OR f.path = ?3) "
-                         "AND (?4 = '' OR r.suite = ?4) ORDER BY c.run_id DESC, f.path LIMIT ?5",
-                         match));
-    s.bind(1, classname).bind(2, name).bind(3, q.file).bind(4, suite).bind(5, limit);
+    sql::Statement s(db_,
+                     fmt::format("SELECT c.id, c.run_id, f.path, c.classname, c.name, c.status, "
+                                 "c.duration_s, c.exception, c.message, c.culprit, c.flaky, "
+                                 "(SELECT count(*) FROM attempts a WHERE a.file_id = c.file_id "
+                                 "AND a.classname = c.classname AND a.name = c.name) "
+                                 "FROM cases c JOIN files f ON f.id = c.file_id JOIN runs r ON "
+                                 "r.id = c.run_id WHERE {} AND (?3 = '' OR f.path = ?3) "
+                                 "AND (?4 = '' OR r.suite = ?4) AND (?6 = '' OR r.mode = ?6) "
+                                 "ORDER BY c.run_id DESC, f.path LIMIT ?5",
+                                 match));
+    s.bind(1, classname).bind(2, name).bind(3, q.file).bind(4, suite).bind(5, limit).bind(6, mode);
     std::vector<std::pair<std::int64_t, TestHistoryEntry>> rows;
     while (s.step()) {
       if (!seen.insert(s.int64(0)).second) continue;

@@ -176,6 +176,30 @@ TEST_F(ReportTest, HostileTextCannotBreakAMarkdownTable) {
   }
 }
 
+// What `runner runs` and trends read of a run (runs.summary) is what its report counted, and every
+// writer of reports stores it.
+TEST_F(ReportTest, TheRunSummaryIsTheReportsCountsAndIsStoredWithTheReports) {
+  const Report r = report(run_.out());
+  const nlohmann::json s = run_summary(r);
+  EXPECT_EQ(s["tests"], r.summary.tests_total);
+  EXPECT_DOUBLE_EQ(s["pass_rate"].get<double>(), r.summary.pass_rate);
+  ASSERT_TRUE(r.previous);
+  EXPECT_EQ(s["previous_run"], r.previous->previous_run);
+  EXPECT_EQ(s["new_failures"], r.previous->new_failures.size());
+  EXPECT_EQ(s["fixed"], r.previous->fixed.size());
+  EXPECT_EQ(s["flaky"], r.flaky.size());
+  EXPECT_TRUE(s["baseline_run"].is_null()) << "no baseline run: no differential counts";
+  EXPECT_TRUE(s["regressions"].is_null());
+
+  {
+    Store store(run_.db());
+    EXPECT_EQ(store.run(run_.run_id)->summary, "");
+    write_reports(store, run_.run_id, run_.out(), "md");
+  }
+  Store store(run_.db());
+  EXPECT_EQ(nlohmann::json::parse(store.run(run_.run_id)->summary), s);
+}
+
 // A differential run's reports list the tests of each class that matters, not just counts (issue
 // 20): regressions, unlocked, newly skipped, failing both ways; report.md folds each list and
 // shows at most 100 rows; every format links the baseline's own reports when they are there.

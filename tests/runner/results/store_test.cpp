@@ -47,6 +47,26 @@ TEST(Store, CreatesTheSchemaOnceAndReopens) {
   EXPECT_EQ(mode.text(0), "wal");
 }
 
+// Schema 10: a run's summary (what its report counted) is stored and read back; a database of
+// schema 9 gains the column, NULL (empty) for the runs it had.
+TEST(Store, ARunsSummaryIsStoredAndOlderDatabasesGainTheColumn) {
+  TempDir dir;
+  const auto path = dir / "results.db";
+  std::int64_t id = 0;
+  {
+    Store s(path);
+    id = s.begin_run(sample_run(), {"test_a.py"});
+    sql::Database db(path);
+    db.exec("ALTER TABLE runs DROP COLUMN summary");
+    db.exec("PRAGMA user_version = 9");
+  }
+  Store s(path);
+  EXPECT_EQ(s.run(id)->summary, "");
+  s.set_summary(id, R"({"tests":3})");
+  EXPECT_EQ(s.run(id)->summary, R"({"tests":3})");
+  EXPECT_EQ(s.runs(1).at(0).summary, R"({"tests":3})");
+}
+
 // SQLite refuses one of two connections that turn a new database to WAL at once without calling
 // the busy handler (about one race in fifteen); a Store must wait for the other instead.
 TEST(Store, ProcessesCreatingOneDatabaseAtOnceAllOpenIt) {
