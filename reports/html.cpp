@@ -688,17 +688,8 @@ class Page {
       }
       out_ += "<ul class=\"regressions\">\n";
       for (const auto& c : changes) {
-        out_ += "<li>";
-        text(c.file + " · " + (c.classname.empty() ? "" : c.classname + ".") + c.name);
-        out_ += " ";
-        text(c.previous_status + " → " + c.status);
-        out_ += " ";
-        source_links(c.links);
-        if (!c.message.empty()) {
-          out_ += "<br>";
-          long_text(c.message);
-        }
-        out_ += "</li>\n";
+        test_item(c.file, c.classname, c.name, c.previous_status + " → " + c.status, c.links,
+                  c.message);
       }
       out_ += "</ul>\n";
     };
@@ -767,19 +758,27 @@ class Page {
   void diff_tests(const std::vector<ReportDifferential::Test>& tests) {
     out_ += "<ul class=\"regressions\">\n";
     for (const auto& g : tests) {
-      out_ += "<li>";
-      text(g.file + " · " + (g.classname.empty() ? "" : g.classname + ".") + g.name);
-      out_ += " ";
-      text(g.baseline_status + " → " + g.status);
-      out_ += " ";
-      source_links(g.links);
-      if (!g.message.empty()) {
-        out_ += "<br>";
-        long_text(g.message);
-      }
-      out_ += "</li>\n";
+      test_item(g.file, g.classname, g.name, g.baseline_status + " → " + g.status, g.links,
+                g.message);
     }
     out_ += "</ul>\n";
+  }
+
+  // One test of a list: "file · class.name", its statuses, its links, its message below.
+  void test_item(const std::string& file, const std::string& classname, const std::string& name,
+                 const std::string& statuses, const SourceLinks& links,
+                 const std::string& message) {
+    out_ += "<li>";
+    text(file + " · " + (classname.empty() ? "" : classname + ".") + name);
+    out_ += " ";
+    text(statuses);
+    out_ += " ";
+    source_links(links);
+    if (!message.empty()) {
+      out_ += "<br>";
+      long_text(message);
+    }
+    out_ += "</li>\n";
   }
 
   // A differential class's tests under a heading, folded: every one of them.
