@@ -237,8 +237,10 @@ int show_main(int argc, char** argv) {
   add_db_option(app, db);
   app.add_option("--status", status, "only files and tests with this status (e.g. failed)");
   app.add_flag("--all", all, "list passed files and passing tests too");
+  bool as_json = false;
+  app.add_flag("--json", as_json, "every file and test (or those of --status) as JSON");
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::show_run(database(db), run, status, all);
+  return devshim::show_run(database(db), run, status, all, as_json);
 }
 
 int import_main(int argc, char** argv) {
@@ -419,7 +421,8 @@ int prune_main(int argc, char** argv) {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{
       {"runs", "runner runs [--db PATH] [-n N] [--json]", "list recorded runs", runs_main},
-      {"show", "runner show [RUN] [--status S] [--all]", "a run's files and tests", show_main},
+      {"show", "runner show [RUN] [--status S] [--all] [--json]", "a run's files and tests",
+       show_main},
       {"import", "runner import LOGDIR [--suite NAME]", "import TorchDevice test-runner logs",
        import_main},
       {"report", "runner report [RUN] [--format F] [-o DIR]", "render a run's reports again",

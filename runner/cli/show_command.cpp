@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "parsers/text.h"
 #include "runner/base/error.h"
@@ -12,8 +13,68 @@
 
 namespace devshim {
 
+namespace {
+
+using nlohmann::json;
+
+json opt_text(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+// The run, and its files with their tests, as JSON: every file and test, or those with
+// status_filter (a file's status, a test's status or culprit) when it is not empty.
+json run_json(Store& store, const RunRecord& rec, const std::string& status_filter) {
+  std::map<std::string, std::vector<StoredCase>> cases_by_file;
+  for (auto& c : store.cases(rec.id)) cases_by_file[c.file].push_back(std::move(c));
+  json files = json::array();
+  for (const auto& f : store.files(rec.id)) {
+    const std::string fstatus = f.status ? std::string(to_string(*f.status)) : "not_run";
+    json tests = json::array();
+    for (const auto& c : cases_by_file[f.path]) {
+      const TestCase& t = c.test;
+      const std::string status(to_string(t.status));
+      if (!status_filter.empty() && status != status_filter && t.culprit != status_filter) {
+        continue;
+      }
+      tests.push_back(
+          {{"classname", t.classname},
+           {"name", t.name},
+           {"status", status},
+           {"culprit", opt_text(t.culprit)},
+           {"flaky", c.flaky},
+           {"duration_s", t.duration_s},
+           {"message", opt_text(failure_text(t))},
+           {"source", t.source.line > 0 ? json{{"path", t.source.path}, {"line", t.source.line}}
+                                        : json(nullptr)}});
+    }
+    if (!status_filter.empty() && fstatus != status_filter && tests.empty()) continue;
+    files.push_back(
+        {{"path", f.path},
+         {"status", fstatus},
+         {"duration_s", f.duration_s},
+         {"note", opt_text(f.note)},
+         {"log", f.log_path.empty()
+                     ? json(nullptr)
+                     : json((std::filesystem::path(rec.out_dir) / f.log_path).string())},
+         {"tests", std::move(tests)}});
+  }
+  return {{"run",
+           {{"id", rec.id},
+            {"suite", rec.suite},
+            {"mode", rec.mode},
+            {"status", rec.status},
+            {"started_at", rec.started_at},
+            {"finished_at", opt_text(rec.finished_at)},
+            {"host", rec.host},
+            {"jobs", rec.jobs},
+            {"project_root", rec.project_root},
+            {"project_commit", opt_text(rec.project_commit)},
+            {"out_dir", rec.out_dir}}},
+          {"files", std::move(files)}};
+}
+
+}  // namespace
+
 int show_run(const std::filesystem::path& db_path, const std::string& run,
-             const std::string& status_filter, bool all_tests) {
+             const std::string& status_filter, bool all_tests, bool as_json) {
   if (!std::filesystem::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
@@ -26,6 +87,12 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
   }
   Store store(db_path, Store::Purpose::kRead);
   const RunRecord found = store.resolve_run(run);
+  if (as_json) {
+    fmt::print(
+        "{}\n",
+        run_json(store, found, status_filter).dump(2, ' ', false, json::error_handler_t::replace));
+    return kExitOk;
+  }
   const RunRecord* rec = &found;
   const std::int64_t id = found.id;
 

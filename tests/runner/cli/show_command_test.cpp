@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "runner/results/store.h"
@@ -40,6 +41,26 @@ std::string show(const std::filesystem::path& db, const std::string& run, const 
   ::testing::internal::CaptureStdout();
   show_run(db, run, status, all);
   return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(ShowRun, JsonHasEveryFileAndTestOrThoseOfTheStatus) {
+  TempDir dir;
+  {
+    Store store(dir / "results.db");
+    record_run(store, "passed");
+  }
+  ::testing::internal::CaptureStdout();
+  show_run(dir / "results.db", "latest", "", false, /*as_json=*/true);
+  const auto all = nlohmann::json::parse(::testing::internal::GetCapturedStdout());
+  EXPECT_EQ(all["run"]["id"], 1);
+  EXPECT_EQ(all["run"]["finished_at"], "2026-11-23T08:01:00Z");
+  ASSERT_EQ(all["files"].size(), 1U);
+  EXPECT_EQ(all["files"][0]["log"], nullptr);
+  ASSERT_EQ(all["files"][0]["tests"].size(), 1U) << "a passing test too: JSON is for tools";
+  EXPECT_EQ(all["files"][0]["tests"][0]["name"], "test_ok");
+  ::testing::internal::CaptureStdout();
+  show_run(dir / "results.db", "latest", "failed", false, true);
+  EXPECT_TRUE(nlohmann::json::parse(::testing::internal::GetCapturedStdout())["files"].empty());
 }
 
 TEST(ShowRun, AFilterNothingMatchesSaysSo) {
