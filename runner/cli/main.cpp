@@ -12,6 +12,7 @@
 #include "reports/report.h"
 #include "reports/write_reports.h"
 #include "runner/base/error.h"
+#include "runner/cli/compare_command.h"
 #include "runner/cli/devices_command.h"
 #include "runner/cli/gaps_command.h"
 #include "runner/cli/history_command.h"
@@ -342,6 +343,19 @@ int gaps_main(int argc, char** argv) {
   return devshim::gaps_list(db_path, status, kind);
 }
 
+int compare_main(int argc, char** argv) {
+  CLI::App app{"Two recorded runs compared test by test.", "runner compare"};
+  std::string db, a, b;
+  bool as_json = false;
+  app.add_option("a", a, "run A: an id, \"latest\" or \"latest~N\" (N runs before the newest)")
+      ->required();
+  app.add_option("b", b, "run B, the one compared with A")->required();
+  add_db_option(app, db);
+  app.add_flag("--json", as_json, "one JSON object instead of the text");
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::compare_command(database(db), a, b, as_json);
+}
+
 int history_main(int argc, char** argv) {
   CLI::App app{"One test's outcomes across recorded runs, newest first.", "runner history"};
   std::string db, test;
@@ -427,6 +441,7 @@ const std::vector<Command>& commands() {
        import_main},
       {"report", "runner report [RUN] [--format F] [-o DIR]", "render a run's reports again",
        report_main},
+      {"compare", "runner compare A B [--json]", "two runs compared test by test", compare_main},
       {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
        devices_main},
       {"history", "runner history TEST [--suite S] [--mode shim|baseline] [-n N] [--json]",

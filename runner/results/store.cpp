@@ -805,9 +805,23 @@ RunRecord Store::resolve_run(const std::string& spec) {
     if (newest.empty()) throw UsageError("no runs recorded in " + path().string());
     return newest[0];
   }
+  if (spec.starts_with("latest~")) {
+    int back = 0;
+    const char* n = spec.data() + 7;
+    auto [end, ec] = std::from_chars(n, spec.data() + spec.size(), back);
+    if (ec == std::errc() && end == spec.data() + spec.size() && back >= 0 && back < 100000) {
+      auto newest = runs(back + 1);
+      if (static_cast<int>(newest.size()) <= back) {
+        throw UsageError(fmt::format("{}: {} has only {} run{}", spec, path().string(),
+                                     newest.size(), newest.size() == 1 ? "" : "s"));
+      }
+      return newest[back];
+    }
+  }
   auto [end, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), id);
   if (ec != std::errc() || end != spec.data() + spec.size()) {
-    throw UsageError(fmt::format("\"{}\" is not a run id (a number, or \"latest\")", spec));
+    throw UsageError(fmt::format(
+        "\"{}\" is not a run id (a number, \"latest\", or \"latest~N\": N runs before it)", spec));
   }
   auto r = run(id);
   if (!r) throw UsageError(fmt::format("no run {} in {}", id, path().string()));

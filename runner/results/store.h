@@ -174,8 +174,8 @@ class Store {
 
   std::vector<RunRecord> runs(int limit = 50);
   std::optional<RunRecord> run(std::int64_t run_id);
-  /// The run a user named: a number, or "latest" (or empty) for the newest. Throws UsageError
-  /// when it is neither or no such run exists.
+  /// The run a user named: a number, "latest" (or empty) for the newest, or "latest~N" for the
+  /// Nth before it (by id). Throws UsageError when it is none of these or no such run exists.
   RunRecord resolve_run(const std::string& spec);
   std::vector<FileRecord> files(std::int64_t run_id);
   /// How many of the run's files ended with each status ("not_run": planned, never finished).

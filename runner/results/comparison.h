@@ -1,0 +1,44 @@
+// Any two recorded runs compared test by test (`runner compare A B`): what changed between two
+// nights, two shim policies, two torch versions or two machines. Tests are matched by file, class
+// name and test name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "parsers/test_result.h"
+#include "runner/results/store.h"
+
+namespace devshim {
+
+/// The comparison classes in the order `runner compare` lists them, each with its meaning:
+/// regressed (passed in A, fails in B), fixed (failed in A, passes in B), newly_skipped (ran in A,
+/// or absent, and skips in B), newly_run (skipped or absent in A, runs in B), gone (in A, not in
+/// B), same (the same outcome both times). xfailed and xpassed count as passes, error as a
+/// failure.
+const std::vector<std::pair<std::string, std::string>>& comparison_classes();
+
+/// The class of one test from its status in run A and in run B (nullopt: absent there; not both).
+std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStatus> b);
+
+/// One test that is in A or in B, with its statuses ("absent" where it is not) and B's message
+/// (A's for a test that is gone).
+struct ComparedTest {
+  std::string file, classname, name, status_a, status_b, message;
+  SourceLocation source;  ///< B's (A's for a test that is gone)
+};
+
+struct RunComparison {
+  RunRecord a, b;
+  std::map<std::string, int> counts;                       ///< class → tests (every class)
+  std::map<std::string, std::vector<ComparedTest>> tests;  ///< class → tests, but not "same"
+};
+
+/// Compares run b with run a. Reads both runs' cases from store.
+RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b);
+
+}  // namespace devshim
