@@ -163,7 +163,7 @@ int run_main(int argc, char** argv) {
   std::string fail_on = "any";
   app.add_option("--previous", o.previous,
                  "compare with this recorded run (an id or \"latest\"; default: the latest run "
-                 "of the same suite, targets, mode and shard)");
+                 "of the same suite, targets, mode, shard and shim policy)");
   app.add_option("--fail-on", fail_on,
                  "what makes the exit code 1: any (a file failed), new-failures (a test fails that "
                  "did not in the previous run), regressions (differential regressions)")

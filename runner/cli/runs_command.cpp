@@ -22,9 +22,11 @@ json parsed_object(const std::string& text) {
   return j.is_object() ? j : json::object();
 }
 
-// The shim's policy in a shim run ("default", "accelerator-only", ...); "-" for a baseline run.
+// The shim's policy in a shim run ("default", "accelerator-only", ...): as the runner recorded it,
+// else (runs before schema 11) as the interpreter's probe reported it; "-" for a baseline run.
 std::string policy_of(const RunRecord& r, const json& environment) {
   if (r.mode != "shim") return "-";
+  if (!r.policy.empty()) return r.policy;
   const auto shim = environment.find("shim");
   if (shim == environment.end() || !shim->is_object()) return "?";
   return shim->value("policy", std::string("?"));

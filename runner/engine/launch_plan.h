@@ -18,6 +18,8 @@ using Environment = std::map<std::string, std::string>;
 
 /// Variables the runner sets for the shim (docs/shim.md).
 inline constexpr const char* kActivateVar = "ACTIVATE_TORCH_DEVICE";
+/// The shim's redirection policy (docs/shim.md); "default" when unset.
+inline constexpr const char* kPolicyVar = "TORCHDEVICE_POLICY";
 inline constexpr const char* kMpsFallbackVar = "PYTORCH_ENABLE_MPS_FALLBACK";
 
 struct LaunchOptions {

@@ -163,14 +163,19 @@ class RunObserver : public PoolObserver {
   bool any_failure_ = false;
 };
 
-// What makes an earlier run comparable with this one (Store::comparable_run).
-RunRecord comparable_key(const Suite& suite, const RunOptions& o,
-                         const std::optional<Shard>& shard) {
+// What makes an earlier run comparable with this one (Store::comparable_run); env is the test
+// processes' environment, whose TORCHDEVICE_POLICY picks the shim's policy.
+RunRecord comparable_key(const Suite& suite, const RunOptions& o, const std::optional<Shard>& shard,
+                         const Environment& env) {
   RunRecord r;
   r.suite = suite.name;
   r.targets = o.targets;
   r.mode = o.shim ? "shim" : "baseline";
   r.shard = shard ? shard_text(*shard) : "";
+  if (o.shim) {
+    const auto policy = env.find(kPolicyVar);
+    r.policy = policy == env.end() || policy->second.empty() ? "default" : policy->second;
+  }
   return r;
 }
 
@@ -384,7 +389,7 @@ RunPlan plan_run(const RunOptions& options) {
   claim_run_folder(plan.out_dir, db);
 
   // Longest first by recorded durations, this shard's share only (runner/schedule.h).
-  const RunRecord comparable = comparable_key(suite, o, shard);
+  const RunRecord comparable = comparable_key(suite, o, shard, env);
   if (plan.resume) {
     previous_run = plan.resume->run.previous_run;
   } else if (previous_run == 0) {
@@ -426,6 +431,7 @@ RunPlan plan_run(const RunOptions& options) {
   if (!plan.resume) {
     run.shard = comparable.shard;
     run.shard_plan = schedule.shard_plan;
+    run.policy = comparable.policy;
   }
   run.jobs = plan.pool.jobs;
   run.timeout_s = timeout_s;

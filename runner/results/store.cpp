@@ -23,7 +23,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 10> kMigrations = {
+constexpr std::array<const char*, 11> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -273,6 +273,10 @@ CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
     R"sql(
 ALTER TABLE runs ADD COLUMN summary TEXT;          -- JSON (reports/report.h, run_summary)
 )sql",
+    // 11: the shim's policy of a shim run, part of what makes two runs comparable.
+    R"sql(
+ALTER TABLE runs ADD COLUMN policy TEXT;           -- TORCHDEVICE_POLICY; NULL for baseline runs
+)sql",
 };
 
 // 64-bit FNV-1a: the key of a text in table texts (stable across builds and hosts).
@@ -330,13 +334,15 @@ RunRecord read_run(const sql::Statement& s) {
   r.shard = s.text(22);
   r.shard_plan = s.text(23);
   r.summary = s.text(24);
+  r.policy = s.text(25);
   return r;
 }
 
 constexpr const char* kRunColumns =
     "id, suite, suite_file, framework, targets, command_line, mode, status, started_at, "
     "finished_at, host, project_root, tests_dir, project_commit, out_dir, jobs, timeout_s, "
-    "runner_pid, source_url, environment, baseline_run, previous_run, shard, shard_plan, summary";
+    "runner_pid, source_url, environment, baseline_run, previous_run, shard, shard_plan, summary, "
+    "policy";
 
 }  // namespace
 
@@ -347,6 +353,11 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
   std::array<char, 32> buf{};
   std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf.data();
+}
+
+std::string comparable_policy(const RunRecord& run) {
+  if (!run.policy.empty()) return run.policy;
+  return run.mode == "shim" ? "default" : "";
 }
 
 double seconds_between(const std::string& from, const std::string& to) {
@@ -450,8 +461,8 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
                      "INSERT INTO runs (suite, suite_file, framework, targets, command_line, mode, "
                      "status, started_at, finished_at, host, project_root, tests_dir, "
                      "project_commit, out_dir, jobs, timeout_s, runner_pid, source_url, "
-                     "environment, baseline_run, previous_run, shard, shard_plan) "
-                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "environment, baseline_run, previous_run, shard, shard_plan, policy) "
+                     "VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, run.suite)
       .bind(2, run.suite_file)
       .bind(3, run.framework)
@@ -483,7 +494,8 @@ std::int64_t Store::begin_run(RunRecord run, const std::vector<std::string>& pla
   };
   ins.bind(20, id_or_null(run.previous_run))
       .bind(21, text_or_null(run.shard))
-      .bind(22, text_or_null(run.shard_plan));
+      .bind(22, text_or_null(run.shard_plan))
+      .bind(23, text_or_null(run.policy));
   ins.run();
   const std::int64_t id = db_.last_insert_rowid();
   sql::Statement f(db_, "INSERT INTO files (run_id, path) VALUES (?, ?)");

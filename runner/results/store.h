@@ -45,7 +45,14 @@ struct RunRecord {
   /// JSON object: the run's counts as its last report saw them (reports/report.h, run_summary);
   /// empty before a report was written.
   std::string summary;
+  /// Shim runs: the redirection policy the test processes get (TORCHDEVICE_POLICY; "default"
+  /// when unset). Empty for baseline runs, and for runs recorded before schema 11.
+  std::string policy;
 };
+
+/// The policy that makes runs comparable (Store::comparable_run): run.policy, or for a shim run
+/// that recorded none (before schema 11) "default"; empty for baseline runs.
+std::string comparable_policy(const RunRecord& run);
 
 /// One test file of a run. status is empty until the file has finished ("not run").
 struct FileRecord {
@@ -189,7 +196,8 @@ class Store {
   // Nightly operations (store_nightly.cpp).
 
   /// The newest finished (passed or failed) run older than before_id (0: any) with the same suite,
-  /// targets, mode and shard as run: the run a nightly run is compared with.
+  /// targets, mode, shard and shim policy (comparable_policy) as run: the run a nightly run is
+  /// compared with.
   std::optional<RunRecord> comparable_run(const RunRecord& run, std::int64_t before_id = 0);
   /// Running average duration of each file of a suite (table durations), by files.path.
   std::map<std::string, double> durations(const std::string& suite);

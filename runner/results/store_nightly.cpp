@@ -77,13 +77,15 @@ std::optional<RunRecord> Store::comparable_run(const RunRecord& run, std::int64_
   sql::Statement s(db_,
                    "SELECT id FROM runs WHERE suite = ? AND targets = ? AND mode = ? "
                    "AND coalesce(shard, '') = ? AND status IN ('passed', 'failed') "
-                   "AND (? = 0 OR id < ?) ORDER BY id DESC LIMIT 1");
+                   "AND (? = 0 OR id < ?) AND coalesce(policy, CASE mode WHEN 'shim' THEN "
+                   "'default' ELSE '' END) = ? ORDER BY id DESC LIMIT 1");
   s.bind(1, run.suite)
       .bind(2, nlohmann::json(run.targets).dump())
       .bind(3, run.mode)
       .bind(4, run.shard)
       .bind(5, before_id)
-      .bind(6, before_id);
+      .bind(6, before_id)
+      .bind(7, comparable_policy(run));
   if (!s.step()) return std::nullopt;
   const std::int64_t id = s.int64(0);
   s.reset();

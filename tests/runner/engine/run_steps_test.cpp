@@ -160,6 +160,26 @@ TEST_F(RunStepsTest, PlanningStartsNothingAndOrdersEveryFile) {
   EXPECT_EQ(plan.pool.jobs, 1);
 }
 
+// Issue 20: the shim's policy the test processes get is recorded and keys the comparison with
+// earlier runs (Store::comparable_run); a baseline run has none.
+TEST_F(RunStepsTest, AShimRunRecordsThePolicyItsTestProcessesGet) {
+  ::unsetenv("TORCHDEVICE_POLICY");  // the inherited environment is the test processes' too
+  RunOptions o = options(kParserFixtures / "sources", {"test_ut_passing.py"});
+  testing::write_file(o.suite, R"({"name": "steps", "python": "python3", "project_root": ")" +
+                                   (kParserFixtures / "sources").string() +
+                                   R"(", "tests_dir": "tests", "env": {"TORCHDEVICE_POLICY": )"
+                                   R"("accelerator-only"}})");
+  testing::write_file(dir_ / "shim" / "sitecustomize.py", "");
+  o.shim_dir = dir_ / "shim";
+  EXPECT_EQ(plan_run(o).run.policy, "");
+  o.shim = true;
+  EXPECT_EQ(plan_run(o).run.policy, "accelerator-only");
+  testing::write_file(o.suite, R"({"name": "steps", "python": "python3", "project_root": ")" +
+                                   (kParserFixtures / "sources").string() +
+                                   R"(", "tests_dir": "tests"})");
+  EXPECT_EQ(plan_run(o).run.policy, "default") << "unless the environment sets one";
+}
+
 TEST_F(RunStepsTest, RecordsEachFileFromItsLogAndFailsWhenOneFails) {
   processes_.outcomes = {{"test_ut_outcomes.py", {parser_log("test_ut_outcomes", 1)}},
                          {"test_ut_passing.py", {parser_log("test_ut_passing", 0)}},

@@ -188,10 +188,11 @@ TEST(GapLog, MigrationNineKeepsEntriesAndTheirTests) {
     store.finish_run(id, "failed", "2026-11-23T08:10:00Z");
     GapLog(store).update_from_run(id);
     sql::Database db(path);
-    db.exec("ALTER TABLE runs DROP COLUMN summary");  // what migration 10 adds, added again below
+    // What migrations 10 and 11 add, added again below.
+    db.exec("ALTER TABLE runs DROP COLUMN summary; ALTER TABLE runs DROP COLUMN policy");
     db.exec("PRAGMA user_version = 8");
   }
-  Store store(path);  // migrates 8 → 9 (and 10) again over the same rows
+  Store store(path);  // migrates 8 → 9 (and on) again over the same rows
   auto e = GapLog(store).entry("torch._C._cuda_getDevice");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->tests, 1);

@@ -74,6 +74,27 @@ TEST(StoreNightly, TheComparableRunHasTheSameSuiteTargetsModeAndShard) {
   EXPECT_FALSE(s.comparable_run(run_of("nothing")));
 }
 
+// Issue 20: a night under TORCHDEVICE_POLICY=accelerator-only is not compared with a night under
+// the default policy; a shim run recorded before schema 11 (no policy) counts as the default.
+TEST(StoreNightly, TheComparableRunHasTheSamePolicy) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  const auto old_default = finished_run(s, run_of("demo"));  // policy "": before schema 11
+  RunRecord strict = run_of("demo");
+  strict.policy = "accelerator-only";
+  const auto accelerator_only = finished_run(s, strict);
+  RunRecord fallback = run_of("demo");
+  fallback.policy = "default";
+  EXPECT_EQ(s.comparable_run(fallback)->id, old_default);
+  EXPECT_EQ(s.comparable_run(strict)->id, accelerator_only);
+  EXPECT_EQ(s.run(accelerator_only)->policy, "accelerator-only");
+  const auto new_default = finished_run(s, fallback);
+  EXPECT_EQ(s.comparable_run(run_of("demo"))->id, new_default);
+  RunRecord baseline = run_of("demo");
+  baseline.mode = "baseline";
+  EXPECT_FALSE(s.comparable_run(baseline)) << "no baseline run: policies are the shim's";
+}
+
 TEST(StoreNightly, DurationsAreARunningAveragePerSuiteAndFile) {
   TempDir dir;
   Store s(dir / "r.db");

@@ -48,7 +48,7 @@ TEST(Store, CreatesTheSchemaOnceAndReopens) {
 }
 
 // Schema 10: a run's summary (what its report counted) is stored and read back; a database of
-// schema 9 gains the column, NULL (empty) for the runs it had.
+// schema 9 gains the column (and 11's), NULL (empty) for the runs it had.
 TEST(Store, ARunsSummaryIsStoredAndOlderDatabasesGainTheColumn) {
   TempDir dir;
   const auto path = dir / "results.db";
@@ -57,11 +57,12 @@ TEST(Store, ARunsSummaryIsStoredAndOlderDatabasesGainTheColumn) {
     Store s(path);
     id = s.begin_run(sample_run(), {"test_a.py"});
     sql::Database db(path);
-    db.exec("ALTER TABLE runs DROP COLUMN summary");
+    db.exec("ALTER TABLE runs DROP COLUMN summary; ALTER TABLE runs DROP COLUMN policy");
     db.exec("PRAGMA user_version = 9");
   }
   Store s(path);
   EXPECT_EQ(s.run(id)->summary, "");
+  EXPECT_EQ(s.run(id)->policy, "");
   s.set_summary(id, R"({"tests":3})");
   EXPECT_EQ(s.run(id)->summary, R"({"tests":3})");
   EXPECT_EQ(s.runs(1).at(0).summary, R"({"tests":3})");
