@@ -444,7 +444,7 @@ const std::vector<Command>& commands() {
       {"compare", "runner compare A B [--json]", "two runs compared test by test", compare_main},
       {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
        devices_main},
-      {"history", "runner history TEST [--suite S] [--mode shim|baseline] [-n N] [--json]",
+      {"history", "runner history TEST [--suite S] [--mode M] [--json]",
        "one test's outcomes across runs", history_main},
       {"merge", "runner merge A.db B.db ... --into ALL.db", "merge shard databases into one run",
        merge_main},
