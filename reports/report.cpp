@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <tuple>
+#include <utility>
 
 #include "parsers/signature.h"
 #include "parsers/text.h"
@@ -78,14 +80,16 @@ SourceLinks source_links(const SourceLocation& loc, const LinkBase& base) {
   return links;
 }
 
-std::string other_report_link(Store& store, std::int64_t run_id, const char* file,
-                              const fs::path& report_dir) {
+std::pair<std::string, std::string> other_report_links(Store& store, std::int64_t run_id,
+                                                       const fs::path& report_dir) {
   const std::optional<RunRecord> other = store.run(run_id);
-  if (!other || other->out_dir.empty()) return "";
-  const fs::path path = fs::path(other->out_dir) / file;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return "";
-  return relative_link(path, fs::absolute(report_dir));
+  if (!other || other->out_dir.empty()) return {};
+  auto link_to = [&](const char* file) -> std::string {
+    const fs::path path = fs::path(other->out_dir) / file;
+    std::error_code ec;
+    return fs::is_regular_file(path, ec) ? relative_link(path, fs::absolute(report_dir)) : "";
+  };
+  return {link_to("report.md"), link_to("report.html")};
 }
 
 nlohmann::json run_summary(const Report& r) {
@@ -128,8 +132,10 @@ nlohmann::json run_summary(const Report& r) {
   return s;
 }
 
-void store_run_summary(Store& store, const Report& report) {
-  store.set_summary(report.run.id, run_summary(report).dump());
+Report build_and_store_report(Store& store, std::int64_t run_id, const fs::path& report_dir) {
+  Report report = build_report(store, run_id, report_dir);
+  store.set_summary(run_id, run_summary(report).dump());
+  return report;
 }
 
 std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
@@ -260,8 +266,8 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   if (run->baseline_run > 0) {
     r.differential.emplace();
     r.differential->baseline_run = run->baseline_run;
-    r.differential->baseline_md = other_report_link(store, run->baseline_run, "report.md", dir);
-    r.differential->baseline_html = other_report_link(store, run->baseline_run, "report.html", dir);
+    std::tie(r.differential->baseline_md, r.differential->baseline_html) =
+        other_report_links(store, run->baseline_run, dir);
     baseline = RunStatuses(store, run->baseline_run);
   }
 
@@ -318,9 +324,8 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   });
   add_run_to_run(store, r);
   if (r.previous) {
-    r.previous->previous_md = other_report_link(store, r.previous->previous_run, "report.md", dir);
-    r.previous->previous_html =
-        other_report_link(store, r.previous->previous_run, "report.html", dir);
+    std::tie(r.previous->previous_md, r.previous->previous_html) =
+        other_report_links(store, r.previous->previous_run, dir);
   }
   const int counted =
       r.summary.tests_total - r.summary.tests["skipped"] - r.summary.tests["xfailed"];

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parsers/test_result.h"
@@ -163,10 +164,10 @@ struct Report {
 /// reports are written to). Throws UsageError when the run does not exist.
 Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir);
 
-/// The link from report_dir to `file` (report.md, report.html) in run run_id's output folder;
-/// empty when the run or that file is not there.
-std::string other_report_link(Store& store, std::int64_t run_id, const char* file,
-                              const std::filesystem::path& report_dir);
+/// Links from report_dir to report.md and report.html in run run_id's output folder: {md, html},
+/// each empty when the run or that file is not there.
+std::pair<std::string, std::string> other_report_links(Store& store, std::int64_t run_id,
+                                                       const std::filesystem::path& report_dir);
 
 /// What lists and trends of runs show of a run, from its report, stored as runs.summary
 /// (docs/database.md): {"tests", "by_status", "pass_rate", "duration_s", "files",
@@ -175,8 +176,10 @@ std::string other_report_link(Store& store, std::int64_t run_id, const char* fil
 /// previous or baseline run.
 nlohmann::json run_summary(const Report& report);
 
-/// Stores report's run_summary as its run's runs.summary; every writer of a run's reports does.
-void store_run_summary(Store& store, const Report& report);
+/// build_report, then its run_summary stored as the run's runs.summary: what every writer of a
+/// run's reports calls.
+Report build_and_store_report(Store& store, std::int64_t run_id,
+                              const std::filesystem::path& report_dir);
 
 /// Fills in what build_report says about the run against its previous run and its reruns:
 /// report.previous (when the run has a previous run), each case's change and attempts,

@@ -96,9 +96,7 @@ std::vector<fs::path> write_reports(Store& store, std::int64_t run_id, const fs:
                                     const std::string& formats) {
   const std::vector<const ReportFormat*> wanted = parse_report_formats(formats);
   create_folder(dir);
-  const Report report = build_report(store, run_id, dir);
-  store_run_summary(store, report);
-  return write_reports(report, dir, wanted);
+  return write_reports(build_and_store_report(store, run_id, dir), dir, wanted);
 }
 
 int report_command(const fs::path& db_path, const std::string& run, const std::string& formats,

@@ -77,8 +77,7 @@ struct ReportsAtTheEnd {
   std::vector<fs::path> operator()(devshim::Store& store, std::int64_t run_id,
                                    const fs::path& out_dir) {
     verdict.reset();
-    devshim::Report report = devshim::build_report(store, run_id, out_dir);
-    devshim::store_run_summary(store, report);
+    devshim::Report report = devshim::build_and_store_report(store, run_id, out_dir);
     std::vector<fs::path> written =
         devshim::write_reports(report, out_dir, devshim::parse_report_formats(""));
     if (policy != devshim::FailOn::kAny) verdict = std::move(report);
