@@ -225,6 +225,26 @@ footer { margin-top: 2.5rem; color: var(--muted); font-size: 0.85em; }
 }
 )css";
 
+}  // namespace
+
+std::string html::page_head(std::string_view title) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; "
+      "form-action 'none'\">\n"
+      "<meta name=\"referrer\" content=\"no-referrer\">\n"
+      "<meta name=\"generator\" content=\"devshim runner\">\n<title>";
+  append_escaped(out, title);
+  out += "</title>\n<style>";
+  out += kStyle;
+  out += "</style>\n</head>\n";
+  return out;
+}
+
+namespace {
+
 // Filtering and the ready flag (contract in html.h).
 constexpr std::string_view kScript = R"js(
 (function () {
@@ -515,17 +535,7 @@ class Page {
   void head() {
     const auto& run = report_.run;
     out_ +=
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; "
-        "form-action 'none'\">\n"
-        "<meta name=\"referrer\" content=\"no-referrer\">\n"
-        "<meta name=\"generator\" content=\"devshim runner\">\n<title>";
-    text(fmt::format("devshim · {} · run {} · {}", run.suite, run.id, run.status));
-    out_ += "</title>\n<style>";
-    out_ += kStyle;
-    out_ += "</style>\n</head>\n";
+        html::page_head(fmt::format("devshim · {} · run {} · {}", run.suite, run.id, run.status));
   }
 
   void env_row(std::string_view term, std::string_view value, std::string_view title = {}) {
@@ -664,12 +674,15 @@ class Page {
   void previous() {
     if (!report_.previous) return;
     const ReportPrevious& p = *report_.previous;
-    out_ +=
-        fmt::format("<section id=\"previous\">\n<h2>Changes since run {}</h2>\n<p class=\"hint\">",
-                    p.previous_run);
-    text("the previous run of the same suite, targets and mode, started " + p.started_at);
+    out_ += fmt::format("<section id=\"previous\">\n<h2>{} run {}</h2>\n<p class=\"hint\">",
+                        p.against ? "Compared with" : "Changes since", p.previous_run);
+    text(p.against ? "the run chosen with --against (\"previous\" below means it), started " +
+                         p.started_at
+                   : "the previous run of the same suite, targets, mode and policy, started " +
+                         p.started_at);
     out_ += "</p>\n";
-    other_reports("previous run's report", p.previous_run, p.previous_md, p.previous_html);
+    other_reports(p.against ? "other run's report" : "previous run's report", p.previous_run,
+                  p.previous_md, p.previous_html);
     out_ +=
         "<table><thead><tr><th>Class</th><th>Tests</th><th>Meaning</th></tr></thead>"
         "<tbody>\n";

@@ -36,6 +36,11 @@ std::string escape(std::string_view text);
 /// reference into another scheme. The result still needs escape() for the attribute.
 std::string safe_href(std::string_view link);
 
+/// The <head> every page devshim writes starts with, up to and including </head>: charset,
+/// viewport, a Content-Security-Policy that allows inline style and script only, no referrer,
+/// the title (escaped here) and the reports' style sheet (light and dark).
+std::string page_head(std::string_view title);
+
 }  // namespace html
 
 }  // namespace devshim

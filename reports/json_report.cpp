@@ -4,17 +4,13 @@ namespace devshim {
 
 using nlohmann::json;
 
-namespace {
+json json_text(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 json links_json(const SourceLinks& l) {
-  json j = json::object();
-  j["local"] = l.local.empty() ? json(nullptr) : json(l.local);
-  j["upstream"] = l.upstream.empty() ? json(nullptr) : json(l.upstream);
-  return j;
+  return {{"local", json_text(l.local)}, {"upstream", json_text(l.upstream)}};
 }
 
-// Text comes from the store, already valid UTF-8; the dump replaces anything invalid anyway.
-json opt(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+namespace {
 
 // A rerun test's attempts, or null when it was not rerun.
 json attempts_json(const std::vector<CaseAttempt>& attempts) {
@@ -23,7 +19,7 @@ json attempts_json(const std::vector<CaseAttempt>& attempts) {
   for (const auto& a : attempts) {
     out.push_back({{"attempt", a.attempt},
                    {"status", std::string(to_string(a.status))},
-                   {"message", opt(a.message)}});
+                   {"message", json_text(a.message)}});
   }
   return out;
 }
@@ -39,18 +35,20 @@ json previous_json(const Report& r) {
                      {"name", c.name},
                      {"previous_status", c.previous_status},
                      {"status", c.status},
-                     {"message", opt(c.message)},
+                     {"message", json_text(c.message)},
                      {"links", links_json(c.links)}});
     }
     return out;
   };
-  return {
-      {"run", r.previous->previous_run},
-      {"started_at", r.previous->started_at},
-      {"reports", {{"md", opt(r.previous->previous_md)}, {"html", opt(r.previous->previous_html)}}},
-      {"counts", r.previous->counts},
-      {"new_failures", changes(r.previous->new_failures)},
-      {"fixed", changes(r.previous->fixed)}};
+  return {{"run", r.previous->previous_run},
+          {"chosen", r.previous->against ? "against" : "previous"},
+          {"started_at", r.previous->started_at},
+          {"reports",
+           {{"md", json_text(r.previous->previous_md)},
+            {"html", json_text(r.previous->previous_html)}}},
+          {"counts", r.previous->counts},
+          {"new_failures", changes(r.previous->new_failures)},
+          {"fixed", changes(r.previous->fixed)}};
 }
 
 // Every flaky test of the run with its attempts ([] when none).
@@ -79,12 +77,12 @@ json run_json(const Report& r) {
       {"command_line", r.run.command_line},
       {"project_root", r.run.project_root},
       {"tests_dir", r.run.tests_dir},
-      {"project_commit", opt(r.run.project_commit)},
+      {"project_commit", json_text(r.run.project_commit)},
       {"host", r.run.host},
       {"jobs", r.run.jobs},
       {"timeout_s", r.run.timeout_s},
       {"started_at", r.run.started_at},
-      {"finished_at", opt(r.run.finished_at)},
+      {"finished_at", json_text(r.run.finished_at)},
       {"duration_s", r.duration_s},
       {"environment", r.environment},
   };
@@ -99,17 +97,17 @@ json case_json(const ReportCase& c) {
       {"name", t.name},
       {"status", std::string(to_string(t.status))},
       {"duration_s", t.duration_s},
-      {"exception", opt(t.exception)},
-      {"message", opt(t.message)},
-      {"signature", opt(c.signature)},
-      {"culprit", opt(t.culprit)},
+      {"exception", json_text(t.exception)},
+      {"message", json_text(t.message)},
+      {"signature", json_text(c.signature)},
+      {"culprit", json_text(t.culprit)},
       {"source", t.source.path.empty()
                      ? json(nullptr)
                      : json{{"path", t.source.path},
                             {"line", t.source.line > 0 ? json(t.source.line) : json(nullptr)}}},
       {"links", links_json(c.links)},
-      {"diff_class", opt(c.diff_class)},
-      {"change", opt(c.change)},
+      {"diff_class", json_text(c.diff_class)},
+      {"change", json_text(c.change)},
       {"flaky", c.flaky},
       {"attempts", attempts_json(c.attempts)},
   };
@@ -126,10 +124,10 @@ json files_json(const Report& r) {
     json fj = {{"path", f.file.path},
                {"status", f.status},
                {"duration_s", f.file.duration_s},
-               {"log", opt(f.log_link)},
+               {"log", json_text(f.log_link)},
                {"exit_code", f.file.exit_code ? json(*f.file.exit_code) : json(nullptr)},
                {"signal", f.file.signal ? json(*f.file.signal) : json(nullptr)},
-               {"note", opt(f.file.note)},
+               {"note", json_text(f.file.note)},
                {"counts", f.counts},
                {"cases", std::move(cases)}};
     files.push_back(std::move(fj));
@@ -168,7 +166,7 @@ json diff_tests_json(const std::vector<ReportDifferential::Test>& tests) {
                    {"name", g.name},
                    {"baseline_status", g.baseline_status},
                    {"status", g.status},
-                   {"message", opt(g.message)},
+                   {"message", json_text(g.message)},
                    {"links", links_json(g.links)}});
   }
   return out;
@@ -179,7 +177,8 @@ json differential_json(const Report& r) {
   if (!r.differential) return nullptr;
   const ReportDifferential& d = *r.differential;
   return {{"baseline_run", d.baseline_run},
-          {"baseline_reports", {{"md", opt(d.baseline_md)}, {"html", opt(d.baseline_html)}}},
+          {"baseline_reports",
+           {{"md", json_text(d.baseline_md)}, {"html", json_text(d.baseline_html)}}},
           {"counts", d.counts},
           {"masquerade_skips", d.masquerade_skips},
           {"regressions", diff_tests_json(d.regressions)},
@@ -205,7 +204,7 @@ json redirections_json(const Report& r) {
               ? json(nullptr)
               : json{{"path", d.first_site.path},
                      {"line", d.first_site.line > 0 ? json(d.first_site.line) : json(nullptr)},
-                     {"function", opt(d.first_function)}}},
+                     {"function", json_text(d.first_function)}}},
          {"links", links_json(d.links)}});
   }
   return redirections;
@@ -226,8 +225,8 @@ json gaps_json(const Report& r) {
                     {"tests", g.tests},
                     {"test_list", std::move(tests)},
                     {"first_seen_run", g.first_seen_run > 0 ? json(g.first_seen_run) : json()},
-                    {"action", opt(g.action)},
-                    {"note", opt(g.note)}});
+                    {"action", json_text(g.action)},
+                    {"note", json_text(g.note)}});
   }
   return gaps;
 }

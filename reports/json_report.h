@@ -21,4 +21,10 @@ nlohmann::json render_json(const Report& report);
 /// The report.json text: indented by 1, invalid UTF-8 replaced by U+FFFD.
 std::string dump_report_json(const nlohmann::json& report);
 
+/// {"local": ..., "upstream": ...}: each link, or null when there is none.
+nlohmann::json links_json(const SourceLinks& links);
+
+/// s, or null when s is empty: how every report in JSON writes an absent text.
+nlohmann::json json_text(const std::string& s);
+
 }  // namespace devshim

@@ -16,7 +16,9 @@ std::string_view cut(std::string_view s, std::size_t max_chars, bool& cut_off) {
   return cut_utf8(s, max_chars);
 }
 
-std::string link(const std::string& text, const std::string& href) {
+}  // namespace
+
+std::string md_link(const std::string& text, const std::string& href) {
   if (href.empty()) return text;
   // Targets come from the model (relative paths, http(s) URLs) and hold paths from tests: spaces,
   // parentheses, brackets, `<>`, backslashes and backticks would end or escape the link target,
@@ -34,11 +36,13 @@ std::string link(const std::string& text, const std::string& href) {
   return fmt::format("[{}]({})", text, target);
 }
 
+namespace {
+
 std::string source_cell(const SourceLinks& links, const SourceLocation& loc) {
   if (loc.path.empty()) return "";
   std::string where = md_cell(loc.line > 0 ? fmt::format("{}:{}", loc.path, loc.line) : loc.path);
-  std::string s = link(where, links.local);
-  if (!links.upstream.empty()) s += " " + link("upstream", links.upstream);
+  std::string s = md_link(where, links.local);
+  if (!links.upstream.empty()) s += " " + md_link("upstream", links.upstream);
   return s;
 }
 
@@ -93,12 +97,6 @@ void environment_section(const Report& r, std::string& out) {
   row("Command", command);
 }
 
-std::string source_link(const SourceLinks& links) {
-  std::string src = links.local.empty() ? "" : link("source", links.local);
-  if (!links.upstream.empty()) src += " " + link("upstream", links.upstream);
-  return src;
-}
-
 // "file::classname::name", or "file::(file)" for a file that failed as a whole.
 std::string test_label(const std::string& file, const std::string& classname,
                        const std::string& name) {
@@ -116,8 +114,8 @@ std::string other_reports(const char* what, std::int64_t run, const std::string&
                           const std::string& html) {
   if (md.empty() && html.empty()) return "";
   std::string links;
-  if (!md.empty()) links += link("report.md", md);
-  if (!html.empty()) links += (links.empty() ? "" : " · ") + link("report.html", html);
+  if (!md.empty()) links += md_link("report.md", md);
+  if (!html.empty()) links += (links.empty() ? "" : " · ") + md_link("report.html", html);
   return fmt::format("The {} (run {}): {}\n\n", what, run, links);
 }
 
@@ -125,8 +123,16 @@ std::string other_reports(const char* what, std::int64_t run, const std::string&
 void previous_section(const Report& r, std::string& out) {
   if (r.previous) {
     const ReportPrevious& p = *r.previous;
-    out += fmt::format("\n## Changes since run {} ({})\n\n", p.previous_run, p.started_at);
-    out += other_reports("previous run's report", p.previous_run, p.previous_md, p.previous_html);
+    if (p.against) {
+      out += fmt::format(
+          "\n## Compared with run {} ({})\n\nThe run chosen with `--against`; \"previous run\" "
+          "below means that run.\n\n",
+          p.previous_run, p.started_at);
+    } else {
+      out += fmt::format("\n## Changes since run {} ({})\n\n", p.previous_run, p.started_at);
+    }
+    out += other_reports(p.against ? "other run's report" : "previous run's report", p.previous_run,
+                         p.previous_md, p.previous_html);
     out += "| class | tests | meaning |\n| --- | --- | --- |\n";
     for (const auto& [cls, meaning] : change_classes()) {
       auto it = p.counts.find(cls);
@@ -141,7 +147,7 @@ void previous_section(const Report& r, std::string& out) {
       for (const auto& c : list) {
         out += fmt::format("| {} | {} → {} | {} | {} |\n",
                            md_cell(test_label(c.file, c.classname, c.name)), c.previous_status,
-                           c.status, md_cell(c.message, 200), source_link(c.links));
+                           c.status, md_cell(c.message, 200), md_source_link(c.links));
       }
     };
     out += "\n### New failures\n\n";
@@ -159,12 +165,18 @@ void previous_section(const Report& r, std::string& out) {
       const std::string first = f.attempts.empty() ? "" : f.attempts.front().message;
       out +=
           fmt::format("| {} | {} | {} | {} |\n", md_cell(test_label(f.file, f.classname, f.name)),
-                      attempts_text(f.attempts), md_cell(first, 200), source_link(f.links));
+                      attempts_text(f.attempts), md_cell(first, 200), md_source_link(f.links));
     }
   }
 }
 
 }  // namespace
+
+std::string md_source_link(const SourceLinks& links) {
+  std::string src = links.local.empty() ? "" : md_link("source", links.local);
+  if (!links.upstream.empty()) src += " " + md_link("upstream", links.upstream);
+  return src;
+}
 
 std::string md_cell(std::string_view text, std::size_t max_chars) {
   bool cut_off = false;
@@ -242,7 +254,7 @@ void listed_tests(const char* title, const std::vector<ReportDifferential::Test>
     const auto& t = tests[i];
     out += fmt::format("| {} | {} → {} | {} | {} |\n",
                        md_cell(test_label(t.file, t.classname, t.name)), t.baseline_status,
-                       t.status, md_cell(t.message, 200), source_link(t.links));
+                       t.status, md_cell(t.message, 200), md_source_link(t.links));
   }
   if (tests.size() > kListedRowsMax) {
     out += fmt::format(
@@ -273,7 +285,7 @@ void differential_section(const Report& r, std::string& out) {
     for (const auto& g : d.regressions) {
       out += fmt::format("| {} | {} → {} | {} | {} |\n",
                          md_cell(g.file + "::" + g.classname + "::" + g.name), g.baseline_status,
-                         g.status, md_cell(g.message, 200), source_link(g.links));
+                         g.status, md_cell(g.message, 200), md_source_link(g.links));
     }
   }
   listed_tests("Unlocked", d.unlocked, "None.\n", out);
@@ -316,8 +328,8 @@ void clusters_section(const Report& r, std::string& out) {
           "| {} | {} | {} |\n", md_cell(t.classname + "::" + t.name), md_cell(t.file),
           t.links.local.empty()
               ? ""
-              : link("source", t.links.local) +
-                    (t.links.upstream.empty() ? "" : " " + link("upstream", t.links.upstream)));
+              : md_link("source", t.links.local) +
+                    (t.links.upstream.empty() ? "" : " " + md_link("upstream", t.links.upstream)));
     }
     out += "\n";
   }
@@ -391,7 +403,7 @@ void files_section(const Report& r, std::string& out) {
     return fmt::format("| {} | {} | {} | {:.1f} s | {} |\n", f.status, md_cell(f.file.path),
                        md_cell(counts_or_none(f.counts)) +
                            (f.file.note.empty() ? "" : " — " + md_cell(f.file.note, 200)),
-                       f.file.duration_s, f.log_link.empty() ? "" : link("log", f.log_link));
+                       f.file.duration_s, f.log_link.empty() ? "" : md_link("log", f.log_link));
   };
   const char* header =
       "| status | file | tests | duration | log |\n| --- | --- | --- | --- | --- |\n";

@@ -240,22 +240,39 @@ std::vector<ReportRedirection> report_redirections(Store& store, std::int64_t ru
 
 }  // namespace
 
-Report build_report(Store& store, std::int64_t run_id, const fs::path& report_dir) {
+namespace {
+
+nlohmann::json environment_of(const RunRecord& run) {
+  nlohmann::json env = nlohmann::json::parse(run.environment.empty() ? "{}" : run.environment,
+                                             nullptr, /*allow_exceptions=*/false);
+  return env.is_object() ? env : nlohmann::json::object();
+}
+
+}  // namespace
+
+LinkBase run_link_base(const RunRecord& run, const fs::path& report_dir) {
+  LinkBase base{run.project_root, {}, fs::absolute(report_dir), run.source_url, run.project_commit};
+  const nlohmann::json env = environment_of(run);
+  if (auto top = env.find("git_toplevel"); top != env.end() && top->is_string()) {
+    base.git_toplevel = top->get<std::string>();
+  }
+  return base;
+}
+
+Report build_report(Store& store, std::int64_t run_id, const fs::path& report_dir,
+                    std::int64_t against) {
   auto run = store.run(run_id);
   if (!run) throw UsageError(fmt::format("no run {} in {}", run_id, store.path().string()));
+  if (against > 0 && !store.run(against)) {
+    throw UsageError(fmt::format("no run {} in {}", against, store.path().string()));
+  }
   Report r;
   r.run = *run;
-  r.environment = nlohmann::json::parse(run->environment.empty() ? "{}" : run->environment, nullptr,
-                                        /*allow_exceptions=*/false);
-  if (!r.environment.is_object()) r.environment = nlohmann::json::object();
+  r.environment = environment_of(*run);
   r.duration_s = seconds_between(run->started_at, run->finished_at);
 
   const fs::path dir = fs::absolute(report_dir);
-  LinkBase link_base{run->project_root, {}, dir, run->source_url, run->project_commit};
-  if (auto top = r.environment.find("git_toplevel");
-      top != r.environment.end() && top->is_string()) {
-    link_base.git_toplevel = top->get<std::string>();
-  }
+  const LinkBase link_base = run_link_base(*run, dir);
   auto links_for = [&](const SourceLocation& loc) { return source_links(loc, link_base); };
 
   std::map<std::string, std::vector<StoredCase>> by_file;
@@ -322,8 +339,9 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   std::stable_sort(r.files.begin(), r.files.end(), [](const ReportFile& a, const ReportFile& b) {
     return file_rank(a.status) < file_rank(b.status);
   });
-  add_run_to_run(store, r);
+  add_run_to_run(store, r, against > 0 ? against : run->previous_run);
   if (r.previous) {
+    r.previous->against = against > 0;
     std::tie(r.previous->previous_md, r.previous->previous_html) =
         other_report_links(store, r.previous->previous_run, dir);
   }

@@ -73,6 +73,9 @@ std::string differential_meaning(const ReportDifferential& d, const std::string&
 /// failed without any test result counts as one test named "(file)".
 struct ReportPrevious {
   std::int64_t previous_run = 0;
+  /// The other run was chosen with `runner report --against`, not recorded as the run's previous
+  /// run: any recorded run, of any suite, mode or policy.
+  bool against = false;
   std::string started_at;                  ///< the previous run's
   std::string previous_md, previous_html;  ///< its reports, as ReportDifferential::baseline_md
   std::map<std::string, int> counts;       ///< class → tests
@@ -161,8 +164,11 @@ struct Report {
 };
 
 /// Reads run run_id from store and computes links relative to report_dir (the folder the
-/// reports are written to). Throws UsageError when the run does not exist.
-Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir);
+/// reports are written to). against > 0: the run-to-run section compares with that run instead
+/// of the run's previous run (ReportPrevious::against). Throws UsageError when a run does not
+/// exist.
+Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir,
+                    std::int64_t against = 0);
 
 /// Links from report_dir to report.md and report.html in run run_id's output folder: {md, html},
 /// each empty when the run or that file is not there.
@@ -181,10 +187,11 @@ nlohmann::json run_summary(const Report& report);
 Report build_and_store_report(Store& store, std::int64_t run_id,
                               const std::filesystem::path& report_dir);
 
-/// Fills in what build_report says about the run against its previous run and its reruns:
-/// report.previous (when the run has a previous run), each case's change and attempts,
-/// report.flaky. build_report calls it (reports/run_to_run.cpp).
-void add_run_to_run(Store& store, Report& report);
+/// Fills in what build_report says about the run against another run and its reruns:
+/// report.previous (when other_run > 0 and is recorded), each case's change and attempts,
+/// report.flaky. build_report calls it with the run's previous run, or --against's run
+/// (reports/run_to_run.cpp).
+void add_run_to_run(Store& store, Report& report, std::int64_t other_run);
 
 /// One line on the LibTorch device probe stored in the run's environment ("device_probe"):
 /// "LibTorch 2.13.0 · cpu: float32 recommended (matmul bfloat16, float16, float32) · cuda → cpu",
@@ -204,6 +211,10 @@ struct LinkBase {
   std::string source_url;              ///< the suite's upstream template (may be empty)
   std::string commit;                  ///< the project's commit (may be empty)
 };
+
+/// The link base of a run's source locations for a report written to report_dir: its project,
+/// its git checkout (from its environment's "git_toplevel"), source_url and commit.
+LinkBase run_link_base(const RunRecord& run, const std::filesystem::path& report_dir);
 
 /// The links of a source location. A relative path is the project's. An absolute one (a
 /// GoogleTest __FILE__, a library's call site) gets a local link only when the file exists here,

@@ -18,7 +18,7 @@ constexpr const char* kFileTest = "(file)";  // a file that failed without a tes
 
 }  // namespace
 
-void add_run_to_run(Store& store, Report& r) {
+void add_run_to_run(Store& store, Report& r, std::int64_t other_run) {
   std::map<std::string, std::vector<CaseAttempt>> attempts;
   for (auto& a : store.attempts(r.run.id)) {
     attempts[test_key(a.file, a.classname, a.name)].push_back(std::move(a));
@@ -28,8 +28,8 @@ void add_run_to_run(Store& store, Report& r) {
   std::map<std::string, CaseStatus> before;
   std::map<std::string, FileStatus> before_files;
   std::set<std::string> before_failing_cases;  // files with a failing test
-  if (r.run.previous_run > 0) {
-    if (auto prev = store.run(r.run.previous_run)) {
+  if (other_run > 0) {
+    if (auto prev = store.run(other_run)) {
       r.previous.emplace();
       r.previous->previous_run = prev->id;
       r.previous->started_at = prev->started_at;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include "reports/html.h"
 #include "reports/json_report.h"
@@ -58,9 +59,7 @@ std::vector<const ReportFormat*> parse_report_formats(const std::string& names) 
   return wanted;
 }
 
-namespace {
-
-void write_atomically(const fs::path& path, const std::string& text) {
+void write_file_atomically(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -72,21 +71,19 @@ void write_atomically(const fs::path& path, const std::string& text) {
   if (ec) throw RuntimeError(fmt::format("{}: cannot write: {}", path.string(), ec.message()));
 }
 
-void create_folder(const fs::path& dir) {
+void create_report_folder(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
 }
 
-}  // namespace
-
 std::vector<fs::path> write_reports(const Report& report, const fs::path& dir,
                                     const std::vector<const ReportFormat*>& formats) {
-  create_folder(dir);
+  create_report_folder(dir);
   std::vector<fs::path> written;
   for (const ReportFormat* f : formats) {
     const fs::path path = dir / f->file;
-    write_atomically(path, f->render(report));
+    write_file_atomically(path, f->render(report));
     written.push_back(path);
   }
   return written;
@@ -95,18 +92,20 @@ std::vector<fs::path> write_reports(const Report& report, const fs::path& dir,
 std::vector<fs::path> write_reports(Store& store, std::int64_t run_id, const fs::path& dir,
                                     const std::string& formats) {
   const std::vector<const ReportFormat*> wanted = parse_report_formats(formats);
-  create_folder(dir);
+  create_report_folder(dir);
   return write_reports(build_and_store_report(store, run_id, dir), dir, wanted);
 }
 
 int report_command(const fs::path& db_path, const std::string& run, const std::string& formats,
-                   const std::string& dir) {
+                   const std::string& dir, const std::string& against) {
   if (!fs::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
-  parse_report_formats(formats);  // an unknown format is refused before the database is opened
-  Store store(db_path);
+  const auto wanted = parse_report_formats(formats);  // refused before the database is opened
+  Store store(db_path, against.empty() ? Store::Purpose::kWrite : Store::Purpose::kRead);
   const RunRecord found = store.resolve_run(run);
+  const std::optional<RunRecord> other =
+      against.empty() ? std::nullopt : std::optional(store.resolve_run(against));
   if (dir.empty()) {
     if (auto owner = foreign_owner(found.out_dir, db_path)) {
       throw UsageError(fmt::format(
@@ -115,10 +114,16 @@ int report_command(const fs::path& db_path, const std::string& run, const std::s
           found.id, found.out_dir, owner->string(), db_path.string()));
     }
   }
-  const fs::path out = dir.empty() ? fs::path(found.out_dir) : fs::path(dir);
-  for (const auto& p : write_reports(store, found.id, out, formats)) {
-    fmt::print("{}\n", p.string());
+  fs::path out = dir.empty() ? fs::path(found.out_dir) : fs::path(dir);
+  std::vector<fs::path> written;
+  if (other) {  // the run's own summary stays: it is the run against its previous run
+    if (dir.empty()) out /= fmt::format("against-{}", other->id);
+    create_report_folder(out);
+    written = write_reports(build_report(store, found.id, out, other->id), out, wanted);
+  } else {
+    written = write_reports(store, found.id, out, formats);
   }
+  for (const auto& p : written) fmt::print("{}\n", p.string());
   return kExitOk;
 }
 

@@ -29,6 +29,13 @@ std::string report_format_names(const char* separator = ", ");
 /// are skipped, and a list with none means every format. Throws UsageError for an unknown name.
 std::vector<const ReportFormat*> parse_report_formats(const std::string& names);
 
+/// Writes text to path through a temporary name and a rename, so that a reader never sees half
+/// a file. Throws RuntimeError when it cannot.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+/// Creates dir and its parents. Throws RuntimeError when it cannot.
+void create_report_folder(const std::filesystem::path& dir);
+
 /// Writes report in each format into dir (created); returns the paths written. Each file is
 /// written to a temporary name and renamed, so a reader never sees half a report. Throws
 /// RuntimeError when dir cannot be written.
@@ -43,9 +50,13 @@ std::vector<std::filesystem::path> write_reports(Store& store, std::int64_t run_
                                                  const std::filesystem::path& dir,
                                                  const std::string& formats = "");
 
-/// `runner report [RUN] [--format md,json,junit,html] [-o DIR]`: dir defaults to the run's own
-/// output folder. Prints the paths written. RUN is an id or "latest".
+/// `runner report [RUN] [--format md,json,junit,html] [-o DIR] [--against OTHER]`: dir defaults
+/// to the run's own output folder. Prints the paths written. RUN and OTHER are what
+/// Store::resolve_run takes. With against, the run-to-run section compares with OTHER, the
+/// reports go to <run's folder>/against-<OTHER's id> unless dir is given, and the run's stored
+/// summary is left as it is (it describes the run against its previous run).
 int report_command(const std::filesystem::path& db_path, const std::string& run,
-                   const std::string& formats, const std::string& dir);
+                   const std::string& formats, const std::string& dir,
+                   const std::string& against = "");
 
 }  // namespace devshim

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "reports/comparison_report.h"
 #include "reports/fail_on.h"
 #include "reports/report.h"
 #include "reports/write_reports.h"
 #include "runner/base/error.h"
-#include "runner/cli/compare_command.h"
 #include "runner/cli/devices_command.h"
 #include "runner/cli/gaps_command.h"
 #include "runner/cli/history_command.h"
@@ -266,9 +266,15 @@ int report_main(int argc, char** argv) {
   add_db_option(app, db);
   app.add_option("--format", formats, "comma-separated: " + devshim::report_format_names())
       ->capture_default_str();
-  app.add_option("-o,--out", out, "folder to write to (default: the run's output folder)");
+  app.add_option("-o,--out", out,
+                 "folder to write to (default: the run's output folder; with --against, its "
+                 "against-<id> subfolder)");
+  std::string against;
+  app.add_option("--against", against,
+                 "compare with this recorded run instead of the run's previous run (an id, "
+                 "\"latest\" or \"latest~N\")");
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::report_command(database(db), run, formats, out);
+  return devshim::report_command(database(db), run, formats, out, against);
 }
 
 int devices_main(int argc, char** argv) {
@@ -351,8 +357,12 @@ int compare_main(int argc, char** argv) {
   app.add_option("b", b, "run B, the one compared with A")->required();
   add_db_option(app, db);
   app.add_flag("--json", as_json, "one JSON object instead of the text");
+  std::string formats, out;
+  app.add_option("-o,--out", out,
+                 "write compare.md, compare.json and compare.html into this folder instead");
+  app.add_option("--format", formats, "with -o: comma-separated, of md, json, html (default: all)");
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::compare_command(database(db), a, b, as_json);
+  return devshim::compare_command(database(db), a, b, as_json, formats, out);
 }
 
 int history_main(int argc, char** argv) {
@@ -438,9 +448,10 @@ const std::vector<Command>& commands() {
        show_main},
       {"import", "runner import LOGDIR [--suite NAME]", "import TorchDevice test-runner logs",
        import_main},
-      {"report", "runner report [RUN] [--format F] [-o DIR]", "render a run's reports again",
+      {"report", "runner report [RUN] [--against R] [-o DIR]", "render a run's reports again",
        report_main},
-      {"compare", "runner compare A B [--json]", "two runs compared test by test", compare_main},
+      {"compare", "runner compare A B [--json] [-o DIR]", "two runs compared test by test",
+       compare_main},
       {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
        devices_main},
       {"history", "runner history TEST [--suite S] [--mode M] [--json]",

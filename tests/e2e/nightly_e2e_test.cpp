@@ -2,6 +2,7 @@
 // comparison with the previous run and --fail-on, flaky tests found by --rerun-failures (unittest
 // and pytest), runner history, --failed-first, shards (--shard, Bazel and Kubernetes variables)
 // merged back into the run one machine makes, and runner prune.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -117,6 +118,41 @@ TEST_F(NightlyE2E, EachRunIsComparedWithThePreviousOneAndFailOnDecidesTheExitCod
   auto other = runner({"test_stable.py", "--out", (dir_ / "n8").string()});
   EXPECT_EQ(other.exit_code, 0) << other.output;
   EXPECT_TRUE(report(dir_ / "n8")["previous"].is_null());
+}
+
+TEST_F(NightlyE2E, AnyTwoRunsAreComparedAfterTheFactWithLinksToTheirSource) {
+  ASSERT_EQ(runner({"--out", (dir_ / "n1").string()}).exit_code, 1);
+  ASSERT_EQ(runner({"--out", (dir_ / "n2").string()}, {{"E2E_NIGHT", "2"}}).exit_code, 1);
+  ASSERT_EQ(runner({"--out", (dir_ / "n3").string()}).exit_code, 1);  // night 1 again
+
+  const auto cmp = dir_ / "cmp";
+  auto c = testing::run(
+      {RUNNER_PATH, "compare", "latest~2", "latest~1", "--db", db().string(), "-o", cmp.string()});
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const json j = json::parse(testing::read_file(cmp / "compare.json"));
+  ASSERT_EQ(j["tests"]["regressed"].size(), 1U) << j["tests"];
+  EXPECT_EQ(j["tests"]["regressed"][0]["name"], "test_breaks");
+  EXPECT_EQ(j["tests"]["fixed"][0]["name"], "test_heals");
+  // The link leads from the folder written to the test's real source line.
+  const std::string local = j["tests"]["regressed"][0]["links"]["local"];
+  const auto hash = local.find("#L");
+  ASSERT_NE(hash, std::string::npos) << local;
+  EXPECT_TRUE(std::filesystem::is_regular_file(cmp / local.substr(0, hash))) << local;
+  EXPECT_EQ(j["b"]["reports"]["html"], "../n2/report.html");
+  EXPECT_NE(testing::read_file(cmp / "compare.html").find("test_breaks"), std::string::npos);
+
+  // Night 3 against night 1 instead of its previous run (night 2): nothing new fails.
+  auto a = testing::run(
+      {RUNNER_PATH, "report", "latest", "--against", "latest~2", "--db", db().string()});
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const json against = report(dir_ / "n3" / fmt::format("against-{}", j["a"]["id"].get<int>()));
+  EXPECT_EQ(against["previous"]["chosen"], "against");
+  EXPECT_EQ(against["previous"]["counts"]["new_failure"], 0) << against["previous"];
+  EXPECT_EQ(report(dir_ / "n3")["previous"]["counts"]["new_failure"], 1)
+      << "the run's own report still compares with night 2";
+  auto bad =
+      testing::run({RUNNER_PATH, "compare", "1", "2", "--format", "md", "--db", db().string()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
 }
 
 TEST_F(NightlyE2E, RerunFailuresFindsTheFlakyTestAndRerunsItAlone) {

@@ -1,7 +1,9 @@
-// Golden files for every report format, rendered from a recorded run (report_fixture.cpp) with
+// Golden files for every report format, and for `runner compare -o`'s renderings of the
+// recorded run against its previous run, rendered from a recorded run (report_fixture.cpp) with
 // the temporary folder normalised to <TMP>. tests/reports/approve.sh re-approves.
 #include <gtest/gtest.h>
 
+#include "reports/comparison_report.h"
 #include "reports/html.h"
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
@@ -18,6 +20,11 @@ class Golden : public ::testing::Test {
   Report report() {
     Store store(run_.db());
     return build_report(store, run_.run_id, run_.out());
+  }
+  ComparisonReport comparison() {
+    Store store(run_.db());
+    const RunRecord b = *store.run(run_.run_id);
+    return build_comparison_report(store, *store.run(b.previous_run), b, run_.out());
   }
   testing::RecordedRun run_;
 };
@@ -37,6 +44,21 @@ TEST_F(Golden, Html) {
 
 TEST_F(Golden, JunitXml) {
   testing::expect_golden("junit.xml.approved", testing::normalise(render_junit(report()), run_));
+}
+
+TEST_F(Golden, CompareMarkdown) {
+  testing::expect_golden("compare.md.approved",
+                         testing::normalise(render_comparison_markdown(comparison()), run_));
+}
+
+TEST_F(Golden, CompareJson) {
+  testing::expect_golden("compare.json.approved",
+                         testing::normalise(comparison_json(comparison()).dump(1), run_));
+}
+
+TEST_F(Golden, CompareHtml) {
+  testing::expect_golden("compare.html.approved",
+                         testing::normalise(render_comparison_html(comparison()), run_));
 }
 
 }  // namespace

@@ -1,11 +1,16 @@
 // A run against its previous run and its flaky tests (reports/run_to_run.cpp), and --fail-on
 // (reports/fail_on.cpp), on the recorded sample run of report_fixture.cpp.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "reports/fail_on.h"
+#include "reports/json_report.h"
+#include "reports/markdown.h"
 #include "reports/report.h"
+#include "reports/write_reports.h"
 #include "runner/base/error.h"
 #include "tests/reports/report_fixture.h"
+#include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
@@ -63,6 +68,51 @@ TEST_F(RunToRun, ClassifiesEveryTestAgainstThePreviousRun) {
       EXPECT_EQ(rc.flaky, rc.test.name == "test_ok");
     }
   }
+}
+
+TEST_F(RunToRun, AgainstComparesWithTheRunGivenInsteadOfThePreviousRun) {
+  Store store(run_.db());
+  const Report r = build_report(store, run_.run_id, run_.out(), /*against=*/run_.run_id);
+  ASSERT_TRUE(r.previous);
+  EXPECT_TRUE(r.previous->against);
+  EXPECT_EQ(r.previous->previous_run, run_.run_id);
+  EXPECT_EQ(r.run.previous_run, build_report(store, run_.run_id, run_.out()).run.previous_run)
+      << "the run's own previous run is still what the report says it is";
+  EXPECT_TRUE(r.previous->new_failures.empty()) << "against itself nothing is new";
+  EXPECT_TRUE(r.previous->fixed.empty());
+  EXPECT_GT(r.previous->counts.at("still_failing"), 0);
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find(fmt::format("## Compared with run {} (", run_.run_id)), std::string::npos);
+  EXPECT_EQ(md.find("## Changes since run"), std::string::npos);
+  EXPECT_EQ(render_json(r)["previous"]["chosen"], "against");
+  EXPECT_EQ(render_json(build_report(store, run_.run_id, run_.out()))["previous"]["chosen"],
+            "previous");
+  EXPECT_THROW(build_report(store, run_.run_id, run_.out(), 999), UsageError);
+}
+
+TEST_F(RunToRun, ReportAgainstWritesBesideTheRunsReportsAndKeepsItsSummary) {
+  std::int64_t previous = 0;
+  {
+    Store store(run_.db());
+    write_reports(store, run_.run_id, run_.out());
+    previous = store.run(run_.run_id)->previous_run;
+  }
+  const std::string summary = Store(run_.db()).run(run_.run_id)->summary;
+  ASSERT_FALSE(summary.empty());
+  ::testing::internal::CaptureStdout();
+  report_command(run_.db(), std::to_string(run_.run_id), "md,json", "", "latest");
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  const auto dir = run_.out() / fmt::format("against-{}", run_.run_id);
+  EXPECT_NE(printed.find((dir / "report.md").string()), std::string::npos) << printed;
+  EXPECT_TRUE(std::filesystem::exists(dir / "report.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "report.html")) << "only the formats asked for";
+  const auto j = nlohmann::json::parse(testing::read_file(dir / "report.json"));
+  EXPECT_EQ(j["previous"]["run"], run_.run_id);
+  const std::string own = testing::read_file(run_.out() / "report.md");
+  EXPECT_NE(own.find(fmt::format("## Changes since run {} (", previous)), std::string::npos)
+      << "the run's own report is left as it was";
+  EXPECT_EQ(Store(run_.db()).run(run_.run_id)->summary, summary);
+  EXPECT_THROW(report_command(run_.db(), "latest", "", "", "latest~9"), UsageError);
 }
 
 TEST_F(RunToRun, FailOnDecidesTheExitCode) {

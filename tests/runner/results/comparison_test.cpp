@@ -1,20 +1,13 @@
-// Two runs compared test by test (runner/results/comparison.h) and `runner compare` on a real
-// database: ids, latest, latest~N, text and JSON.
+// The comparison class of a test from its outcomes in two runs (runner/results/comparison.h);
+// compare_runs and `runner compare` on a real database: tests/reports/comparison_report_test.cpp.
 #include "runner/results/comparison.h"
 
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
-#include "runner/base/error.h"
-#include "runner/cli/compare_command.h"
-#include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
 
 using S = CaseStatus;
-using testing::TempDir;
 
 TEST(ComparisonClass, EveryPairOfOutcomes) {
   EXPECT_EQ(comparison_class(S::kPassed, S::kPassed), "same");
@@ -31,107 +24,6 @@ TEST(ComparisonClass, EveryPairOfOutcomes) {
   EXPECT_EQ(comparison_class(S::kSkipped, S::kFailed), "newly_run");
   EXPECT_EQ(comparison_class(std::nullopt, S::kFailed), "newly_run");
   EXPECT_EQ(comparison_class(S::kPassed, std::nullopt), "gone");
-}
-
-// One run of suite "s" whose tests have the statuses given, in a shim run with `policy`.
-std::int64_t record(Store& store, const std::string& policy,
-                    const std::vector<std::pair<std::string, S>>& tests) {
-  RunRecord r;
-  r.suite = "s";
-  r.suite_file = "/s/suite.json";
-  r.framework = "pytest";
-  r.started_at = "2026-11-23T08:00:00Z";
-  r.project_root = "/proj";
-  r.tests_dir = "tests";
-  r.out_dir = "/out";
-  r.environment =
-      R"({"torch": "2.13.0+cpu", "shim": {"policy": ")" + policy + R"(", "version": "0.2.0"}})";
-  const std::int64_t id = store.begin_run(r, {"test_a.py"});
-  FileRecord f;
-  f.path = "test_a.py";
-  f.status = FileStatus::kFailed;
-  std::vector<TestCase> cases;
-  for (const auto& [name, status] : tests) {
-    TestCase t;
-    t.classname = "tests.test_a";
-    t.name = name;
-    t.status = status;
-    if (is_failure(status)) {
-      t.exception = "RuntimeError";
-      t.message = name + " broke";
-    }
-    cases.push_back(t);
-  }
-  store.record_file(id, f, cases);
-  store.finish_run(id, "failed", "2026-11-23T08:01:00Z");
-  return id;
-}
-
-class CompareRuns : public ::testing::Test {
- protected:
-  void SetUp() override {
-    Store store(db());
-    record(store, "default",
-           {{"test_same", S::kPassed},
-            {"test_reg", S::kPassed},
-            {"test_fix", S::kFailed},
-            {"test_skip", S::kPassed},
-            {"test_run", S::kSkipped},
-            {"test_gone", S::kPassed}});
-    record(store, "accelerator-only",
-           {{"test_same", S::kPassed},
-            {"test_reg", S::kFailed},
-            {"test_fix", S::kPassed},
-            {"test_skip", S::kSkipped},
-            {"test_run", S::kPassed},
-            {"test_new", S::kFailed}});
-  }
-  std::filesystem::path db() const { return dir_ / "results.db"; }
-  std::string compare(const std::string& a, const std::string& b, bool as_json) {
-    ::testing::internal::CaptureStdout();
-    compare_command(db(), a, b, as_json);
-    return ::testing::internal::GetCapturedStdout();
-  }
-  TempDir dir_;
-};
-
-TEST_F(CompareRuns, EveryTestIsClassedAndListedButTheSameOnes) {
-  Store store(db());
-  const RunComparison c = compare_runs(store, *store.run(1), *store.run(2));
-  EXPECT_EQ(c.counts.at("same"), 1);
-  EXPECT_EQ(c.counts.at("regressed"), 1);
-  EXPECT_EQ(c.counts.at("fixed"), 1);
-  EXPECT_EQ(c.counts.at("newly_skipped"), 1);
-  EXPECT_EQ(c.counts.at("newly_run"), 2) << "test_run, and test_new that A did not have";
-  EXPECT_EQ(c.counts.at("gone"), 1);
-  EXPECT_EQ(c.tests.count("same"), 0U);
-  ASSERT_EQ(c.tests.at("regressed").size(), 1U);
-  EXPECT_EQ(c.tests.at("regressed")[0].name, "test_reg");
-  EXPECT_EQ(c.tests.at("regressed")[0].status_a, "passed");
-  EXPECT_EQ(c.tests.at("regressed")[0].message, "RuntimeError: test_reg broke");
-  EXPECT_EQ(c.tests.at("gone")[0].status_b, "absent");
-}
-
-TEST_F(CompareRuns, TheCommandNamesBothRunsPoliciesAndTakesLatestSelectors) {
-  const std::string text = compare("latest~1", "latest", false);
-  EXPECT_NE(text.find("A: run 1  s  shim  policy default  shim 0.2.0  torch 2.13.0+cpu"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("B: run 2  s  shim  policy accelerator-only"), std::string::npos) << text;
-  EXPECT_NE(text.find("regressed           1  passed in A, fails in B"), std::string::npos) << text;
-  EXPECT_NE(text.find("regressed (1):\n  test_a.py::tests.test_a::test_reg  passed -> failed  "
-                      "RuntimeError: test_reg broke\n"),
-            std::string::npos)
-      << text;
-  EXPECT_EQ(text.find("test_same"), std::string::npos) << "the same outcome is counted only";
-
-  const auto j = nlohmann::json::parse(compare("1", "2", true));
-  EXPECT_EQ(j["b"]["policy"], "accelerator-only");
-  EXPECT_EQ(j["counts"]["gone"], 1);
-  EXPECT_EQ(j["tests"]["newly_run"].size(), 2U);
-
-  EXPECT_THROW(compare_command(db(), "latest~2", "latest", false), UsageError) << "two runs";
-  EXPECT_THROW(compare_command(db(), "latest~x", "latest", false), UsageError);
 }
 
 }  // namespace

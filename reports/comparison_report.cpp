@@ -1,0 +1,267 @@
+#include "reports/comparison_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "parsers/text.h"
+#include "reports/json_report.h"
+#include "reports/markdown.h"
+#include "reports/write_reports.h"
+#include "runner/base/error.h"
+#include "runner/base/printable.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kTextMessageChars = 160;  ///< the text output cuts longer messages
+
+}  // namespace
+
+// What makes two runs differ besides their tests: from the run and its probed environment.
+json comparison_run_json(const RunRecord& r, const std::string& md, const std::string& html) {
+  json env = json::parse(r.environment.empty() ? "{}" : r.environment, nullptr, false);
+  if (!env.is_object()) env = json::object();
+  const json shim = env.contains("shim") && env["shim"].is_object() ? env["shim"] : json::object();
+  auto text = [](const json& obj, const char* key) {
+    return obj.contains(key) && obj[key].is_string() ? obj[key] : json(nullptr);
+  };
+  json policy = text(shim, "policy");
+  if (policy.is_null() && !comparable_policy(r).empty()) policy = comparable_policy(r);
+  return {{"id", r.id},
+          {"suite", r.suite},
+          {"mode", r.mode},
+          {"status", r.status},
+          {"started_at", r.started_at},
+          {"host", r.host},
+          {"project_commit", json_text(r.project_commit)},
+          {"policy", policy},
+          {"shim_version", text(shim, "version")},
+          {"torch", text(env, "torch")},
+          {"python", text(env, "python")},
+          {"reports", {{"md", json_text(md)}, {"html", json_text(html)}}}};
+}
+
+namespace {
+
+std::string text_or_dash(const json& j) { return j.is_string() ? j.get<std::string>() : "-"; }
+
+std::string test_label(const ComparedTest& t) {
+  return t.file + "::" + (t.classname.empty() ? "" : t.classname + "::") + t.name;
+}
+
+// "run 12 · shim · policy default · shim 0.4.0 · torch 2.13.0 · 2026-11-22T01:00:00Z · host"
+std::string run_line(const RunRecord& run, const json& r) {
+  return fmt::format("run {}  {}  {}  policy {}  shim {}  torch {}  {}  {}{}", run.id,
+                     printable(run.suite), run.mode, text_or_dash(r["policy"]),
+                     text_or_dash(r["shim_version"]), text_or_dash(r["torch"]), run.started_at,
+                     printable(run.host),
+                     run.project_commit.empty() ? "" : "  @ " + run.project_commit.substr(0, 12));
+}
+
+// One rendering written by `runner compare -o DIR`.
+struct ComparisonFormat {
+  const char* name;
+  const char* file;
+  std::string (*render)(const ComparisonReport&);
+};
+
+std::string render_json_text(const ComparisonReport& c) {
+  return comparison_json(c).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+const std::vector<ComparisonFormat>& comparison_formats() {
+  static const std::vector<ComparisonFormat> formats{
+      {"md", "compare.md", render_comparison_markdown},
+      {"json", "compare.json", render_json_text},
+      {"html", "compare.html", render_comparison_html}};
+  return formats;
+}
+
+std::vector<const ComparisonFormat*> parse_comparison_formats(const std::string& names) {
+  std::vector<const ComparisonFormat*> out;
+  std::size_t start = 0;
+  while (start <= names.size()) {
+    const std::size_t comma = std::min(names.find(',', start), names.size());
+    const std::string name = names.substr(start, comma - start);
+    start = comma + 1;
+    if (name.empty()) continue;
+    const ComparisonFormat* found = nullptr;
+    for (const auto& f : comparison_formats()) {
+      if (name == f.name) found = &f;
+    }
+    if (found == nullptr) {
+      throw UsageError(
+          fmt::format("unknown compare format \"{}\" (known: md, json, html)", printable(name)));
+    }
+    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
+  }
+  if (out.empty()) {
+    for (const auto& f : comparison_formats()) out.push_back(&f);
+  }
+  return out;
+}
+
+}  // namespace
+
+ComparisonReport build_comparison_report(Store& store, const RunRecord& a, const RunRecord& b,
+                                         const fs::path& dir) {
+  ComparisonReport out;
+  out.comparison = compare_runs(store, a, b);
+  const LinkBase base_a = run_link_base(a, dir);
+  const LinkBase base_b = run_link_base(b, dir);
+  for (const auto& [cls, tests] : out.comparison.tests) {
+    std::vector<SourceLinks>& links = out.links[cls];
+    links.reserve(tests.size());
+    for (const ComparedTest& t : tests) {
+      links.push_back(source_links(t.source, cls == "gone" ? base_a : base_b));
+    }
+  }
+  std::tie(out.a_md, out.a_html) = other_report_links(store, a.id, dir);
+  std::tie(out.b_md, out.b_html) = other_report_links(store, b.id, dir);
+  return out;
+}
+
+json comparison_json(const ComparisonReport& report) {
+  const RunComparison& c = report.comparison;
+  json tests = json::object();
+  for (const auto& [cls, list] : c.tests) {
+    const std::vector<SourceLinks>& links = report.links.at(cls);
+    json items = json::array();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const ComparedTest& t = list[i];
+      items.push_back(
+          {{"file", t.file},
+           {"classname", t.classname},
+           {"name", t.name},
+           {"a", t.status_a},
+           {"b", t.status_b},
+           {"message", json_text(t.message)},
+           {"source", t.source.line > 0 ? json{{"path", t.source.path}, {"line", t.source.line}}
+                                        : json(nullptr)},
+           {"links", links_json(links[i])}});
+    }
+    tests[cls] = std::move(items);
+  }
+  return {{"a", comparison_run_json(c.a, report.a_md, report.a_html)},
+          {"b", comparison_run_json(c.b, report.b_md, report.b_html)},
+          {"counts", c.counts},
+          {"tests", tests}};
+}
+
+std::string render_comparison_markdown(const ComparisonReport& report) {
+  const RunComparison& c = report.comparison;
+  std::string out = fmt::format("# Run {} compared with run {}\n\n", c.b.id, c.a.id);
+  out += "| | A | B |\n| --- | --- | --- |\n";
+  const json a = comparison_run_json(c.a, report.a_md, report.a_html);
+  const json b = comparison_run_json(c.b, report.b_md, report.b_html);
+  auto row = [&](const char* label, const std::string& va, const std::string& vb) {
+    out += fmt::format("| {} | {} | {} |\n", label, va, vb);
+  };
+  auto field = [&](const json& r, const char* key) { return md_cell(text_or_dash(r[key]), 100); };
+  row("Run", std::to_string(c.a.id), std::to_string(c.b.id));
+  row("Suite", md_cell(c.a.suite), md_cell(c.b.suite));
+  row("Mode", c.a.mode, c.b.mode);
+  row("Policy", field(a, "policy"), field(b, "policy"));
+  row("Shim", field(a, "shim_version"), field(b, "shim_version"));
+  row("torch", field(a, "torch"), field(b, "torch"));
+  row("Python", field(a, "python"), field(b, "python"));
+  row("Started", c.a.started_at, c.b.started_at);
+  row("Host", md_cell(c.a.host), md_cell(c.b.host));
+  row("Commit", md_cell(c.a.project_commit.substr(0, 12)),
+      md_cell(c.b.project_commit.substr(0, 12)));
+  auto reports = [](const std::string& md, const std::string& html) {
+    std::string s = md.empty() ? "" : md_link("report.md", md);
+    if (!html.empty()) s += (s.empty() ? "" : " · ") + md_link("report.html", html);
+    return s.empty() ? std::string("-") : s;
+  };
+  row("Reports", reports(report.a_md, report.a_html), reports(report.b_md, report.b_html));
+
+  out += "\n| class | tests | meaning |\n| --- | --- | --- |\n";
+  for (const auto& [cls, meaning] : comparison_classes()) {
+    out += fmt::format("| {} | {} | {} |\n", cls, c.counts.at(cls), meaning);
+  }
+  for (const auto& [cls, meaning] : comparison_classes()) {
+    if (cls == "same") continue;
+    const auto it = c.tests.find(cls);
+    const std::size_t n = it == c.tests.end() ? 0 : it->second.size();
+    out += fmt::format("\n## {} ({})\n\n", cls, n);
+    if (n == 0) {
+      out += "None.\n";
+      continue;
+    }
+    const std::vector<SourceLinks>& links = report.links.at(cls);
+    out += "| test | A → B | message | source |\n| --- | --- | --- | --- |\n";
+    for (std::size_t i = 0; i < n; ++i) {
+      const ComparedTest& t = it->second[i];
+      out += fmt::format("| {} | {} → {} | {} | {} |\n", md_cell(test_label(t)), t.status_a,
+                         t.status_b, md_cell(t.message, 200), md_source_link(links[i]));
+    }
+  }
+  return out;
+}
+
+std::string render_comparison_text(const ComparisonReport& report) {
+  const RunComparison& c = report.comparison;
+  std::string out;
+  out += "A: " + run_line(c.a, comparison_run_json(c.a, "", "")) + "\n";
+  out += "B: " + run_line(c.b, comparison_run_json(c.b, "", "")) + "\n";
+  out += fmt::format("\n{:<14} {:>6}  meaning\n", "class", "tests");
+  for (const auto& [cls, meaning] : comparison_classes()) {
+    out += fmt::format("{:<14} {:>6}  {}\n", cls, c.counts.at(cls), meaning);
+  }
+  for (const auto& [cls, meaning] : comparison_classes()) {
+    const auto it = c.tests.find(cls);
+    if (it == c.tests.end()) continue;
+    out += fmt::format("\n{} ({}):\n", cls, it->second.size());
+    for (const auto& t : it->second) {
+      std::string message = t.message;
+      if (message.size() > kTextMessageChars) {
+        message = std::string(cut_utf8(message, kTextMessageChars - 3)) + "...";
+      }
+      out += fmt::format("  {}  {} -> {}{}\n", printable(test_label(t)), t.status_a, t.status_b,
+                         message.empty() ? "" : "  " + printable(message));
+    }
+  }
+  return out;
+}
+
+int compare_command(const fs::path& db_path, const std::string& a, const std::string& b,
+                    bool as_json, const std::string& formats, const std::string& dir) {
+  if (!fs::exists(db_path)) {
+    throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
+  }
+  if (dir.empty() && !formats.empty()) {
+    throw UsageError("--format names the files written to -o DIR: give -o DIR too");
+  }
+  const auto wanted = parse_comparison_formats(formats);
+  Store store(db_path, Store::Purpose::kRead);
+  const RunRecord run_a = store.resolve_run(a);
+  const RunRecord run_b = store.resolve_run(b);
+  if (!dir.empty()) {
+    const fs::path out(dir);
+    create_report_folder(out);
+    const ComparisonReport report = build_comparison_report(store, run_a, run_b, out);
+    for (const ComparisonFormat* f : wanted) {
+      write_file_atomically(out / f->file, f->render(report));
+      fmt::print("{}\n", (out / f->file).string());
+    }
+    return kExitOk;
+  }
+  // Printed: links relative to the working directory.
+  const ComparisonReport report = build_comparison_report(store, run_a, run_b, fs::current_path());
+  if (as_json) {
+    fmt::print("{}\n", comparison_json(report).dump(2, ' ', false, json::error_handler_t::replace));
+  } else {
+    fmt::print("{}", render_comparison_text(report));
+  }
+  return kExitOk;
+}
+
+}  // namespace devshim

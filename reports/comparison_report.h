@@ -1,0 +1,61 @@
+// `runner compare A B`: two recorded runs compared test by test (runner/results/comparison.h),
+// as text, JSON, or written as compare.md, compare.json and compare.html with the reports'
+// links to source lines and to both runs' reports.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "reports/report.h"
+#include "runner/results/comparison.h"
+#include "runner/results/store.h"
+
+namespace devshim {
+
+/// A comparison with what its renderings link to, relative to the folder they are written to.
+struct ComparisonReport {
+  RunComparison comparison;
+  /// Per class, parallel to comparison.tests: each test's source links (B's source; A's for a
+  /// test that is gone).
+  std::map<std::string, std::vector<SourceLinks>> links;
+  /// Each run's report.md and report.html (other_report_links); empty when not there.
+  std::string a_md, a_html, b_md, b_html;
+};
+
+/// Compares b with a (compare_runs) and computes links relative to dir.
+ComparisonReport build_comparison_report(Store& store, const RunRecord& a, const RunRecord& b,
+                                         const std::filesystem::path& dir);
+
+/// {"a": run, "b": run, "counts": {class: n}, "tests": {class: [{"file", "classname", "name",
+/// "a", "b", "message", "source", "links"}]}}; each run: {"id", "suite", "mode", "status",
+/// "started_at", "host", "project_commit", "policy", "shim_version", "torch", "python",
+/// "reports"}. Format: docs/report-format.md, "compare.json".
+nlohmann::json comparison_json(const ComparisonReport& report);
+
+/// One run as comparison_json shows it under "a" and "b" (md, html: its report links).
+nlohmann::json comparison_run_json(const RunRecord& run, const std::string& md = "",
+                                   const std::string& html = "");
+
+/// compare.md: both runs, the classes with their counts and meanings, then every test of each
+/// class but "same", linked to its source line.
+std::string render_comparison_markdown(const ComparisonReport& report);
+
+/// compare.html: the same as compare.md on one self-contained page (html::page_head), each
+/// class's tests in a <details> (id "class-<name>"), one <li class="test"> per test.
+std::string render_comparison_html(const ComparisonReport& report);
+
+/// The text `runner compare` prints without --json or -o.
+std::string render_comparison_text(const ComparisonReport& report);
+
+/// `runner compare A B [--json] [--format md,json,html] [-o DIR]`: with dir, writes
+/// compare.<format> for each format named (formats: comma-separated, empty: all three) and
+/// prints their paths; otherwise prints the text (or JSON). Throws UsageError for an unknown run,
+/// format or database.
+int compare_command(const std::filesystem::path& db_path, const std::string& a,
+                    const std::string& b, bool as_json, const std::string& formats = "",
+                    const std::string& dir = "");
+
+}  // namespace devshim
