@@ -672,6 +672,11 @@ class Page {
 
   // The run against its previous run: the class of every test, new failures and fixes listed.
   void previous() {
+    if (report_.other_versions) {
+      out_ += "<section id=\"previous\">\n<h2>Changes since the previous run</h2>\n<p>";
+      text(other_versions_text(report_));
+      out_ += "</p>\n</section>\n";
+    }
     if (!report_.previous) return;
     const ReportPrevious& p = *report_.previous;
     out_ += fmt::format("<section id=\"previous\">\n<h2>{} run {}</h2>\n<p class=\"hint\">",

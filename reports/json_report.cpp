@@ -245,6 +245,12 @@ json summary_json(const Report& r) {
 json render_json(const Report& r) {
   return {{"schema_version", kReportSchemaVersion},
           {"previous", previous_json(r)},
+          {"previous_other_versions",
+           r.other_versions ? json{{"run", r.other_versions->run},
+                                   {"started_at", r.other_versions->started_at},
+                                   {"torch", json_text(r.other_versions->versions.torch)},
+                                   {"shim_version", json_text(r.other_versions->versions.shim)}}
+                            : json(nullptr)},
           {"flaky", flaky_json(r)},
           {"differential", differential_json(r)},
           {"run", run_json(r)},

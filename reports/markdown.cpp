@@ -121,6 +121,9 @@ std::string other_reports(const char* what, std::int64_t run, const std::string&
 
 // Changes since the previous run (first when there is one), then the flaky tests.
 void previous_section(const Report& r, std::string& out) {
+  if (r.other_versions) {
+    out += "\n## Changes since the previous run\n\n" + other_versions_text(r) + "\n";
+  }
   if (r.previous) {
     const ReportPrevious& p = *r.previous;
     if (p.against) {

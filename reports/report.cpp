@@ -138,6 +138,20 @@ Report build_and_store_report(Store& store, std::int64_t run_id, const fs::path&
   return report;
 }
 
+std::string other_versions_text(const Report& r) {
+  if (!r.other_versions) return "";
+  const ReportOtherVersions& o = *r.other_versions;
+  auto text = [](const RunVersions& v) {
+    return fmt::format("torch {} and shim {}", v.torch.empty() ? "unknown" : v.torch,
+                       v.shim.empty() ? "-" : v.shim);
+  };
+  return fmt::format(
+      "No earlier run of this suite, targets, mode and policy has {}, so this run is compared "
+      "with none. The newest such run, run {} ({}), has {}: `runner report {} --against {}` "
+      "compares with it.",
+      text(o.own), o.run, o.started_at, text(o.versions), r.run.id, o.run);
+}
+
 std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
                                  const std::string& meaning) {
   if (cls != "newly_skipped" || d.masquerade_skips == 0) return meaning;
@@ -340,6 +354,16 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     return file_rank(a.status) < file_rank(b.status);
   });
   add_run_to_run(store, r, against > 0 ? against : run->previous_run);
+  if (!r.previous && against == 0 && run->status != "running") {
+    RunRecord any_versions = *run;
+    any_versions.environment.clear();
+    auto other = store.comparable_run(any_versions, run->id);
+    // A previous run that was pruned leaves none, with no difference of versions to tell.
+    if (other && !(run_versions(*other) == run_versions(*run))) {
+      r.other_versions = ReportOtherVersions{other->id, other->started_at, run_versions(*other),
+                                             run_versions(*run)};
+    }
+  }
   if (r.previous) {
     r.previous->against = against > 0;
     std::tie(r.previous->previous_md, r.previous->previous_html) =

@@ -90,6 +90,16 @@ struct ReportPrevious {
   std::vector<Change> fixed;
 };
 
+/// A run without a previous run because every earlier run of its suite, targets, mode and policy
+/// had other torch or shim versions (Store::comparable_run): the newest of those, which
+/// `runner report --against` can compare with.
+struct ReportOtherVersions {
+  std::int64_t run = 0;
+  std::string started_at;
+  RunVersions versions;  ///< that run's
+  RunVersions own;       ///< this run's
+};
+
 /// The run-to-run classes in the order reports list them, each with its meaning.
 const std::vector<std::pair<std::string, std::string>>& change_classes();
 
@@ -156,12 +166,18 @@ struct Report {
   std::vector<ReportCluster> clusters;
   std::optional<ReportDifferential> differential;  ///< set when the run has a baseline run
   std::optional<ReportPrevious> previous;          ///< set when the run has a previous run
-  std::vector<ReportFlaky> flaky;                  ///< tests that passed on a rerun
+  /// Set when it has none only because the versions differ (ReportOtherVersions).
+  std::optional<ReportOtherVersions> other_versions;
+  std::vector<ReportFlaky> flaky;  ///< tests that passed on a rerun
   std::vector<ReportRedirection> redirections;
   /// Entries of the API gap log with evidence in this run (runner/gap_log.h), most affected
   /// tests first; test_list holds this run's affected tests.
   std::vector<GapEntry> gaps;
 };
+
+/// The sentence the reports show for report.other_versions (names both runs' versions and the
+/// `runner report --against` command); empty when it is not set.
+std::string other_versions_text(const Report& report);
 
 /// Reads run run_id from store and computes links relative to report_dir (the folder the
 /// reports are written to). against > 0: the run-to-run section compares with that run instead

@@ -549,6 +549,18 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
     nlohmann::json env_json = execution.environment.get();
     if (!execution.git_toplevel.empty()) env_json["git_toplevel"] = execution.git_toplevel;
     store.set_environment(run_id, env_json.dump());
+    // Now that the probe has named torch's and the shim's versions, they join the comparable
+    // key: the run chosen at the start (for --failed-first) may have had other versions.
+    if (plan.options.previous.empty() && !plan.resume) {
+      RunRecord key = plan.run;
+      key.environment = env_json.dump();
+      const auto comparable = store.comparable_run(key, run_id);
+      const std::int64_t previous = comparable ? comparable->id : 0;
+      if (previous != plan.run.previous_run) {
+        store.set_previous_run(run_id, previous);
+        plan.run.previous_run = previous;
+      }
+    }
   }
   store.finish_run(run_id, run_status, iso8601_utc_now());
   try {

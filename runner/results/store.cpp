@@ -360,6 +360,19 @@ std::string comparable_policy(const RunRecord& run) {
   return run.mode == "shim" ? "default" : "";
 }
 
+RunVersions run_versions(const RunRecord& run) {
+  const json env = json::parse(run.environment.empty() ? "{}" : run.environment, nullptr, false);
+  RunVersions v;
+  if (!env.is_object()) return v;
+  if (auto t = env.find("torch"); t != env.end() && t->is_string()) v.torch = t->get<std::string>();
+  if (auto shim = env.find("shim"); run.mode == "shim" && shim != env.end() && shim->is_object()) {
+    if (auto ver = shim->find("version"); ver != shim->end() && ver->is_string()) {
+      v.shim = ver->get<std::string>();
+    }
+  }
+  return v;
+}
+
 double seconds_between(const std::string& from, const std::string& to) {
   auto parse = [](const std::string& s) -> std::time_t {
     std::tm tm{};

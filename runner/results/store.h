@@ -54,6 +54,16 @@ struct RunRecord {
 /// that recorded none (before schema 11) "default"; empty for baseline runs.
 std::string comparable_policy(const RunRecord& run);
 
+/// The versions that make runs comparable (Store::comparable_run), from a run's environment
+/// (the probe of its interpreter): torch's ("torch"), and the shim's ("shim"."version") for a shim
+/// run. Each is empty when the environment does not say (a run still going, an imported run, a
+/// run whose interpreter has no torch); a baseline run's shim is always empty.
+struct RunVersions {
+  std::string torch, shim;
+  bool operator==(const RunVersions&) const = default;
+};
+RunVersions run_versions(const RunRecord& run);
+
 /// One test file of a run. status is empty until the file has finished ("not run").
 struct FileRecord {
   std::string path;  ///< relative to the suite's tests folder
@@ -196,9 +206,12 @@ class Store {
   // Nightly operations (store_nightly.cpp).
 
   /// The newest finished (passed or failed) run older than before_id (0: any) with the same suite,
-  /// targets, mode, shard and shim policy (comparable_policy) as run: the run a nightly run is
-  /// compared with.
+  /// targets, mode, shard and shim policy (comparable_policy) as run, and the same torch and shim
+  /// versions (run_versions) where run's environment names them (each one it names; a run still
+  /// going names none): the run a nightly run is compared with.
   std::optional<RunRecord> comparable_run(const RunRecord& run, std::int64_t before_id = 0);
+  /// Sets the run it is compared with (runs.previous_run; 0: none).
+  void set_previous_run(std::int64_t run_id, std::int64_t previous_run);
   /// Running average duration of each file of a suite (table durations), by files.path.
   std::map<std::string, double> durations(const std::string& suite);
   /// Stores what --rerun-failures found for one file, in one transaction: its attempts, flaky = 1

@@ -74,22 +74,38 @@ void Store::update_duration(sql::Statement& s, std::int64_t run_id, const FileRe
 }
 
 std::optional<RunRecord> Store::comparable_run(const RunRecord& run, std::int64_t before_id) {
+  // A version is compared only where run names it; an environment that is no JSON names none.
   sql::Statement s(db_,
                    "SELECT id FROM runs WHERE suite = ? AND targets = ? AND mode = ? "
                    "AND coalesce(shard, '') = ? AND status IN ('passed', 'failed') "
                    "AND (? = 0 OR id < ?) AND coalesce(policy, CASE mode WHEN 'shim' THEN "
-                   "'default' ELSE '' END) = ? ORDER BY id DESC LIMIT 1");
+                   "'default' ELSE '' END) = ? "
+                   "AND (?8 = '' OR CASE WHEN json_valid(environment) THEN "
+                   "coalesce(json_extract(environment, '$.torch'), '') END = ?8) "
+                   "AND (?9 = '' OR CASE WHEN json_valid(environment) THEN "
+                   "coalesce(json_extract(environment, '$.shim.version'), '') END = ?9) "
+                   "ORDER BY id DESC LIMIT 1");
+  const RunVersions versions = run_versions(run);
   s.bind(1, run.suite)
       .bind(2, nlohmann::json(run.targets).dump())
       .bind(3, run.mode)
       .bind(4, run.shard)
       .bind(5, before_id)
       .bind(6, before_id)
-      .bind(7, comparable_policy(run));
+      .bind(7, comparable_policy(run))
+      .bind(8, versions.torch)
+      .bind(9, versions.shim);
   if (!s.step()) return std::nullopt;
   const std::int64_t id = s.int64(0);
   s.reset();
   return this->run(id);
+}
+
+void Store::set_previous_run(std::int64_t run_id, std::int64_t previous_run) {
+  sql::Statement s(db_, "UPDATE runs SET previous_run = ? WHERE id = ?");
+  s.bind(1, previous_run > 0 ? std::optional<std::int64_t>(previous_run) : std::nullopt)
+      .bind(2, run_id)
+      .run();
 }
 
 std::map<std::string, double> Store::durations(const std::string& suite) {

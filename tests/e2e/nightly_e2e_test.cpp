@@ -155,6 +155,29 @@ TEST_F(NightlyE2E, AnyTwoRunsAreComparedAfterTheFactWithLinksToTheirSource) {
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
 }
 
+// The probe names torch's version only as the run goes; the run is then compared with a night of
+// the same versions, never silently with one of other versions.
+TEST_F(NightlyE2E, ANightOnAnotherTorchVersionIsComparedWithNoneAndSaysWithWhich) {
+  ASSERT_EQ(runner({"--out", (dir_ / "n1").string()}).exit_code, 1);
+  const std::int64_t first = Store(db()).runs(1).at(0).id;
+  {
+    sql::Database edit(db());
+    edit.exec("UPDATE runs SET environment = json_set(environment, '$.torch', '1.0.0-older')");
+  }
+  ASSERT_EQ(runner({"--out", (dir_ / "n2").string()}, {{"E2E_NIGHT", "2"}}).exit_code, 1);
+  const std::int64_t second = Store(db()).runs(1).at(0).id;
+  EXPECT_EQ(Store(db()).run(second)->previous_run, 0);
+  const json r = report(dir_ / "n2");
+  EXPECT_TRUE(r["previous"].is_null()) << r["previous"];
+  EXPECT_EQ(r["previous_other_versions"]["run"], first) << r["previous_other_versions"];
+  EXPECT_EQ(r["previous_other_versions"]["torch"], "1.0.0-older");
+  EXPECT_NE(testing::read_file(dir_ / "n2/report.md").find(fmt::format("--against {}`", first)),
+            std::string::npos);
+
+  ASSERT_EQ(runner({"--out", (dir_ / "n3").string()}).exit_code, 1);
+  EXPECT_EQ(report(dir_ / "n3")["previous"]["run"], second) << "the same versions";
+}
+
 TEST_F(NightlyE2E, RerunFailuresFindsTheFlakyTestAndRerunsItAlone) {
   auto r = runner(
       {"test_flaky.py", "test_flip.py", "--out", (dir_ / "out").string(), "--rerun-failures", "2"},

@@ -115,6 +115,34 @@ TEST_F(RunToRun, ReportAgainstWritesBesideTheRunsReportsAndKeepsItsSummary) {
   EXPECT_THROW(report_command(run_.db(), "latest", "", "", "latest~9"), UsageError);
 }
 
+// A night on another torch version has no previous run; its reports say which run it could be
+// compared with, and how.
+TEST_F(RunToRun, ARunOnOtherVersionsNamesTheRunItCouldBeComparedWith) {
+  Store store(run_.db());
+  RunRecord next = *store.run(run_.run_id);
+  store.finish_run(run_.run_id, "failed", "2026-11-21T10:10:00Z");
+  auto env = nlohmann::json::parse(next.environment);
+  env["torch"] = "2.14.0+cpu";
+  next.environment = env.dump();
+  next.previous_run = 0;
+  next.started_at = "2026-11-22T10:00:00Z";
+  const std::int64_t id = store.begin_run(next, {"test_ok.py"});
+  store.finish_run(id, "passed", "2026-11-22T10:01:00Z");
+  const Report r = build_report(store, id, run_.out());
+  EXPECT_FALSE(r.previous);
+  ASSERT_TRUE(r.other_versions);
+  EXPECT_EQ(r.other_versions->run, run_.run_id);
+  EXPECT_EQ(r.other_versions->versions.torch, "2.13.0+cpu");
+  EXPECT_EQ(r.other_versions->own.torch, "2.14.0+cpu");
+  EXPECT_NE(
+      render_markdown(r).find(fmt::format("`runner report {} --against {}`", id, run_.run_id)),
+      std::string::npos)
+      << render_markdown(r);
+  EXPECT_EQ(render_json(r)["previous_other_versions"]["torch"], "2.13.0+cpu");
+  EXPECT_FALSE(build_report(store, run_.run_id, run_.out()).other_versions)
+      << "a run with a previous run";
+}
+
 TEST_F(RunToRun, FailOnDecidesTheExitCode) {
   Report r = report();
   EXPECT_EQ(fail_on_exit_code(FailOn::kAny, r, kExitFailures), kExitFailures);

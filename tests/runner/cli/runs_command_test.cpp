@@ -29,7 +29,9 @@ std::int64_t record_run(Store& store, const std::string& mode, bool finished = t
   r.project_root = "/proj";
   r.tests_dir = "tests";
   r.out_dir = "/out";
-  r.environment = R"({"shim": {"active": true, "policy": "accelerator-only"}})";
+  r.environment =
+      R"({"torch": "2.13.0+cpu", "shim": {"active": true, "policy": "accelerator-only",)"
+      R"( "version": "0.2.0"}})";
   const std::int64_t id = store.begin_run(r, {"test_a.py"});
   FileRecord f;
   f.path = "test_a.py";
@@ -66,13 +68,15 @@ TEST(RunsCommand, ShowsTestsPassRateAndComparisonsFromTheStoredSummary) {
   }
   const std::string table = captured([&] { list_runs(dir / "results.db", 20); });
   EXPECT_NE(table.find("duration  tests   pass  new  reg  files"), std::string::npos) << table;
-  // Run 1: the summary's counts; the shim's policy from the environment.
-  EXPECT_NE(table.find("    1  demo             shim     accelerator-only failed      "
-                       "2026-11-23T08:00:00Z     1:00      2  50.0%    1    -  1 failed"),
-            std::string::npos)
+  // Run 1: the summary's counts; the shim's policy and versions from the environment.
+  EXPECT_NE(
+      table.find("    1  demo             shim     accelerator-only 0.2.0  2.13.0+cpu  "
+                 "failed      2026-11-23T08:00:00Z     1:00      2  50.0%    1    -  1 failed"),
+      std::string::npos)
       << table;
   // Run 2: counted from its cases; no report has compared it with anything yet.
-  EXPECT_NE(table.find("    2  demo             baseline -          running     "
+  // A baseline run's shim is not active: no shim version.
+  EXPECT_NE(table.find("    2  demo             baseline -          -      2.13.0+cpu  running     "
                        "2026-11-23T08:00:00Z        -      2  50.0%    ?    ?  1 failed"),
             std::string::npos)
       << table;
@@ -83,6 +87,9 @@ TEST(RunsCommand, ShowsTestsPassRateAndComparisonsFromTheStoredSummary) {
   EXPECT_TRUE(runs[0]["summary"].is_null());
   EXPECT_TRUE(runs[0]["finished_at"].is_null());
   EXPECT_EQ(runs[1]["policy"], "accelerator-only");
+  EXPECT_EQ(runs[1]["shim_version"], "0.2.0");
+  EXPECT_EQ(runs[1]["torch"], "2.13.0+cpu");
+  EXPECT_TRUE(runs[0]["shim_version"].is_null());
   EXPECT_EQ(runs[1]["summary"]["new_failures"], 1);
   EXPECT_EQ(runs[1]["tests"], 2);
   EXPECT_EQ(runs[1]["files"]["failed"], 1);

@@ -2,6 +2,8 @@
 // attempts, a test's history, pruning.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "runner/results/sqlite.h"
 #include "runner/results/store.h"
 #include "tests/support/test_support.h"
@@ -93,6 +95,38 @@ TEST(StoreNightly, TheComparableRunHasTheSamePolicy) {
   RunRecord baseline = run_of("demo");
   baseline.mode = "baseline";
   EXPECT_FALSE(s.comparable_run(baseline)) << "no baseline run: policies are the shim's";
+}
+
+// Issue 20: a night on another torch or shim version is not compared with silently; a run that
+// names no versions yet (still going) is compared on the rest of the key.
+TEST(StoreNightly, TheComparableRunHasTheSameTorchAndShimVersions) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  auto with = [](const std::string& mode, const std::string& torch, const std::string& shim) {
+    RunRecord r = run_of("demo");
+    r.mode = mode;
+    r.environment = nlohmann::json{{"torch", torch}, {"shim", {{"version", shim}}}}.dump();
+    return r;
+  };
+  const auto old_torch = finished_run(s, with("shim", "2.12.0", "0.2.0"));
+  const auto old_shim = finished_run(s, with("shim", "2.13.0", "0.1.0"));
+  RunRecord broken = run_of("demo");
+  broken.environment = "{not json";
+  const auto unparsable = finished_run(s, broken);
+  EXPECT_EQ(s.comparable_run(with("shim", "2.12.0", "0.2.0"))->id, old_torch);
+  EXPECT_EQ(s.comparable_run(with("shim", "2.13.0", "0.1.0"))->id, old_shim);
+  EXPECT_FALSE(s.comparable_run(with("shim", "2.13.0", "0.2.0")));
+  EXPECT_EQ(s.comparable_run(run_of("demo"))->id, unparsable) << "no versions named: any";
+  // A baseline run's shim version (the package installed, not active) does not count.
+  const auto baseline = finished_run(s, with("baseline", "2.13.0", "0.1.0"));
+  EXPECT_EQ(s.comparable_run(with("baseline", "2.13.0", "0.3.0"))->id, baseline);
+  EXPECT_EQ(run_versions(with("baseline", "2.13.0", "0.3.0")).shim, "");
+  EXPECT_EQ(run_versions(broken), RunVersions{});
+
+  s.set_previous_run(old_shim, old_torch);
+  EXPECT_EQ(s.run(old_shim)->previous_run, old_torch);
+  s.set_previous_run(old_shim, 0);
+  EXPECT_EQ(s.run(old_shim)->previous_run, 0);
 }
 
 TEST(StoreNightly, DurationsAreARunningAveragePerSuiteAndFile) {
