@@ -71,6 +71,27 @@ install_venv() {
   printf '%s\n' "$want" > "$stamp"
 }
 
+# Front-end packages from npm (package.json, package-lock.json): uPlot, which the build inlines
+# into `runner site`'s pages, and playwright-core, which drives Chromium in the site's tests.
+install_npm_packages() {
+  local stamp="$root/node_modules/.devshim-lock"
+  local want
+  want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null; then
+    log "installing Node.js and npm (Debian packages nodejs npm)"
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm
+  fi
+  log "installing npm packages (package-lock.json) into node_modules"
+  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
+  printf '%s\n' "$want" > "$stamp"
+}
+
 configure_and_build() {
   local generator=() build_type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEVSHIM_SANITIZE=OFF)
   command -v ninja >/dev/null && generator=(-G Ninja)
@@ -99,4 +120,5 @@ configure_and_build() {
 
 install_apt_packages
 install_venv
+install_npm_packages
 configure_and_build

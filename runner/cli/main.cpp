@@ -11,6 +11,7 @@
 #include "reports/comparison_report.h"
 #include "reports/fail_on.h"
 #include "reports/report.h"
+#include "reports/site.h"
 #include "reports/write_reports.h"
 #include "runner/base/error.h"
 #include "runner/cli/devices_command.h"
@@ -441,6 +442,23 @@ int prune_main(int argc, char** argv) {
   return devshim::prune_command(o);
 }
 
+int site_main(int argc, char** argv) {
+  CLI::App app{
+      "A static site of the database's runs: trend charts per suite, a table of every run, each "
+      "run's reports, the API gap log. Works from file:// and on any static host.",
+      "runner site"};
+  std::string db, out;
+  devshim::SiteOptions o;
+  app.add_option("-o,--out", out, "folder to write the site to (created; updated in place)")
+      ->required();
+  app.add_option("--suite", o.suite, "only this suite's runs (default: every suite)");
+  app.add_flag("--full", o.full, "render every run's pages again (default: only what changed)");
+  add_db_option(app, db);
+  if (auto done = parse(app, argc, argv)) return *done;
+  o.dir = out;
+  return devshim::site_command(database(db), o);
+}
+
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{
       {"runs", "runner runs [--db PATH] [-n N] [--json]", "list recorded runs", runs_main},
@@ -452,6 +470,8 @@ const std::vector<Command>& commands() {
        report_main},
       {"compare", "runner compare A B [--json] [-o DIR]", "two runs compared test by test",
        compare_main},
+      {"site", "runner site -o DIR [--suite S]", "a static site of every run, with trends",
+       site_main},
       {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
        devices_main},
       {"history", "runner history TEST [--suite S] [--mode M] [--json]",
