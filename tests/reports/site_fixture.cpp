@@ -28,6 +28,7 @@ std::int64_t record_night(Store& store, const Night& n) {
   r.baseline_run = n.baseline_run;
   if (auto previous = store.comparable_run(r)) r.previous_run = previous->id;
   std::vector<std::string> paths;
+  paths.reserve(static_cast<std::size_t>(n.files));
   for (int f = 0; f < n.files; ++f) paths.push_back(fmt::format("test_{:04}.py", f));
   const std::int64_t id = store.begin_run(r, paths);
   Store::FileWriter writer(store, id);

@@ -14,7 +14,6 @@ namespace devshim {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::Night;
 using testing::read_file;
 using testing::record_night;
 using testing::TempDir;
