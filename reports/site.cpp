@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "reports/html.h"
 #include "reports/markdown.h"
@@ -53,10 +58,16 @@ std::string fingerprint(const RunRecord& r, const std::set<std::int64_t>& in_sit
   return fmt::format("{:016x}", std::hash<std::string>{}(key));
 }
 
+struct RenderedRun {
+  json summary;
+  int files_written = 0;
+};
+
 // The run's report pages in the site: its baseline's and previous run's pages linked when they
-// are in the site too. Returns the run's summary.
-json render_run_pages(Store& store, const RunRecord& run, const fs::path& dir,
-                      const std::set<std::int64_t>& in_site, int& files_written) {
+// are in the site too.
+RenderedRun render_run_pages(Store& store, const RunRecord& run, const fs::path& dir,
+                             const std::set<std::int64_t>& in_site) {
+  RenderedRun out;
   Report report = build_report(store, run.id, dir);
   auto page = [&](std::int64_t other, const char* file) {
     return in_site.count(other) > 0 ? fmt::format("../{}/{}", other, file) : std::string();
@@ -69,9 +80,52 @@ json render_run_pages(Store& store, const RunRecord& run, const fs::path& dir,
     report.previous->previous_md = page(report.previous->previous_run, "report.md");
     report.previous->previous_html = page(report.previous->previous_run, "report.html");
   }
-  files_written += write_if_changed(dir / "report.html", render_html(report)) ? 1 : 0;
-  files_written += write_if_changed(dir / "report.md", render_markdown(report)) ? 1 : 0;
-  return run_summary(report);
+  out.files_written += write_if_changed(dir / "report.html", render_html(report)) ? 1 : 0;
+  out.files_written += write_if_changed(dir / "report.md", render_markdown(report)) ? 1 : 0;
+  out.summary = run_summary(report);
+  return out;
+}
+
+// Renders runs[i] for each i of todo, on up to one thread per core: this thread with store, the
+// others each with their own connection to the same database. The first error stops the rest
+// and is rethrown here.
+std::vector<RenderedRun> render_runs(Store& store, const std::vector<RunRecord>& runs,
+                                     const std::vector<std::size_t>& todo, const fs::path& site,
+                                     const std::set<std::int64_t>& in_site) {
+  std::vector<RenderedRun> out(todo.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex failed;
+  std::exception_ptr error;
+  auto work = [&](Store& s) {
+    for (std::size_t i = next++; i < todo.size(); i = next++) {
+      try {
+        const RunRecord& r = runs[todo[i]];
+        out[i] = render_run_pages(s, r, site / "runs" / std::to_string(r.id), in_site);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failed);
+        if (!error) error = std::current_exception();
+        next = todo.size();
+      }
+    }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>(std::max(1U, std::thread::hardware_concurrency()), todo.size());
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < threads; ++t) {
+    helpers.emplace_back([&] {
+      try {
+        Store own(store.path(), Store::Purpose::kRead);
+        work(own);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failed);
+        if (!error) error = std::current_exception();
+      }
+    });
+  }
+  work(store);
+  for (auto& h : helpers) h.join();
+  if (error) std::rethrow_exception(error);
+  return out;
 }
 
 json load_manifest(const fs::path& dir) {
@@ -129,23 +183,32 @@ SiteResult build_site(Store& store, const SiteOptions& o) {
                 {"database", store.path().string()},
                 {"runs", json::object()}};
   SiteResult result;
-  std::vector<SiteRun> rows;
-  for (const RunRecord& r : runs) {
-    const std::string id = std::to_string(r.id);
-    const std::string print = fingerprint(r, in_site);
-    const fs::path run_dir = o.dir / "runs" / id;
-    json summary;
+  // The runs whose pages are missing or stale are rendered, the others keep site.json's summary.
+  std::vector<json> summaries(runs.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string id = std::to_string(runs[i].id);
     std::error_code ec;
     if (old.contains("runs") && old["runs"].contains(id) &&
-        old["runs"][id].value("fingerprint", "") == print &&
-        fs::is_regular_file(run_dir / "report.html", ec)) {
-      summary = old["runs"][id]["summary"];
+        old["runs"][id].value("fingerprint", "") == fingerprint(runs[i], in_site) &&
+        fs::is_regular_file(o.dir / "runs" / id / "report.html", ec)) {
+      summaries[i] = old["runs"][id]["summary"];
     } else {
-      summary = render_run_pages(store, r, run_dir, in_site, result.files_written);
-      ++result.pages_rendered;
+      todo.push_back(i);
     }
-    manifest["runs"][id] = {{"fingerprint", print}, {"summary", summary}};
-    rows.push_back({r, run_versions(r), comparable_policy(r), slugs.at(r.suite), summary});
+  }
+  const std::vector<RenderedRun> rendered = render_runs(store, runs, todo, o.dir, in_site);
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    summaries[todo[k]] = rendered[k].summary;
+    result.files_written += rendered[k].files_written;
+  }
+  result.pages_rendered = static_cast<int>(todo.size());
+  std::vector<SiteRun> rows;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    manifest["runs"][std::to_string(r.id)] = {{"fingerprint", fingerprint(r, in_site)},
+                                              {"summary", summaries[i]}};
+    rows.push_back({r, run_versions(r), comparable_policy(r), slugs.at(r.suite), summaries[i]});
   }
   // Runs pruned from the database (or of another suite) leave the site.
   if (old.contains("runs")) {

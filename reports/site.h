@@ -58,7 +58,8 @@ struct SiteResult {
 
 /// Builds or updates the site in options.dir from store: a run's report pages are rendered when
 /// site.json does not hold the same fingerprint for it (its status, end, summary, baseline and
-/// previous run, and the devshim version), and a file is written only when its content changed.
+/// previous run, and the devshim version), on one thread per core (each but the caller's with its
+/// own connection to store's database), and a file is written only when its content changed.
 /// Runs still running are left out. Throws UsageError for a --suite with no run, RuntimeError
 /// when the folder cannot be written.
 SiteResult build_site(Store& store, const SiteOptions& options);

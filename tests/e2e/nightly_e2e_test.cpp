@@ -153,6 +153,19 @@ TEST_F(NightlyE2E, AnyTwoRunsAreComparedAfterTheFactWithLinksToTheirSource) {
   auto bad =
       testing::run({RUNNER_PATH, "compare", "1", "2", "--format", "md", "--db", db().string()});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
+
+  // The three nights as a site: every run's report, the suite's page; a rebuild writes nothing.
+  const auto site = dir_ / "site";
+  auto s = testing::run({RUNNER_PATH, "site", "-o", site.string(), "--db", db().string()});
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("3 runs; 3 runs rendered, 0 removed"), std::string::npos) << s.output;
+  EXPECT_TRUE(std::filesystem::is_regular_file(site / "runs/2/report.html"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(site / "suites/e2e-nightly/index.html"));
+  s = testing::run({RUNNER_PATH, "site", "-o", site.string(), "--db", db().string()});
+  EXPECT_NE(s.output.find("0 runs rendered, 0 removed, 0 files written"), std::string::npos)
+      << s.output;
+  s = testing::run({RUNNER_PATH, "site", "--db", db().string()});
+  EXPECT_EQ(s.exit_code, 2) << "-o is required: " << s.output;
 }
 
 // The probe names torch's version only as the run goes; the run is then compared with a night of
