@@ -582,6 +582,7 @@ class Page {
     env_row("torch", torch);
     env_row("Accelerators", accelerators_text());
     env_row("Shim", shim_text());
+    if (const std::string start = start_mode_text(env); !start.empty()) env_row("Start", start);
     if (const std::string probe = device_probe_text(env); !probe.empty()) {
       env_row("Device probe", probe);
     }

@@ -90,6 +90,7 @@ void environment_section(const Report& r, std::string& out) {
   row("torch", env_string(e, "torch", "not importable"));
   row("Accelerators", accelerators);
   row("Shim", shim);
+  if (const std::string start = start_mode_text(e); !start.empty()) row("Start", start);
   if (const std::string probe = device_probe_text(e); !probe.empty()) row("Device probe", probe);
   row("Host", fmt::format("{}, {} cores, -j {}", r.run.host, env_string(e, "cores"), r.run.jobs));
   row("Started", r.run.started_at);

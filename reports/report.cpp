@@ -178,6 +178,25 @@ std::string change_class(std::optional<CaseStatus> previous, CaseStatus current,
   return before ? "fixed" : "unchanged";
 }
 
+std::string start_mode_text(const nlohmann::json& environment) {
+  if (!environment.is_object()) return "";
+  const auto it = environment.find("start");
+  if (it == environment.end() || !it->is_object()) return "";
+  const std::string mode = it->value("mode", std::string("?"));
+  if (mode == "warm") {
+    std::string preloaded;
+    if (auto p = it->find("preloaded"); p != it->end() && p->is_array()) {
+      for (const auto& m : *p) {
+        if (m.is_string()) preloaded += (preloaded.empty() ? "" : ", ") + m.get<std::string>();
+      }
+    }
+    return fmt::format("warm ({} preloaded in {:.1f} s)", preloaded.empty() ? "nothing" : preloaded,
+                       it->value("ready_s", 0.0));
+  }
+  const std::string why = it->value("why", std::string());
+  return why.empty() ? mode : mode + " (" + why + ")";
+}
+
 std::string device_probe_text(const nlohmann::json& environment) {
   if (!environment.is_object()) return "";
   auto it = environment.find("device_probe");

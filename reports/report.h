@@ -209,6 +209,11 @@ Report build_and_store_report(Store& store, std::int64_t run_id,
 /// (reports/run_to_run.cpp).
 void add_run_to_run(Store& store, Report& report, std::int64_t other_run);
 
+/// How a run's test files started, from its environment's "start" (runner/engine/run_steps.h):
+/// "warm (torch, pytest preloaded in 4.6 s)", "cold (--cold)", or empty for a run that recorded
+/// none (before the warm start, or imported).
+std::string start_mode_text(const nlohmann::json& environment);
+
 /// One line on the LibTorch device probe stored in the run's environment ("device_probe"):
 /// "LibTorch 2.13.0 · cpu: float32 recommended (matmul bfloat16, float16, float32) · cuda → cpu",
 /// "unavailable: <why>", or empty when the run has no probe result.

@@ -99,7 +99,7 @@ std::string runs_table(const std::vector<SiteRun>& runs, const std::string& to_r
       "(words: suite, mode, policy, status, torch, …)\" aria-label=\"filter runs\"> <span "
       "id=\"runs-count\" class=\"hint\"></span></div>\n"
       "<table id=\"runs-table\"><thead><tr><th data-type=\"number\">Run</th><th>Suite</th>"
-      "<th>Mode</th><th>Policy</th><th>Shim</th><th>torch</th><th>Status</th>"
+      "<th>Mode</th><th>Policy</th><th>Shim</th><th>torch</th><th>Start</th><th>Status</th>"
       "<th>Started (UTC)</th><th data-type=\"number\">Tests</th>"
       "<th data-type=\"number\">Pass rate</th><th data-type=\"number\">New failures</th>"
       "<th data-type=\"number\">Regressions</th><th data-type=\"number\">Duration (s)</th>"
@@ -111,10 +111,11 @@ std::string runs_table(const std::vector<SiteRun>& runs, const std::string& to_r
         "<tr data-run=\"{0}\"><td class=\"num\" data-value=\"{0}\"><a "
         "href=\"{1}runs/{0}/report.html\">{0}</a></td><td><a "
         "href=\"{1}suites/{2}/index.html\">{3}</a></td><td>{4}</td><td>{5}</td><td>{6}</td>"
-        "<td>{7}</td><td><span class=\"status status-{8}\">{8}</span></td><td>{9}</td>",
+        "<td>{7}</td><td>{10}</td><td><span class=\"status status-{8}\">{8}</span></td>"
+        "<td>{9}</td>",
         r.run.id, to_root, esc(r.suite_dir), esc(r.run.suite), esc(r.run.mode),
         text_or_dash(r.policy), text_or_dash(r.versions.shim), text_or_dash(r.versions.torch),
-        esc(r.run.status), esc(r.run.started_at));
+        esc(r.run.status), esc(r.run.started_at), text_or_dash(start_mode(r.run)));
     out += count_cell(summary_value(r, "tests"));
     out += pass.is_number() ? fmt::format("<td class=\"num\" data-value=\"{:.4f}\">{:.1f}%</td>",
                                           pass.get<double>(), 100 * pass.get<double>())

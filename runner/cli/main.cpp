@@ -146,6 +146,10 @@ int run_main(int argc, char** argv) {
       ->capture_default_str();
   bool no_shim = false;
   app.add_flag("--no-shim", no_shim, "run without the shim (the baseline)");
+  bool cold = false;
+  app.add_flag("--cold", cold,
+               "start every test file in a fresh interpreter (default for Python suites: fork "
+               "each from a warm parent that imported torch and the framework once)");
   app.add_option("--python", o.python, "Python interpreter (default: suite.json's python)");
   app.add_option("--shim-dir", shim_dir, "folder with the shim's sitecustomize.py");
   app.add_option("--max-log-mb", o.max_log_mb,
@@ -203,6 +207,7 @@ int run_main(int argc, char** argv) {
     }
   }
   o.shim = !no_shim;
+  o.warm = !cold;
   if (!out.empty()) o.out_dir = out;
   if (!db.empty()) o.db_path = db;
   if (!shim_dir.empty()) o.shim_dir = shim_dir;

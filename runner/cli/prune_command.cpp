@@ -29,8 +29,9 @@ void remove_empty_up_to(fs::path dir, const fs::path& top) {
 }  // namespace
 
 std::vector<fs::path> run_outputs(const std::vector<FileRecord>& files) {
-  std::vector<fs::path> out{"run.log",     "report.md", "report.json",   "junit.xml",
-                            "report.html", "reruns",    kRunFolderMarker};
+  std::vector<fs::path> out{"run.log",         "report.md",           "report.json",
+                            "junit.xml",       "report.html",         "reruns",
+                            "zygote-shim.log", "zygote-baseline.log", kRunFolderMarker};
   for (const auto& f : files) {
     for (auto& p : file_outputs(f)) out.push_back(std::move(p));
     // The shim's lock of the redirection record goes too, or the folder never empties.
@@ -79,7 +80,14 @@ int prune_command(const PruneOptions& o) {
                                      r.out_dir, owner->string())
                        : " and " + r.out_dir);
     if (r.framework != "imported" && !shared && !owner && !r.out_dir.empty()) {
-      outputs.emplace_back(r.out_dir, run_outputs(store.files(r.id)));
+      std::vector<fs::path> rels = run_outputs(store.files(r.id));
+      // The reports `runner report RUN --against OTHER` wrote beside the run's own.
+      std::error_code ec;
+      for (fs::directory_iterator it(r.out_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.starts_with("against-") && it->is_directory(ec)) rels.emplace_back(name);
+      }
+      outputs.emplace_back(r.out_dir, std::move(rels));
     }
   }
   if (o.dry_run) {

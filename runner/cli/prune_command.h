@@ -19,8 +19,9 @@ struct PruneOptions {
 };
 
 /// The files a run's output folder holds that the runner wrote for it: each file's log, its
-/// JUnit XML and redirection record, run.log, the four reports and reruns/ (relative to
-/// run.out_dir; reruns/ as one folder).
+/// JUnit XML and redirection record, run.log, the four reports, the warm start's zygote logs and
+/// reruns/ (relative to run.out_dir; reruns/ as one folder). Prune adds the against-<id>/
+/// folders of `runner report --against`.
 std::vector<std::filesystem::path> run_outputs(const std::vector<FileRecord>& files);
 
 /// Deletes the runs that --keep / --older-than select (never a running run, nor the baseline of a

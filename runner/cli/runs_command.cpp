@@ -40,6 +40,7 @@ struct RunRow {
   json summary;
   std::string policy;
   RunVersions versions;
+  std::string start;  ///< start_mode
   int tests = 0;
   double pass_rate = 0;
   double duration_s = 0;
@@ -49,7 +50,8 @@ struct RunRow {
         files(store.file_status_counts(r.id)),
         summary(parsed_object(r.summary)),
         policy(policy_of(r, parsed_object(r.environment))),
-        versions(run_versions(r)) {
+        versions(run_versions(r)),
+        start(start_mode(r)) {
     if (!summary.empty()) {
       tests = summary.value("tests", 0);
       pass_rate = summary.value("pass_rate", 0.0);
@@ -84,6 +86,7 @@ struct RunRow {
         {"policy", policy},
         {"shim_version", versions.shim.empty() ? json(nullptr) : json(versions.shim)},
         {"torch", versions.torch.empty() ? json(nullptr) : json(versions.torch)},
+        {"start_mode", start.empty() ? json(nullptr) : json(start)},
         {"status", run.status},
         {"started_at", run.started_at},
         {"finished_at", run.finished_at.empty() ? json(nullptr) : json(run.finished_at)},
@@ -128,15 +131,16 @@ int list_runs(const std::filesystem::path& db_path, int limit, bool as_json) {
     return kExitOk;
   }
   constexpr const char* kRow =
-      "{:>5}  {:<16} {:<8} {:<10} {:<6} {:<11} {:<11} {:<20} {:>8} {:>6} {:>6} {:>4} {:>4}  {}\n";
-  fmt::print(kRow, "run", "suite", "mode", "policy", "shim", "torch", "status", "started (UTC)",
-             "duration", "tests", "pass", "new", "reg", "files");
+      "{:>5}  {:<16} {:<8} {:<10} {:<6} {:<11} {:<5} {:<11} {:<20} {:>8} {:>6} {:>6} {:>4} {:>4}  "
+      "{}\n";
+  fmt::print(kRow, "run", "suite", "mode", "policy", "shim", "torch", "start", "status",
+             "started (UTC)", "duration", "tests", "pass", "new", "reg", "files");
   auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : printable(s); };
   for (const auto& r : runs) {
     const RunRow row(store, r);
     fmt::print(kRow, r.id, printable(r.suite), r.mode, printable(row.policy),
-               or_dash(row.versions.shim), or_dash(row.versions.torch), r.status, r.started_at,
-               duration_text(row.duration_s), row.tests,
+               or_dash(row.versions.shim), or_dash(row.versions.torch), or_dash(row.start),
+               r.status, r.started_at, duration_text(row.duration_s), row.tests,
                row.tests > 0 ? fmt::format("{:.1f}%", 100 * row.pass_rate) : "-",
                row.compared("new_failures"), row.compared("regressions"), counts_text(row.files));
   }

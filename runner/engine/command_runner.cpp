@@ -1,5 +1,7 @@
 #include "runner/engine/command_runner.h"
 
+#include "runner/base/error.h"
+
 namespace devshim {
 
 PoolCommandRunner::PoolCommandRunner() = default;
@@ -15,6 +17,20 @@ bool PoolCommandRunner::run(const std::vector<ProcessSpec>& specs, const PoolOpt
   prepare();
   PoolOptions with_reaper = options;
   with_reaper.reaper = reaper_.get();
+  with_reaper.zygote = nullptr;
+  if (options.warm && !specs.empty()) {
+    if (zygote_ && !(zygote_->options() == *options.warm)) zygote_.reset();
+    if (!zygote_ && !(zygote_failed_ && *zygote_failed_ == *options.warm)) {
+      try {
+        zygote_ = std::make_unique<Zygote>(*options.warm);
+      } catch (const Error& e) {
+        zygote_failed_ = options.warm;
+        zygote_error_ = e.what();
+      }
+    }
+    with_reaper.zygote = zygote_.get();
+    observer.on_warm_start(zygote_.get(), zygote_ ? "" : zygote_error_);
+  }
   return ProcessPool(with_reaper).run(specs, observer);
 }
 

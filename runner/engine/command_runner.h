@@ -27,7 +27,9 @@ class CommandRunner {
 
 /// Real processes through ProcessPool, with a ProcessReaper watching every batch, so no process
 /// of a test outlives it (runner/process_reaper.h). prepare() forks the reaper's watchdog, which
-/// must happen while the runner has no other thread.
+/// must happen while the runner has no other thread. With PoolOptions::warm, the first run()
+/// starts a zygote (runner/engine/zygote.h), which later runs with the same options (reruns)
+/// share; other options replace it.
 class PoolCommandRunner final : public CommandRunner {
  public:
   PoolCommandRunner();
@@ -40,6 +42,9 @@ class PoolCommandRunner final : public CommandRunner {
 
  private:
   std::unique_ptr<ProcessReaper> reaper_;
+  std::unique_ptr<Zygote> zygote_;
+  std::optional<ZygoteOptions> zygote_failed_;  ///< options a zygote could not start with
+  std::string zygote_error_;
 };
 
 }  // namespace devshim

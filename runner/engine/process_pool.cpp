@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 
+#include "runner/base/error.h"
 #include "runner/engine/process_start.h"
 
 namespace devshim {
@@ -130,7 +131,15 @@ class PoolRun {
       }
       ChildStart child{spec.argv.at(0),        std::move(args), spec.cwd, std::move(env), fd, fd,
                        options_.max_file_bytes};
-      slot->proc = std::make_unique<bp2::process>(start_process(ctx_, child));
+      if (options_.zygote != nullptr) {
+        try {
+          const pid_t pid = options_.zygote->fork_child(child, spec.log_path);
+          slot->proc = std::make_unique<bp2::process>(ctx_.get_executor(), pid);
+        } catch (const Error& e) {
+          observer_.on_cold_start(index, e.what());
+        }
+      }
+      if (!slot->proc) slot->proc = std::make_unique<bp2::process>(start_process(ctx_, child));
       slot->pgid = slot->proc->id();
     } catch (const boost::system::system_error& e) {
       ::close(fd);  // what() appends " [system:2]": the message alone reads better in a report

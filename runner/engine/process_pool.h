@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_reaper.h"
+#include "runner/engine/zygote.h"
 
 namespace devshim {
 
@@ -34,6 +36,12 @@ struct PoolOptions {
   /// When set: each child carries its cookie, the reaper watches each group while it runs, and
   /// sweeps adopted leftovers after each file and at the end (runner/process_reaper.h).
   ProcessReaper* reaper = nullptr;
+  /// Python suites: start the files warm, from a zygote with these options
+  /// (runner/engine/zygote.h), which PoolCommandRunner starts and keeps; unset: cold.
+  std::optional<ZygoteOptions> warm;
+  /// The zygote ProcessPool forks each child from; a child it cannot fork starts cold
+  /// (PoolObserver::on_cold_start). Null: every child starts cold.
+  Zygote* zygote = nullptr;
 };
 
 /// Callbacks from ProcessPool::run, all on the calling thread.
@@ -43,6 +51,11 @@ class PoolObserver {
   virtual void on_start(std::size_t /*index*/) {}
   virtual void on_finish(std::size_t /*index*/, const ProcessResult& /*result*/) {}
   virtual void on_tick() {}
+  /// With a zygote: file `index` starts cold because the zygote could not fork it (why).
+  virtual void on_cold_start(std::size_t /*index*/, const std::string& /*why*/) {}
+  /// With PoolOptions::warm, before the first start: the zygote is ready (zygote set) or could
+  /// not start (zygote null, why says why) and every file starts cold.
+  virtual void on_warm_start(const Zygote* /*zygote*/, const std::string& /*why*/) {}
   /// A SIGINT/SIGTERM/SIGHUP reached the runner; no new process starts after it.
   virtual void on_interrupt(int /*signo*/) {}
 };
@@ -62,7 +75,7 @@ class PoolObserver {
 /// when every spec ran. Specs never started get no callback.
 class ProcessPool {
  public:
-  explicit ProcessPool(PoolOptions options) : options_(options) {}
+  explicit ProcessPool(PoolOptions options) : options_(std::move(options)) {}
   bool run(const std::vector<ProcessSpec>& specs, PoolObserver& observer);
 
  private:

@@ -153,13 +153,14 @@ bp2::process start_process(boost::asio::io_context& ctx, const ChildStart& start
     int fd;
     ~Closer() { ::close(fd); }
   } null_closer{null_fd};
+  const int in = start.stdin_fd >= 0 ? start.stdin_fd : null_fd;
   const int out = start.stdout_fd >= 0 ? start.stdout_fd : null_fd;
   const int err = start.stderr_fd >= 0 ? start.stderr_fd : null_fd;
 
   ForkSafeLauncher launcher;
   const auto starting = starting_a_process();
   const pid_t pid =
-      launcher.launch(start.executable, start.args, bp2::process_stdio{null_fd, out, err},
+      launcher.launch(start.executable, start.args, bp2::process_stdio{in, out, err},
                       bp2::process_start_dir{start.cwd.string()},
                       bp2::process_environment{start.env}, ChildSetup{start.max_file_bytes});
   ::setpgid(pid, pid);  // also done in the child; whichever runs first wins

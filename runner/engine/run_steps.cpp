@@ -16,6 +16,7 @@
 #include "runner/engine/progress.h"
 #include "runner/engine/rerun.h"
 #include "runner/engine/schedule.h"
+#include "runner/engine/zygote.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/redirection_record.h"
 #include "runner/results/run_folder.h"
@@ -116,6 +117,34 @@ class RunObserver : public PoolObserver {
     progress_.finished(rec.path, *rec.status, r.duration_s, spec.log_path.string(), rec.note);
   }
 
+  void on_warm_start(const Zygote* zygote, const std::string& why) override {
+    if (zygote != nullptr) {
+      start_ = {
+          {"mode", "warm"}, {"preloaded", zygote->preloaded()}, {"ready_s", zygote->ready_s()}};
+      plan_.log->line(fmt::format("Warm start: zygote {} ready in {:.1f}s (preloaded {})",
+                                  zygote->pid(), zygote->ready_s(),
+                                  fmt::join(zygote->preloaded(), ", ")));
+      return;
+    }
+    start_ = {{"mode", "cold"}, {"why", "the zygote could not start: " + why}};
+    std::printf("runner: warm start unavailable (%s): every file starts cold\n", why.c_str());
+    plan_.log->line(fmt::format("Warm start unavailable ({}): every file starts cold", why));
+  }
+
+  /// How the run's files started (runs.environment's "start"): {"mode": "warm", "preloaded",
+  /// "ready_s"} or {"mode": "cold", "why"}; null when a warm start was asked for and no file ran.
+  nlohmann::json start() const {
+    if (!start_.is_null() || plan_.pool.warm) return start_;  // null: no file ran
+    return {{"mode", "cold"}, {"why", plan_.options.warm ? "not a Python suite" : "--cold"}};
+  }
+
+  void on_cold_start(std::size_t i, const std::string& why) override {
+    plan_.log->line(fmt::format("Cold start of {}: {}", plan_.files[i].rel_path, why));
+    if (!said_cold_)
+      std::printf("runner: %s: starting it cold (run.log lists each)\n", why.c_str());
+    said_cold_ = true;
+  }
+
   void on_tick() override {
     if (!pending_.empty()) flush();
     progress_.tick();
@@ -161,6 +190,8 @@ class RunObserver : public PoolObserver {
   std::deque<Pending> pending_;
   bool warned_locked_ = false;
   bool any_failure_ = false;
+  bool said_cold_ = false;
+  nlohmann::json start_;
 };
 
 // What makes an earlier run comparable with this one (Store::comparable_run); env is the test
@@ -177,6 +208,26 @@ RunRecord comparable_key(const Suite& suite, const RunOptions& o, const std::opt
     r.policy = policy == env.end() || policy->second.empty() ? "default" : policy->second;
   }
   return r;
+}
+
+// The zygote of a Python suite's warm start (runner/engine/zygote.h): the interpreter, the
+// environment and the folder a cold test process gets; torch (when there), the framework and
+// the suite's preloads. Unset with --cold, for GoogleTest suites and without an interpreter.
+std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& env) {
+  const RunOptions& o = plan.options;
+  if (!o.warm || !framework_traits(plan.suite.framework).runs_python() ||
+      plan.interpreter.empty()) {
+    return std::nullopt;
+  }
+  ZygoteOptions z;
+  z.python = fs::absolute(plan.interpreter).string();  // it starts in the project root
+  z.env.reserve(env.size());
+  for (const auto& [name, value] : env) z.env.push_back(fmt::format("{}={}", name, value));
+  z.cwd = plan.suite.project_root;
+  z.preload = {"?torch", framework_name(plan.suite.framework)};
+  z.preload.insert(z.preload.end(), plan.suite.preload.begin(), plan.suite.preload.end());
+  z.log_path = plan.out_dir / (o.shim ? "zygote-shim.log" : "zygote-baseline.log");
+  return z;
 }
 
 // The options given with --resume that differ from what the run recorded ("--out (the run's:
@@ -408,6 +459,7 @@ RunPlan plan_run(const RunOptions& options) {
   if (shard) touch_shard_status_file();
   const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
   plan.pool = pool_options(o, timeout_s);
+  plan.pool.warm = warm_start(plan, env);
 
   // One copy of the environment for every file; each spec holds only what is its own.
   plan.env = std::make_shared<const Environment>(env);
@@ -515,6 +567,7 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
     ex.completed = rerun_failures(plan.suite, plan.launch, *plan.env, run_files, store, run_id,
                                   *plan.log, rerun, services.processes);
   }
+  ex.start = observer.start();
   return ex;
 }
 
@@ -548,6 +601,7 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
     // The probes' findings, plus where the git checkout starts (for upstream links' {path}).
     nlohmann::json env_json = execution.environment.get();
     if (!execution.git_toplevel.empty()) env_json["git_toplevel"] = execution.git_toplevel;
+    if (!execution.start.is_null()) env_json["start"] = execution.start;
     store.set_environment(run_id, env_json.dump());
     // Now that the probe has named torch's and the shim's versions, they join the comparable
     // key: the run chosen at the start (for --failed-first) may have had other versions.

@@ -71,6 +71,9 @@ struct RunExecution {
   bool completed = false;    ///< false: a signal interrupted the run (what finished is recorded)
   std::string git_toplevel;  ///< the checkout's root, for upstream links
   std::future<nlohmann::json> environment;  ///< RunProbes::start_environment's result
+  /// How its files started (stored as runs.environment's "start"): {"mode": "warm", "preloaded",
+  /// "ready_s"} or {"mode": "cold", "why"}; null when no file ran.
+  nlohmann::json start;
 };
 
 /// Begins (or claims, when resuming) the run's row, starts the environment probes, runs the

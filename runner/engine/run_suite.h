@@ -21,7 +21,10 @@ struct RunOptions {
   int jobs = 0;                                  ///< 0: number of cores
   std::optional<double> timeout_s;               ///< default: suite.json's timeout_s
   double kill_grace_s = 5;
-  bool shim = true;                               ///< false with --no-shim
+  bool shim = true;  ///< false with --no-shim
+  /// Python suites: fork each test file from a warm parent (runner/engine/zygote.h); false with
+  /// --cold.
+  bool warm = true;
   std::string python;                             ///< overrides suite.json's python
   std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir()
   double max_log_mb = 1024;                       ///< per-process file size limit; 0: none

@@ -44,7 +44,7 @@ namespace {
 const std::set<std::string> kKnownKeys = {
     "name",      "project_root", "project_root_env", "tests_dir", "pattern",
     "framework", "python",       "pythonpath",       "env",       "args",
-    "timeout_s", "source_url",   "gtest_shards"};
+    "timeout_s", "source_url",   "gtest_shards",     "preload"};
 
 constexpr std::int64_t kMaxGtestShards = 1000;
 
@@ -260,6 +260,7 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
   read_run_keys(doc, r, s);
   fields.pythonpath = string_list(doc, r, "pythonpath");
   s.args = string_list(doc, r, "args");
+  s.preload = string_list(doc, r, "preload");
   if (auto it = doc.find("env"); it != doc.end()) {
     if (!it->is_object())
       r.fail("/env", fmt::format("expected an object, got {}", it->type_name()));

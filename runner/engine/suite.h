@@ -29,7 +29,10 @@ struct Suite {
   std::vector<std::filesystem::path> pythonpath;  ///< absolute (relative ones: to project_root)
   std::map<std::string, std::string> env;         ///< extra environment for every test process
   std::vector<std::string> args;                  ///< extra framework arguments, before the file
-  double timeout_s = 900;                         ///< per-file timeout
+  /// Python suites: modules the warm parent imports before forking test files (besides torch and
+  /// the framework), e.g. "transformers" (runner/engine/zygote.h).
+  std::vector<std::string> preload;
+  double timeout_s = 900;  ///< per-file timeout
   std::string source_url;  ///< template with {commit}, {path}, {line}; may be empty
   /// gtest: each binary runs as this many processes (GTEST_TOTAL_SHARDS), each one a test file of
   /// the run; 1 = unsharded.

@@ -373,6 +373,15 @@ RunVersions run_versions(const RunRecord& run) {
   return v;
 }
 
+std::string start_mode(const RunRecord& run) {
+  const json env = json::parse(run.environment.empty() ? "{}" : run.environment, nullptr, false);
+  if (!env.is_object()) return "";
+  const auto start = env.find("start");
+  if (start == env.end() || !start->is_object()) return "";
+  const auto mode = start->find("mode");
+  return mode != start->end() && mode->is_string() ? mode->get<std::string>() : "";
+}
+
 double seconds_between(const std::string& from, const std::string& to) {
   auto parse = [](const std::string& s) -> std::time_t {
     std::tm tm{};

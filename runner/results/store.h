@@ -64,6 +64,10 @@ struct RunVersions {
 };
 RunVersions run_versions(const RunRecord& run);
 
+/// How the run's test files started, from its environment's "start"."mode": "warm", "cold", or
+/// empty when it recorded none (runs before the warm start, imported runs).
+std::string start_mode(const RunRecord& run);
+
 /// One test file of a run. status is empty until the file has finished ("not run").
 struct FileRecord {
   std::string path;  ///< relative to the suite's tests folder

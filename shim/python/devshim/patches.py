@@ -33,6 +33,7 @@ goes on); ``remove()`` restores every attribute (devshim/patching.py).
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import importlib
 import os
 import threading
@@ -153,6 +154,22 @@ def apply(torch):
                 except Exception as e:  # one torch attribute must not stop the program
                     logger.error("could not patch %s: %s: %s", ", ".join(patch.apis),
                                  type(e).__name__, e)
+
+
+def refresh_from_environ():
+    """In a process forked from one where the shim was applied (the runner's warm start,
+    runner/engine/zygote/devshim_zygote.py), once the child has its own environment: reads again
+    what is the process's own, where its redirection record goes (TORCHDEVICE_RECORD). The policy,
+    mode and patches stay the parent's, which started with the same environment as each child;
+    the record's counts start at zero in the child (record._after_fork)."""
+    global _settings, _atexit_registered
+    with _lock:
+        if not _applied:
+            return
+        _settings = dataclasses.replace(_settings, record_path=config.from_environ().record_path)
+        if _settings.record_path and not _atexit_registered:
+            atexit.register(_write_record)
+            _atexit_registered = True
 
 
 def _backend_for(torch):

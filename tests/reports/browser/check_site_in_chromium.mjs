@@ -106,9 +106,9 @@ async function checkIndex(root, label) {
   await page.click("#runs-table th:nth-child(1)");
   const down = await ids();
   check(down.every((v, i) => i === 0 || down[i - 1] > v), `${label}: again: descending`);
-  await page.click("#runs-table th:nth-child(10)");  // pass rate, as numbers
+  await page.click("#runs-table th:nth-child(11)");  // pass rate, as numbers
   const rates = await page.$$eval("#runs-table tbody tr", (rows) =>
-    rows.map((r) => Number(r.cells[9].getAttribute("data-value"))));
+    rows.map((r) => Number(r.cells[10].getAttribute("data-value"))));
   check(rates.every((v, i) => i === 0 || rates[i - 1] <= v), `${label}: sorted by pass rate`);
   await page.fill("#runs-filter", "other shim");
   const other = await page.$$eval("#runs-table tbody tr:not([hidden])",

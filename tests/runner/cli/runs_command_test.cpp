@@ -31,7 +31,8 @@ std::int64_t record_run(Store& store, const std::string& mode, bool finished = t
   r.out_dir = "/out";
   r.environment =
       R"({"torch": "2.13.0+cpu", "shim": {"active": true, "policy": "accelerator-only",)"
-      R"( "version": "0.2.0"}})";
+      R"( "version": "0.2.0"}, "start": {"mode": ")" +
+      std::string(mode == "shim" ? "warm" : "cold") + R"("}})";
   const std::int64_t id = store.begin_run(r, {"test_a.py"});
   FileRecord f;
   f.path = "test_a.py";
@@ -70,15 +71,16 @@ TEST(RunsCommand, ShowsTestsPassRateAndComparisonsFromTheStoredSummary) {
   EXPECT_NE(table.find("duration  tests   pass  new  reg  files"), std::string::npos) << table;
   // Run 1: the summary's counts; the shim's policy and versions from the environment.
   EXPECT_NE(
-      table.find("    1  demo             shim     accelerator-only 0.2.0  2.13.0+cpu  "
+      table.find("    1  demo             shim     accelerator-only 0.2.0  2.13.0+cpu  warm  "
                  "failed      2026-11-23T08:00:00Z     1:00      2  50.0%    1    -  1 failed"),
       std::string::npos)
       << table;
   // Run 2: counted from its cases; no report has compared it with anything yet.
   // A baseline run's shim is not active: no shim version.
-  EXPECT_NE(table.find("    2  demo             baseline -          -      2.13.0+cpu  running     "
-                       "2026-11-23T08:00:00Z        -      2  50.0%    ?    ?  1 failed"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("    2  demo             baseline -          -      2.13.0+cpu  cold  "
+                 "running     2026-11-23T08:00:00Z        -      2  50.0%    ?    ?  1 failed"),
+      std::string::npos)
       << table;
 
   const json runs = json::parse(captured([&] { list_runs(dir / "results.db", 20, true); }));
@@ -90,6 +92,8 @@ TEST(RunsCommand, ShowsTestsPassRateAndComparisonsFromTheStoredSummary) {
   EXPECT_EQ(runs[1]["shim_version"], "0.2.0");
   EXPECT_EQ(runs[1]["torch"], "2.13.0+cpu");
   EXPECT_TRUE(runs[0]["shim_version"].is_null());
+  EXPECT_EQ(runs[1]["start_mode"], "warm");
+  EXPECT_EQ(runs[0]["start_mode"], "cold");
   EXPECT_EQ(runs[1]["summary"]["new_failures"], 1);
   EXPECT_EQ(runs[1]["tests"], 2);
   EXPECT_EQ(runs[1]["files"]["failed"], 1);

@@ -1,0 +1,127 @@
+"""The warm start (issue 18) against a cold start and against one pytest process, measured in one
+run with the real runner on real suites.
+
+For each suite, with the shim on and ``-j 2`` (and ``-j 1`` for the per-file figure):
+
+- the runner's makespan warm (the default) and ``--cold``;
+- one ``python -m pytest`` process over the same files with the shim's environment (what the
+  per-file processes cost against: no isolation, no per-file start at all);
+- per-file start overhead: (runner at -j 1 - one pytest process) / files, warm and cold;
+- the peak resident memory of the largest process of the warm run (ru_maxrss of the runner's
+  children: the zygote or a child), from ``os.wait4``.
+
+Suites: a generated suite of ``--files`` (200) small pytest files that import torch, and the
+bundled ``suites/cuda-idioms``. Goals (issue 18): warm <= 50 ms per file, cold about 1.5 s here;
+warm <= 1.3x one pytest process.
+
+    python bench/warm_start_bench.py RUNNER [--files 200] [--keep]
+"""
+
+import argparse
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR", REPO_ROOT / "shim" / "python"))
+
+TEST_FILE = '''import torch
+
+
+def test_ones_{n}():
+    x = torch.ones(8, device="cuda")
+    assert x.sum().item() == 8
+
+
+def test_matmul_{n}():
+    a = torch.randn(16, 16).cuda()
+    assert (a @ torch.eye(16, device="cuda")).allclose(a)
+'''
+
+
+def generated_suite(root, files):
+    (root / "tests").mkdir(parents=True)
+    for n in range(files):
+        (root / "tests" / f"test_gen_{n:03}.py").write_text(TEST_FILE.format(n=n))
+    (root / "suite.json").write_text(
+        '{"name": "warm-bench", "project_root": ".", "tests_dir": "tests", '
+        '"framework": "pytest", "timeout_s": 600}\n'
+    )
+    return root
+
+
+def timed(argv, env=None, cwd=None):
+    """(wall seconds, peak RSS MiB of the largest descendant) of one command."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"warm_start_bench: {argv[:3]} exited {status}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def runner_run(runner, suite, work, name, jobs, cold, python):
+    argv = [runner, str(suite), "--db", str(work / f"{name}.db"), "--out", str(work / name),
+            "-j", str(jobs), "--python", python]
+    if cold:
+        argv.append("--cold")
+    # wait4's ru_maxrss: the largest of the runner and every descendant it waited for (the
+    # zygote's children are re-parented to it and waited for).
+    return timed(argv)
+
+
+def one_pytest(suite, python):
+    env = dict(os.environ, ACTIVATE_TORCH_DEVICE="1", PYTORCH_ENABLE_MPS_FALLBACK="1",
+               PYTHONPATH=str(SHIM_DIR), PYTHONUNBUFFERED="1")
+    files = sorted(str(p) for p in (suite / "tests").glob("test_*.py"))
+    wall, _ = timed([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files], env=env,
+                    cwd=suite)
+    return wall, len(files)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runner")
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    work = pathlib.Path(tempfile.mkdtemp(prefix="devshim-warm-bench-"))
+    try:
+        suites = [("generated", generated_suite(work / "generated", args.files)),
+                  ("cuda-idioms", REPO_ROOT / "suites" / "cuda-idioms")]
+        for label, suite in suites:
+            single, files = one_pytest(suite, args.python)
+            results = {}
+            for mode in ("warm", "cold"):
+                for jobs in (1, 2):
+                    results[mode, jobs] = runner_run(args.runner, suite, work,
+                                                     f"{label}-{mode}-{jobs}", jobs,
+                                                     mode == "cold", args.python)
+            print(f"{label}: {files} files; one pytest process: {single:.1f} s")
+            for jobs in (2, 1):
+                w, c = results["warm", jobs][0], results["cold", jobs][0]
+                print(f"  -j {jobs}: warm {w:.1f} s, cold {c:.1f} s: cold / warm {c / w:.2f}x; "
+                      f"warm / one pytest {w / single:.2f}x (goal <= 1.3x at -j 2)")
+            w1, c1 = results["warm", 1][0], results["cold", 1][0]
+            print(f"  per-file start overhead at -j 1 (runner - one pytest) / files: warm "
+                  f"{1000 * (w1 - single) / files:.0f} ms, cold {1000 * (c1 - single) / files:.0f}"
+                  f" ms (goals: warm <= 50 ms, cold ~1500 ms)")
+            print(f"  peak RSS of the largest process, warm -j 2: {results['warm', 2][1]:.0f} MiB;"
+                  f" cold: {results['cold', 2][1]:.0f} MiB")
+            sys.stdout.flush()
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+#include "runner/engine/zygote.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "runner/base/error.h"
+
+namespace devshim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path zygote_script() {
+  const char* env = std::getenv("DEVSHIM_ZYGOTE");
+  return env != nullptr && *env != '\0' ? fs::path(env) : fs::path(DEVSHIM_ZYGOTE_SCRIPT);
+}
+
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Reads up to and including the next newline into line, keeping what follows in buffered;
+// false when the zygote closed its end or nothing came within timeout.
+bool read_line(int fd, std::string& buffered, std::string& line,
+               std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (const auto nl = buffered.find('\n'); nl != std::string::npos) {
+      line = buffered.substr(0, nl);
+      buffered.erase(0, nl + 1);
+      return true;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    std::array<char, 4096> chunk{};
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffered.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+Zygote::Zygote(const ZygoteOptions& o) : timeout_(o.ready_timeout), options_(o) {
+  const auto started = std::chrono::steady_clock::now();
+  std::array<int, 2> requests{-1, -1};
+  std::array<int, 2> replies{-1, -1};
+  if (::pipe2(requests.data(), O_CLOEXEC) != 0 || ::pipe2(replies.data(), O_CLOEXEC) != 0) {
+    throw RuntimeError(fmt::format("zygote: pipe: {}", std::strerror(errno)));
+  }
+  const int log = ::open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string preload;
+  for (const auto& m : o.preload) preload += (preload.empty() ? "" : ",") + m;
+  ChildStart start{o.python,   {zygote_script().string(), "--preload", preload},
+                   o.cwd,      o.env,
+                   replies[1], log,
+                   0,          requests[0]};
+  try {
+    boost::asio::io_context ctx;
+    auto proc = start_process(ctx, start);
+    pid_ = proc.id();
+    proc.detach();  // waited for by ~Zygote
+  } catch (const std::exception& e) {
+    for (int fd : {requests[0], requests[1], replies[0], replies[1], log}) {
+      if (fd >= 0) ::close(fd);
+    }
+    throw RuntimeError(fmt::format("zygote: cannot start {}: {}", o.python, e.what()));
+  }
+  ::close(requests[0]);
+  ::close(replies[1]);
+  if (log >= 0) ::close(log);
+  to_zygote_ = requests[1];
+  from_zygote_ = replies[0];
+
+  std::string line;
+  if (!read_line(from_zygote_, buffered_, line, o.ready_timeout)) {
+    shut_down();
+    throw RuntimeError(fmt::format("zygote: no answer within {} s (its log: {})",
+                                   o.ready_timeout.count() / 1000, o.log_path.string()));
+  }
+  const json ready = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!ready.is_object() || !ready.value("ready", false)) {
+    const std::string why = ready.is_object() ? ready.value("error", line) : line;
+    shut_down();
+    throw RuntimeError("zygote: " + why);
+  }
+  preloaded_ = ready.value("preloaded", std::vector<std::string>{});
+  ready_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+Zygote::~Zygote() { shut_down(); }
+
+void Zygote::shut_down() {
+  close_fd(to_zygote_);
+  close_fd(from_zygote_);
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+  }
+}
+
+std::string Zygote::request(const std::string& line) {
+  const std::string out = line + "\n";
+  std::size_t written = 0;
+  while (written < out.size()) {
+    const ssize_t n = ::write(to_zygote_, out.data() + written, out.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw RuntimeError(fmt::format("zygote: gone ({})", std::strerror(errno)));
+    written += static_cast<std::size_t>(n);
+  }
+  std::string reply;
+  if (!read_line(from_zygote_, buffered_, reply, timeout_)) {
+    throw RuntimeError("zygote: no answer to a fork request");
+  }
+  return reply;
+}
+
+pid_t Zygote::fork_child(const ChildStart& start, const fs::path& log_path) {
+  if (to_zygote_ < 0) throw RuntimeError("zygote: not running");
+  std::vector<std::string> argv = start.args;  // after the interpreter
+  json env = json::object();
+  for (const auto& entry : start.env) {
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  const json req{{"argv", argv},
+                 {"cwd", start.cwd.string()},
+                 {"env", env},
+                 {"log", log_path.string()},
+                 {"max_file_bytes", start.max_file_bytes}};
+  const json reply = json::parse(request(req.dump(-1, ' ', false, json::error_handler_t::replace)),
+                                 nullptr, false);
+  if (!reply.is_object() || !reply.contains("pid") || !reply["pid"].is_number_integer()) {
+    throw RuntimeError("zygote: " + (reply.is_object() ? reply.value("error", reply.dump())
+                                                       : std::string("no reply")));
+  }
+  return reply["pid"].get<pid_t>();
+}
+
+}  // namespace devshim

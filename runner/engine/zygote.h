@@ -1,0 +1,72 @@
+// The warm start of Python test files (issue 18): a zygote, started once per run with exactly the
+// environment a cold test process gets, imports torch, the framework and the suite's preloads,
+// then forks one child per test file (runner/engine/zygote/devshim_zygote.py, which documents
+// what a child is). The runner waits for each child as for a process it started itself: the
+// child is re-parented to it, a child subreaper (ProcessReaper).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "runner/engine/launch_plan.h"
+#include "runner/engine/process_start.h"
+
+namespace devshim {
+
+/// The zygote script: $DEVSHIM_ZYGOTE, else the source tree's.
+std::filesystem::path zygote_script();
+
+struct ZygoteOptions {
+  std::string python;                ///< the suite's interpreter (a path)
+  std::vector<std::string> env;      ///< a cold test process's whole environment, "NAME=value"
+  std::filesystem::path cwd;         ///< the project root
+  std::vector<std::string> preload;  ///< modules imported before the first fork
+  std::filesystem::path log_path;    ///< the zygote's own stderr (preload output, errors)
+  std::chrono::milliseconds ready_timeout{180'000};
+  bool operator==(const ZygoteOptions&) const = default;
+};
+
+class Zygote {
+ public:
+  /// Starts the zygote (its own process group, SIGKILL when the runner dies) and waits for its
+  /// ready line. Throws RuntimeError saying why it cannot serve (a preload failed, it died, it
+  /// took longer than ready_timeout): the run then starts its files cold.
+  explicit Zygote(const ZygoteOptions& options);
+  /// Closes the zygote's requests, kills its group and reaps it.
+  ~Zygote();
+  Zygote(const Zygote&) = delete;
+  Zygote& operator=(const Zygote&) = delete;
+
+  /// Forks the child that runs `start` (argv: the interpreter, "-m", MODULE, ...), its stdout and
+  /// stderr on log_path (truncated). Returns its pid: a child of this process from the return on
+  /// (the caller must be a child subreaper), leader of its own process group. Throws
+  /// RuntimeError when the zygote cannot (another thread in it, a command that is not
+  /// `python -m`, the zygote gone): that file starts cold.
+  pid_t fork_child(const ChildStart& start, const std::filesystem::path& log_path);
+
+  /// What the zygote imported, its pid, how long it took to be ready, what started it.
+  const std::vector<std::string>& preloaded() const { return preloaded_; }
+  pid_t pid() const { return pid_; }
+  double ready_s() const { return ready_s_; }
+  const ZygoteOptions& options() const { return options_; }
+
+ private:
+  std::string request(const std::string& line);
+  /// Closes the pipes, kills the zygote's group and reaps it (again: nothing).
+  void shut_down();
+
+  pid_t pid_ = -1;
+  int to_zygote_ = -1;    ///< its stdin
+  int from_zygote_ = -1;  ///< its replies
+  std::string buffered_;  ///< read past the last reply
+  std::chrono::milliseconds timeout_;
+  std::vector<std::string> preloaded_;
+  double ready_s_ = 0;
+  ZygoteOptions options_;
+};
+
+}  // namespace devshim

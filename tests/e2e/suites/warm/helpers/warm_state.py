@@ -1,0 +1,19 @@
+"""A module the warm suite preloads: state a test file may change, which the next file must not
+see; and what each process was started with, for the tests to compare warm and cold."""
+import os
+import sys
+
+marks = []  # test_a appends to it; test_b expects it empty
+imported_in = os.getpid()
+
+
+def startup():
+    """What a test process looks like from inside, as one line."""
+    spec = sys.modules["__main__"].__spec__
+    return " ".join([
+        f"argv0={os.path.basename(sys.argv[0])}",
+        f"path0={sys.path[0]}",
+        f"cwd={os.getcwd()}",
+        f"var={os.environ.get('E2E_WARM_VAR', '-')}",
+        f"main={spec.name if spec else '-'}",
+    ])

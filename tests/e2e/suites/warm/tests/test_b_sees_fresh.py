@@ -1,0 +1,17 @@
+import os
+import random
+import unittest
+
+import warm_state
+
+
+class SeesFresh(unittest.TestCase):
+    def test_nothing_leaked_from_another_file(self):
+        print("startup", warm_state.startup())
+        print("random", random.random())
+        self.assertEqual(warm_state.marks, [])
+        self.assertNotIn("E2E_WARM_LEAK", os.environ)
+        self.assertEqual(os.getpgid(0), os.getpid(), "its own process group")
+
+    def test_fails_as_usual(self):
+        self.assertEqual(1, 2)

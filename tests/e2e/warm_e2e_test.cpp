@@ -1,0 +1,149 @@
+// The warm start (runner/engine/zygote.h) end to end, with the real runner binary: warm and cold
+// give the same outcomes on the e2e suites and the bundled suite; a file cannot change what the
+// next file sees; a zygote that cannot start, or cannot fork, leaves the run cold and says so.
+// (Timeouts, crashes, SIGINT and kill -9 of the runner are the other e2e tests' suites, which run
+// warm by default.)
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/e2e_fixture.h"
+
+namespace devshim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class WarmE2E : public E2EFixture {
+ protected:
+  // The newest run: each file's status and each test's, as "file::class::name".
+  struct Outcomes {
+    std::map<std::string, std::string> files;
+    std::map<std::string, std::string> tests;
+    std::map<std::string, long long> redirections;  ///< "api requested->used" -> calls
+    json start;
+  };
+  Outcomes last_run() {
+    Store store(db());
+    const RunRecord run = store.runs(1).at(0);
+    Outcomes o;
+    for (const auto& f : store.files(run.id)) {
+      o.files[f.path] = f.status ? std::string(to_string(*f.status)) : "not_run";
+    }
+    for (const auto& c : store.cases(run.id)) {
+      o.tests[c.file + "::" + c.test.classname + "::" + c.test.name] = to_string(c.test.status);
+    }
+    for (const auto& r : store.redirections(run.id)) {
+      o.redirections[r.first.api + " " + r.first.requested + "->" + r.first.used] += r.count;
+    }
+    o.start = json::parse(run.environment).value("start", json());
+    return o;
+  }
+  // Runs suite warm (the default) and cold into out()/warm and out()/cold; returns both.
+  std::pair<Outcomes, Outcomes> warm_and_cold(const std::string& suite,
+                                              const std::vector<std::string>& extra = {}) {
+    auto with = [&](const std::string& folder, bool cold) {
+      std::vector<std::string> args = runner_argv(suite, extra);
+      args.at(5) = (out() / folder).string();  // --out's value
+      if (cold) args.push_back("--cold");
+      auto r = testing::run(args, env(), std::chrono::seconds(240));
+      EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+      return last_run();
+    };
+    Outcomes warm = with("warm", false);
+    Outcomes cold = with("cold", true);
+    return {warm, cold};
+  }
+};
+
+TEST_F(WarmE2E, WarmAndColdGiveTheSameOutcomesOnTheMixedSuite) {
+  const auto [warm, cold] = warm_and_cold("mixed", {"--max-log-mb", "5"});
+  EXPECT_EQ(warm.start.value("mode", ""), "warm") << warm.start;
+  EXPECT_EQ(cold.start.value("mode", ""), "cold") << cold.start;
+  EXPECT_EQ(cold.start.value("why", ""), "--cold");
+  EXPECT_EQ(warm.files, cold.files);
+  EXPECT_EQ(warm.tests, cold.tests);
+  EXPECT_EQ(warm.files.at("test_segv.py"), "crashed");
+  EXPECT_EQ(warm.files.at("test_hang.py"), "timeout");
+  EXPECT_EQ(warm.files.at("test_flood.py"), "error") << "RLIMIT_FSIZE holds warm too";
+  // faulthandler is enabled again in the child: the crash says where it happened.
+  EXPECT_NE(testing::read_file(out() / "warm/logs/test_segv.py.log")
+                .find("Fatal Python error: Segmentation fault"),
+            std::string::npos);
+  expect_no_survivors();
+}
+
+TEST_F(WarmE2E, AFileSeesWhatAColdStartWouldAndNothingOfTheFileBefore) {
+  // -j 1: test_a_mutates runs first, in the same zygote's previous child.
+  const auto [warm, cold] = warm_and_cold("warm", {"-j", "1"});
+  ASSERT_EQ(warm.start.value("mode", ""), "warm") << warm.start;
+  EXPECT_EQ(warm.start["preloaded"], json({"torch", "unittest", "warm_state"}));
+  EXPECT_EQ(warm.tests, cold.tests);
+  EXPECT_EQ(warm.tests.at("test_b_sees_fresh.py::tests.test_b_sees_fresh.SeesFresh::"
+                          "test_nothing_leaked_from_another_file"),
+            "passed");
+  // What the process looks like from inside: argv[0], sys.path[0], cwd, __main__.
+  auto startup = [&](const std::string& mode, const std::string& file) {
+    const std::string log = testing::read_file(out() / mode / "logs" / (file + ".log"));
+    const auto at = log.find("startup ");
+    return at == std::string::npos ? log : log.substr(at, log.find('\n', at) - at);
+  };
+  for (const char* file : {"test_a_mutates.py", "test_b_sees_fresh.py"}) {
+    EXPECT_EQ(startup("warm", file), startup("cold", file)) << file;
+  }
+  EXPECT_NE(startup("warm", "test_a_mutates.py").find("main=unittest"), std::string::npos);
+  // Each child draws its own random numbers.
+  auto random_line = [&](const std::string& file) {
+    const std::string log = testing::read_file(out() / "warm/logs" / (file + ".log"));
+    const auto at = log.find("random ");
+    return log.substr(at, log.find('\n', at) - at);
+  };
+  EXPECT_NE(random_line("test_a_mutates.py"), random_line("test_b_sees_fresh.py"));
+}
+
+TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
+  auto r = run_runner("warm/suite-bad-preload.json", {"-j", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // test_fails_as_usual
+  EXPECT_NE(r.output.find("runner: warm start unavailable (zygote: preload "
+                          "no_such_module_for_devshim: No module named"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("every file starts cold"), std::string::npos);
+  const Outcomes o = last_run();
+  EXPECT_EQ(o.start.value("mode", ""), "cold");
+  EXPECT_NE(o.start.value("why", "").find("no_such_module_for_devshim"), std::string::npos);
+  EXPECT_EQ(o.files.at("test_a_mutates.py"), "passed");
+  EXPECT_EQ(o.files.at("test_b_sees_fresh.py"), "failed");
+  EXPECT_EQ(o.tests.size(), 3U);
+}
+
+TEST_F(WarmE2E, AZygoteHoldingAThreadStartsEachFileCold) {
+  auto r = run_runner("warm/suite-thread-preload.json", {"-j", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("threads: no fork: starting it cold"), std::string::npos) << r.output;
+  const std::string log = testing::read_file(out() / "run.log");
+  EXPECT_NE(log.find("Cold start of test_a_mutates.py: zygote: the zygote holds 2 threads"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("Cold start of test_b_sees_fresh.py"), std::string::npos);
+  const Outcomes o = last_run();
+  EXPECT_EQ(o.files.at("test_a_mutates.py"), "passed");
+  EXPECT_EQ(o.files.at("test_b_sees_fresh.py"), "failed");
+}
+
+TEST_F(WarmE2E, WarmAndColdGiveTheSameOutcomesOnTheBundledSuite) {
+  const auto [warm, cold] =
+      warm_and_cold((fs::path(BUNDLED_SUITES_DIR) / "cuda-idioms").string(), {"-j", "2"});
+  EXPECT_EQ(warm.start.value("mode", ""), "warm") << warm.start;
+  EXPECT_EQ(warm.files, cold.files);
+  EXPECT_EQ(warm.tests, cold.tests);
+  EXPECT_EQ(warm.tests.size(), 123U);
+  // The shim, applied in the zygote, records each child's redirections in the child's record.
+  EXPECT_FALSE(warm.redirections.empty());
+  EXPECT_EQ(warm.redirections, cold.redirections);
+}
+
+}  // namespace
+}  // namespace devshim
