@@ -143,3 +143,37 @@ def test_two_processes_write_one_record(tmp_path):
     assert zeros["call_site"] == {"file": str(program), "line": 6, "function": "work"}
     assert rows[("torch.Tensor.cuda", "cuda", "cpu")]["count"] == 2
     assert rows[("torch.Tensor.cuda", "cuda", "cpu")]["call_site"]["line"] == 7
+
+
+FORKED = textwrap.dedent('''
+    import atexit, os, sys
+    import torch
+    import devshim.patches
+
+    torch.zeros(1, device="cuda")  # the parent's call: not the child's to record
+    pid = os.fork()
+    if pid == 0:  # as the runner's warm start (devshim_zygote.py) makes a child
+        os.environ["TORCHDEVICE_RECORD"] = sys.argv[1]
+        devshim.patches.refresh_from_environ()
+        torch.ones(2, device="cuda")
+        atexit._run_exitfuncs()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    sys.exit(os.waitstatus_to_exitcode(status))
+''')
+
+
+@pytest.mark.skipif(pytest.importorskip("torch").cuda.is_available(),
+                    reason="CPU-only expectations")
+def test_a_forked_child_records_its_own_calls_where_its_environment_says(tmp_path):
+    program = tmp_path / "forked.py"
+    program.write_text(FORKED)
+    path = tmp_path / "child.json"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TORCHDEVICE_") and k not in ("TORCH_ALLOW_REDIRECTS",)}
+    env.update({"PYTHONPATH": str(SHIM_DIR), "ACTIVATE_TORCH_DEVICE": "1"})
+    done = subprocess.run([sys.executable, str(program), str(path)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(path.read_text())
+    assert [(e["api"], e["count"]) for e in doc["redirections"]] == [("torch.ones", 1)]
