@@ -1,6 +1,8 @@
-// Golden files for every report format, and for `runner compare -o`'s renderings of the
-// recorded run against its previous run, rendered from a recorded run (report_fixture.cpp) with
-// the temporary folder normalised to <TMP>. tests/reports/approve.sh re-approves.
+// Golden files for every report format, for `runner compare -o`'s renderings of the recorded run
+// against its previous run, rendered from a recorded run (report_fixture.cpp), and for the
+// site's index, suite and gap pages of three recorded nights (site_fixture.cpp); the temporary
+// folder is normalised to <TMP>, and the site's embedded assets (uPlot, site.js, site.css: the
+// browser test checks them) to placeholders. tests/reports/approve.sh re-approves.
 #include <gtest/gtest.h>
 
 #include "reports/comparison_report.h"
@@ -9,7 +11,10 @@
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
+#include "reports/site.h"
+#include "reports/site_assets.h"
 #include "tests/reports/report_fixture.h"
+#include "tests/reports/site_fixture.h"
 
 namespace devshim {
 namespace {
@@ -59,6 +64,44 @@ TEST_F(Golden, CompareJson) {
 TEST_F(Golden, CompareHtml) {
   testing::expect_golden("compare.html.approved",
                          testing::normalise(render_comparison_html(comparison()), run_));
+}
+
+// The site's pages with each embedded asset replaced by a placeholder naming it.
+std::string without_assets(std::string page) {
+  for (const auto& [asset, name] : {std::pair{assets::uplot_js, "<uPlot script>"},
+                                    {assets::uplot_css, "<uPlot style>"},
+                                    {assets::uplot_license, "<uPlot licence>"},
+                                    {assets::site_js, "<site.js>"},
+                                    {assets::site_css, "<site.css>"}}) {
+    for (auto at = page.find(asset); at != std::string::npos; at = page.find(asset, at)) {
+      page.replace(at, asset.size(), name);
+    }
+  }
+  return page;
+}
+
+TEST(GoldenSite, IndexSuiteAndGapPages) {
+  testing::TempDir dir;
+  {
+    Store store(dir / "results.db");
+    for (int night = 0; night < 3; ++night) {
+      const auto baseline = testing::record_night(
+          store, {.mode = "baseline", .night = night, .failing = 3, .project_root = "/project"});
+      testing::record_night(store, {.night = night, .baseline_run = baseline});
+    }
+  }
+  Store store(dir / "results.db", Store::Purpose::kRead);
+  build_site(store, {.dir = dir / "site", .suite = "", .full = false});
+  for (const auto& [page, golden] : {std::pair{"index.html", "site-index.html.approved"},
+                                     {"suites/sample/index.html", "site-suite.html.approved"},
+                                     {"gaps.html", "site-gaps.html.approved"}}) {
+    std::string text = without_assets(testing::read_file(dir / "site" / page));
+    const std::string tmp = dir.path().string();
+    for (auto at = text.find(tmp); at != std::string::npos; at = text.find(tmp, at)) {
+      text.replace(at, tmp.size(), "<TMP>");
+    }
+    testing::expect_golden(golden, text);
+  }
 }
 
 }  // namespace
