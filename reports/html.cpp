@@ -227,7 +227,7 @@ footer { margin-top: 2.5rem; color: var(--muted); font-size: 0.85em; }
 
 }  // namespace
 
-std::string html::page_head(std::string_view title) {
+std::string html::page_head(std::string_view title, std::string_view extra_style) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -239,6 +239,7 @@ std::string html::page_head(std::string_view title) {
   append_escaped(out, title);
   out += "</title>\n<style>";
   out += kStyle;
+  out += extra_style;
   out += "</style>\n</head>\n";
   return out;
 }

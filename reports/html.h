@@ -38,8 +38,8 @@ std::string safe_href(std::string_view link);
 
 /// The <head> every page devshim writes starts with, up to and including </head>: charset,
 /// viewport, a Content-Security-Policy that allows inline style and script only, no referrer,
-/// the title (escaped here) and the reports' style sheet (light and dark).
-std::string page_head(std::string_view title);
+/// the title (escaped here), the reports' style sheet (light and dark) and extra_style after it.
+std::string page_head(std::string_view title, std::string_view extra_style = {});
 
 }  // namespace html
 

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <fstream>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 
+#include "parsers/read_file.h"
 #include "reports/html.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
@@ -30,18 +30,11 @@ namespace {
 constexpr int kSiteFormat = 1;
 constexpr const char* kManifest = "site.json";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Writes text unless the file already holds it; true when it wrote.
 bool write_if_changed(const fs::path& path, const std::string& text) {
   std::error_code ec;
   if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) == text.size() &&
-      read_text(path) == text) {
+      read_file(path) == text) {
     return false;
   }
   create_report_folder(path.parent_path());
@@ -129,9 +122,9 @@ std::vector<RenderedRun> render_runs(Store& store, const std::vector<RunRecord>&
 }
 
 json load_manifest(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_regular_file(dir / kManifest, ec)) return json::object();
-  json m = json::parse(read_text(dir / kManifest), nullptr, /*allow_exceptions=*/false);
+  const std::optional<std::string> text = read_file(dir / kManifest);
+  if (!text) return json::object();
+  json m = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!m.is_object() || !m.contains("runs") || !m["runs"].is_object()) return json::object();
   return m;
 }
@@ -185,12 +178,14 @@ SiteResult build_site(Store& store, const SiteOptions& o) {
   SiteResult result;
   // The runs whose pages are missing or stale are rendered, the others keep site.json's summary.
   std::vector<json> summaries(runs.size());
+  std::vector<std::string> prints(runs.size());
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string id = std::to_string(runs[i].id);
+    prints[i] = fingerprint(runs[i], in_site);
     std::error_code ec;
     if (old.contains("runs") && old["runs"].contains(id) &&
-        old["runs"][id].value("fingerprint", "") == fingerprint(runs[i], in_site) &&
+        old["runs"][id].value("fingerprint", "") == prints[i] &&
         fs::is_regular_file(o.dir / "runs" / id / "report.html", ec)) {
       summaries[i] = old["runs"][id]["summary"];
     } else {
@@ -206,7 +201,7 @@ SiteResult build_site(Store& store, const SiteOptions& o) {
   std::vector<SiteRun> rows;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    manifest["runs"][std::to_string(r.id)] = {{"fingerprint", fingerprint(r, in_site)},
+    manifest["runs"][std::to_string(r.id)] = {{"fingerprint", prints[i]},
                                               {"summary", summaries[i]}};
     rows.push_back({r, run_versions(r), comparable_policy(r), slugs.at(r.suite), summaries[i]});
   }

@@ -60,13 +60,9 @@ std::string script_json(const json& data) {
 }
 
 std::string head(std::string_view title, bool charts) {
-  std::string out = html::page_head(title);
-  out.erase(out.size() - std::string_view("</head>\n").size());  // more style follows
-  out += "<style>";
-  if (charts) out += assets::uplot_css;
-  out += assets::site_css;
-  out += "</style>\n</head>\n";
-  return out;
+  std::string style = charts ? std::string(assets::uplot_css) : std::string();
+  style += assets::site_css;
+  return html::page_head(title, style);
 }
 
 std::string scripts(const json& data, bool charts) {

@@ -102,6 +102,14 @@ def test_write_merges_with_what_is_there_and_never_raises(fresh, tmp_path):
     assert record.write(str(bad_path), "default", Hardware()) is False
 
 
+def shim_env(**extra):
+    """This process's environment without devshim settings, the shim activated, plus extra."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TORCHDEVICE_") and k not in ("TORCH_ALLOW_REDIRECTS",)}
+    env.update({"PYTHONPATH": str(SHIM_DIR), "ACTIVATE_TORCH_DEVICE": "1", **extra})
+    return env
+
+
 PROGRAM = textwrap.dedent('''
     import torch
 
@@ -121,10 +129,7 @@ def test_two_processes_write_one_record(tmp_path):
     program.write_text(PROGRAM)
     path = tmp_path / "record.json"
     path.write_text("garbage from an earlier crash")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TORCHDEVICE_") and k not in ("TORCH_ALLOW_REDIRECTS",)}
-    env.update({"PYTHONPATH": str(SHIM_DIR), "ACTIVATE_TORCH_DEVICE": "1",
-                "TORCHDEVICE_RECORD": str(path)})
+    env = shim_env(TORCHDEVICE_RECORD=str(path))
     procs = [subprocess.Popen([sys.executable, str(program)], env=env, stderr=subprocess.PIPE,
                               text=True) for _ in range(2)]
     for p in procs:
@@ -169,9 +174,7 @@ def test_a_forked_child_records_its_own_calls_where_its_environment_says(tmp_pat
     program = tmp_path / "forked.py"
     program.write_text(FORKED)
     path = tmp_path / "child.json"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TORCHDEVICE_") and k not in ("TORCH_ALLOW_REDIRECTS",)}
-    env.update({"PYTHONPATH": str(SHIM_DIR), "ACTIVATE_TORCH_DEVICE": "1"})
+    env = shim_env()
     done = subprocess.run([sys.executable, str(program), str(path)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
