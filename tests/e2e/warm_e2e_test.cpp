@@ -101,6 +101,17 @@ TEST_F(WarmE2E, AFileSeesWhatAColdStartWouldAndNothingOfTheFileBefore) {
     return log.substr(at, log.find('\n', at) - at);
   };
   EXPECT_NE(random_line("test_a_mutates.py"), random_line("test_b_sees_fresh.py"));
+  // The zygote's heap is frozen (out of the child's collections); the child's own is collected.
+  auto frozen = [&](const std::string& mode) {
+    const std::string log = testing::read_file(out() / mode / "logs/test_b_sees_fresh.py.log");
+    const auto at = log.find("frozen ");
+    return at == std::string::npos ? -1 : std::stol(log.substr(at + 7));
+  };
+  EXPECT_GT(frozen("warm"), 10000);
+  EXPECT_EQ(frozen("cold"), 0);
+  EXPECT_EQ(warm.tests.at("test_b_sees_fresh.py::tests.test_b_sees_fresh.SeesFresh::"
+                          "test_the_collector_frees_what_this_process_made"),
+            "passed");
 }
 
 TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
@@ -116,7 +127,7 @@ TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
   EXPECT_NE(o.start.value("why", "").find("no_such_module_for_devshim"), std::string::npos);
   EXPECT_EQ(o.files.at("test_a_mutates.py"), "passed");
   EXPECT_EQ(o.files.at("test_b_sees_fresh.py"), "failed");
-  EXPECT_EQ(o.tests.size(), 3U);
+  EXPECT_EQ(o.tests.size(), 4U);
 }
 
 TEST_F(WarmE2E, AZygoteHoldingAThreadStartsEachFileCold) {

@@ -1,6 +1,8 @@
+import gc
 import os
 import random
 import unittest
+import weakref
 
 import warm_state
 
@@ -12,6 +14,18 @@ class SeesFresh(unittest.TestCase):
         self.assertEqual(warm_state.marks, [])
         self.assertNotIn("E2E_WARM_LEAK", os.environ)
         self.assertEqual(os.getpgid(0), os.getpid(), "its own process group")
+
+    def test_the_collector_frees_what_this_process_made(self):
+        class Node:
+            pass
+
+        node = Node()
+        node.cycle = node
+        ref = weakref.ref(node)
+        del node
+        gc.collect()
+        self.assertIsNone(ref())
+        print("frozen", gc.get_freeze_count())
 
     def test_fails_as_usual(self):
         self.assertEqual(1, 2)
