@@ -612,7 +612,25 @@ class Page {
     if (const std::string probe = env_text(env, "probe_error"); !probe.empty()) {
       env_row("Probe error", probe);
     }
+    later_runs();
     out_ += "</dl>\n</header>\n";
+  }
+
+  // The runs naming this one as previous run or baseline, each linked to its report.html (or .md).
+  void later_runs() {
+    if (report_.later_runs.empty()) return;
+    out_ += "<dt>Later runs</dt><dd class=\"later-runs\">";
+    bool first = true;
+    for (const auto& l : report_.later_runs) {
+      if (!first) out_ += " · ";
+      first = false;
+      link(l.html.empty() ? l.md : l.html, fmt::format("run {}", l.run),
+           /*label_if_refused=*/true);
+      out_ += " (";
+      text(later_relation_text(l.relation));
+      out_ += ")";
+    }
+    out_ += "</dd>\n";
   }
 
   std::string accelerators_text() const {

@@ -231,6 +231,18 @@ json gaps_json(const Report& r) {
   return gaps;
 }
 
+// The runs naming this one as their previous run or baseline ([] when none).
+json later_runs_json(const Report& r) {
+  json out = json::array();
+  for (const auto& l : r.later_runs) {
+    out.push_back({{"run", l.run},
+                   {"started_at", l.started_at},
+                   {"relation", l.relation},
+                   {"reports", {{"md", json_text(l.md)}, {"html", json_text(l.html)}}}});
+  }
+  return out;
+}
+
 // Files and tests by status, and the pass rate.
 json summary_json(const Report& r) {
   return {{"files", r.summary.files},
@@ -251,6 +263,7 @@ json render_json(const Report& r) {
                                    {"torch", json_text(r.other_versions->versions.torch)},
                                    {"shim_version", json_text(r.other_versions->versions.shim)}}
                             : json(nullptr)},
+          {"later_runs", later_runs_json(r)},
           {"flaky", flaky_json(r)},
           {"differential", differential_json(r)},
           {"run", run_json(r)},

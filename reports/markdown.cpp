@@ -96,6 +96,17 @@ void environment_section(const Report& r, std::string& out) {
   row("Started", r.run.started_at);
   row("Duration", r.duration_s > 0 ? fmt::format("{:.0f} s", r.duration_s) : "-");
   row("Command", command);
+  if (!r.later_runs.empty()) {
+    std::string later;
+    for (const auto& l : r.later_runs) {
+      std::string links;
+      if (!l.md.empty()) links += md_link("report.md", l.md);
+      if (!l.html.empty()) links += (links.empty() ? "" : " · ") + md_link("report.html", l.html);
+      later += fmt::format("{}run {} ({}){}", later.empty() ? "" : "; ", l.run,
+                           later_relation_text(l.relation), links.empty() ? "" : ": " + links);
+    }
+    out += fmt::format("| Later runs | {} |\n", later);
+  }
 }
 
 // "file::classname::name", or "file::(file)" for a file that failed as a whole.

@@ -92,6 +92,28 @@ std::pair<std::string, std::string> other_report_links(Store& store, std::int64_
   return {link_to("report.md"), link_to("report.html")};
 }
 
+std::string later_relation_text(const std::string& relation) {
+  return relation == "baseline" ? "shim run with this baseline" : "compared with this run";
+}
+
+namespace {
+
+std::vector<ReportLaterRun> later_runs(Store& store, std::int64_t run_id,
+                                       const fs::path& report_dir) {
+  std::vector<ReportLaterRun> out;
+  for (const RunRecord& later : store.runs_naming(run_id)) {
+    ReportLaterRun l;
+    l.run = later.id;
+    l.started_at = later.started_at;
+    l.relation = later.baseline_run == run_id ? "baseline" : "previous";
+    std::tie(l.md, l.html) = other_report_links(store, later.id, report_dir);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json run_summary(const Report& r) {
   using nlohmann::json;
   auto count = [](const std::map<std::string, int>& counts, const char* key) {
@@ -388,6 +410,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     std::tie(r.previous->previous_md, r.previous->previous_html) =
         other_report_links(store, r.previous->previous_run, dir);
   }
+  r.later_runs = later_runs(store, run_id, dir);
   const int counted =
       r.summary.tests_total - r.summary.tests["skipped"] - r.summary.tests["xfailed"];
   r.summary.pass_rate = counted > 0 ? static_cast<double>(r.summary.tests["passed"]) / counted : 0;

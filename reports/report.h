@@ -100,6 +100,19 @@ struct ReportOtherVersions {
   RunVersions own;       ///< this run's
 };
 
+/// A later run that names this run as its previous run or as its baseline (Store::runs_naming):
+/// what a report links forward to.
+struct ReportLaterRun {
+  std::int64_t run = 0;
+  std::string started_at;
+  std::string relation;  ///< "previous": compared with this run; "baseline": its shim run
+  std::string md, html;  ///< its reports, as ReportDifferential::baseline_md
+};
+
+/// How the reports name a later run's relation: "compared with this run", "shim run with this
+/// baseline".
+std::string later_relation_text(const std::string& relation);
+
 /// The run-to-run classes in the order reports list them, each with its meaning.
 const std::vector<std::pair<std::string, std::string>>& change_classes();
 
@@ -168,7 +181,8 @@ struct Report {
   std::optional<ReportPrevious> previous;          ///< set when the run has a previous run
   /// Set when it has none only because the versions differ (ReportOtherVersions).
   std::optional<ReportOtherVersions> other_versions;
-  std::vector<ReportFlaky> flaky;  ///< tests that passed on a rerun
+  std::vector<ReportLaterRun> later_runs;  ///< runs naming this one, oldest first
+  std::vector<ReportFlaky> flaky;          ///< tests that passed on a rerun
   std::vector<ReportRedirection> redirections;
   /// Entries of the API gap log with evidence in this run (runner/gap_log.h), most affected
   /// tests first; test_list holds this run's affected tests.

@@ -1,6 +1,7 @@
 #include "reports/site.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -42,12 +43,15 @@ bool write_if_changed(const fs::path& path, const std::string& text) {
   return true;
 }
 
-// What a run's pages depend on besides the code that renders them.
-std::string fingerprint(const RunRecord& r, const std::set<std::int64_t>& in_site) {
+// What a run's pages depend on besides the code that renders them; later: the runs of the site
+// that name it as their previous run or baseline (its forward links).
+std::string fingerprint(const RunRecord& r, const std::set<std::int64_t>& in_site,
+                        const std::vector<std::int64_t>& later) {
   auto linked = [&](std::int64_t id) { return in_site.count(id) > 0 ? id : 0; };
-  const std::string key = fmt::format(
-      "{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", kSiteFormat, DEVSHIM_VERSION, r.status, r.finished_at,
-      r.summary, linked(r.baseline_run), linked(r.previous_run), r.environment.size());
+  const std::string key =
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", kSiteFormat, DEVSHIM_VERSION, r.status,
+                  r.finished_at, r.summary, linked(r.baseline_run), linked(r.previous_run),
+                  r.environment.size(), fmt::join(later, ","));
   return fmt::format("{:016x}", std::hash<std::string>{}(key));
 }
 
@@ -56,8 +60,8 @@ struct RenderedRun {
   int files_written = 0;
 };
 
-// The run's report pages in the site: its baseline's and previous run's pages linked when they
-// are in the site too.
+// The run's report pages in the site: its baseline's, previous run's and later runs' pages
+// linked when they are in the site too.
 RenderedRun render_run_pages(Store& store, const RunRecord& run, const fs::path& dir,
                              const std::set<std::int64_t>& in_site) {
   RenderedRun out;
@@ -72,6 +76,10 @@ RenderedRun render_run_pages(Store& store, const RunRecord& run, const fs::path&
   if (report.previous) {
     report.previous->previous_md = page(report.previous->previous_run, "report.md");
     report.previous->previous_html = page(report.previous->previous_run, "report.html");
+  }
+  for (auto& later : report.later_runs) {
+    later.md = page(later.run, "report.md");
+    later.html = page(later.run, "report.html");
   }
   out.files_written += write_if_changed(dir / "report.html", render_html(report)) ? 1 : 0;
   out.files_written += write_if_changed(dir / "report.md", render_markdown(report)) ? 1 : 0;
@@ -169,6 +177,13 @@ SiteResult build_site(Store& store, const SiteOptions& o) {
     suite_names.push_back(r.suite);
   }
   const std::map<std::string, std::string> slugs = site_slugs(suite_names);
+  std::map<std::int64_t, std::vector<std::int64_t>> later;  // run -> runs naming it, oldest first
+  for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+    if (r->previous_run > 0) later[r->previous_run].push_back(r->id);
+    if (r->baseline_run > 0 && r->baseline_run != r->previous_run) {
+      later[r->baseline_run].push_back(r->id);
+    }
+  }
 
   const json old = o.full ? json::object() : load_manifest(o.dir);
   json manifest{{"format", kSiteFormat},
@@ -182,7 +197,7 @@ SiteResult build_site(Store& store, const SiteOptions& o) {
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string id = std::to_string(runs[i].id);
-    prints[i] = fingerprint(runs[i], in_site);
+    prints[i] = fingerprint(runs[i], in_site, later[runs[i].id]);
     std::error_code ec;
     if (old.contains("runs") && old["runs"].contains(id) &&
         old["runs"][id].value("fingerprint", "") == prints[i] &&

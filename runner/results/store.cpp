@@ -832,6 +832,16 @@ std::optional<RunRecord> Store::run(std::int64_t run_id) {
   return read_run(s);
 }
 
+std::vector<RunRecord> Store::runs_naming(std::int64_t run_id) {
+  sql::Statement s(db_, fmt::format("SELECT {} FROM runs WHERE previous_run = ?1 OR "
+                                    "baseline_run = ?1 ORDER BY id",
+                                    kRunColumns));
+  s.bind(1, run_id);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(read_run(s));
+  return out;
+}
+
 RunRecord Store::resolve_run(const std::string& spec) {
   std::int64_t id = 0;
   if (spec.empty() || spec == "latest") {

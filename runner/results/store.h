@@ -195,6 +195,9 @@ class Store {
 
   std::vector<RunRecord> runs(int limit = 50);
   std::optional<RunRecord> run(std::int64_t run_id);
+  /// The runs that name run_id as their previous run or their baseline run, oldest first: the
+  /// runs a report links forward to.
+  std::vector<RunRecord> runs_naming(std::int64_t run_id);
   /// The run a user named: a number, "latest" (or empty) for the newest, or "latest~N" for the
   /// Nth before it (by id). Throws UsageError when it is none of these or no such run exists.
   RunRecord resolve_run(const std::string& spec);

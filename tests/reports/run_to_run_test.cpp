@@ -115,6 +115,26 @@ TEST_F(RunToRun, ReportAgainstWritesBesideTheRunsReportsAndKeepsItsSummary) {
   EXPECT_THROW(report_command(run_.db(), "latest", "", "", "latest~9"), UsageError);
 }
 
+// The previous run's reports, rendered again after the run, link forward to the run compared
+// with it (to its reports, when they are written).
+TEST_F(RunToRun, ThePreviousRunsReportLinksForwardToTheRunComparedWithIt) {
+  Store store(run_.db());
+  write_reports(store, run_.run_id, run_.out());
+  const std::int64_t previous = store.run(run_.run_id)->previous_run;
+  const auto dir = run_.out().parent_path() / "previous-report";
+  const Report r = build_report(store, previous, dir);
+  ASSERT_EQ(r.later_runs.size(), 1U);
+  EXPECT_EQ(r.later_runs[0].run, run_.run_id);
+  EXPECT_EQ(r.later_runs[0].relation, "previous");
+  EXPECT_EQ(dir / r.later_runs[0].html, dir / "../" / run_.out().filename() / "report.html");
+  EXPECT_NE(render_markdown(r).find(fmt::format(
+                "| Later runs | run {} (compared with this run): [report.md](../{}/report.md)",
+                run_.run_id, run_.out().filename().string())),
+            std::string::npos);
+  EXPECT_EQ(render_json(r)["later_runs"][0]["relation"], "previous");
+  EXPECT_TRUE(build_report(store, run_.run_id, run_.out()).later_runs.empty());
+}
+
 // A night on another torch version has no previous run; its reports say which run it could be
 // compared with, and how.
 TEST_F(RunToRun, ARunOnOtherVersionsNamesTheRunItCouldBeComparedWith) {

@@ -56,6 +56,14 @@ TEST_F(Site, EveryRunGetsItsReportsLinkedToItsBaselineAndPreviousRun) {
   EXPECT_NE(html.find("href=\"../3/report.html\""), std::string::npos);
   EXPECT_NE(html.find("href=\"../2/report.html\""), std::string::npos);
   EXPECT_NE(read_file(site() / "runs/4/report.md").find("(../2/report.md)"), std::string::npos);
+  // ... and forward: run 6 is compared with run 4; run 3 is run 4's baseline and run 5's previous.
+  EXPECT_NE(html.find("<a href=\"../6/report.html\">run 6</a> (compared with this run)"),
+            std::string::npos);
+  const std::string baseline = read_file(site() / "runs/3/report.html");
+  EXPECT_NE(baseline.find("<a href=\"../4/report.html\">run 4</a> (shim run with this baseline) "
+                          "· <a href=\"../5/report.html\">run 5</a> (compared with this run)"),
+            std::string::npos);
+  EXPECT_EQ(read_file(site() / "runs/6/report.html").find("Later runs"), std::string::npos);
 
   const std::string index = read_file(site() / "index.html");
   EXPECT_EQ(count(index, "<tr data-run="), 6U);
@@ -85,8 +93,10 @@ TEST_F(Site, ARebuildRewritesOnlyWhatChanged) {
   record_nights(3, 4);  // one more night: runs 7 and 8
   const SiteResult next = build();
   EXPECT_EQ(next.runs, 8);
-  EXPECT_EQ(next.pages_rendered, 2) << "the new night's two runs only";
-  EXPECT_EQ(next.files_written, 2 * 2 + 3) << "their report.html and .md; both indexes; site.json";
+  EXPECT_EQ(next.pages_rendered, 4) << "the new night's two runs, and the two they link back to";
+  EXPECT_EQ(next.files_written, 4 * 2 + 3) << "their report.html and .md; both indexes; site.json";
+  EXPECT_NE(read_file(site() / "runs/6/report.html").find("href=\"../8/report.html\""),
+            std::string::npos);
   EXPECT_EQ(fs::last_write_time(site() / "runs/2/report.html"), untouched);
   EXPECT_NE(read_file(site() / "runs/8/report.html").find("href=\"../6/report.html\""),
             std::string::npos);

@@ -85,10 +85,15 @@ async function checkSuitePage(root, label) {
   await Promise.all([page.waitForURL(`**/runs/${target.id}/report.html`), page.mouse.click(where.x, where.y)]);
   check(page.url().endsWith(`/runs/${target.id}/report.html`), `${label}: click opens ${page.url()}`);
   await page.waitForSelector("body[data-ready='1']");
-  // The report links to its baseline's and previous run's pages in the site.
+  // The report links to its baseline's and previous run's pages in the site, and forward to the
+  // next night's shim run, which is compared with it.
   const hrefs = await page.$$eval("a", (as) => as.map((a) => a.getAttribute("href")));
   const inSite = hrefs.filter((h) => /^\.\.\/\d+\/report\.html$/.test(h));
-  check(inSite.length === 2, `${label}: the report links its baseline and previous run: ${inSite}`);
+  check(inSite.length === 3, `${label}: the report links its baseline, previous and next run: ${inSite}`);
+  const next = data.runs[lines[0].runs[4]];
+  const later = await page.$$eval("dd.later-runs a", (as) => as.map((a) => a.getAttribute("href")));
+  check(later.length === 1 && later[0] === `../${next.id}/report.html`,
+        `${label}: the report links forward to run ${next.id}: ${later}`);
   for (const h of inSite) {
     check(fs.existsSync(path.join(root, "runs", String(target.id), h)), `${label}: ${h} exists`);
   }
