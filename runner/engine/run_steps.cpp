@@ -211,8 +211,9 @@ RunRecord comparable_key(const Suite& suite, const RunOptions& o, const std::opt
 }
 
 // The zygote of a Python suite's warm start (runner/engine/zygote.h): the interpreter, the
-// environment and the folder a cold test process gets; torch (when there), the framework and
-// the suite's preloads. Unset with --cold, for GoogleTest suites and without an interpreter.
+// environment and the folder a cold test process gets; torch and torch._dynamo (when there: torch
+// imports it lazily, 1.8 s here, on the first optimizer step, checkpoint or DataLoader, which
+// then each child would pay), the framework and the suite's preloads. Unset with --cold, for GoogleTest suites and without an interpreter.
 std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& env) {
   const RunOptions& o = plan.options;
   if (!o.warm || !framework_traits(plan.suite.framework).runs_python() ||
@@ -224,7 +225,7 @@ std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& 
   z.env.reserve(env.size());
   for (const auto& [name, value] : env) z.env.push_back(fmt::format("{}={}", name, value));
   z.cwd = plan.suite.project_root;
-  z.preload = {"?torch", framework_name(plan.suite.framework)};
+  z.preload = {"?torch", "?torch._dynamo", framework_name(plan.suite.framework)};
   z.preload.insert(z.preload.end(), plan.suite.preload.begin(), plan.suite.preload.end());
   z.log_path = plan.out_dir / (o.shim ? "zygote-shim.log" : "zygote-baseline.log");
   return z;

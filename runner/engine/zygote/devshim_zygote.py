@@ -2,7 +2,8 @@
 once, then forks one child per test file, each of which is what `python -m MODULE ARGS` started
 cold would be (runner/engine/zygote.h is the runner's side).
 
-    python devshim_zygote.py --preload ?torch,pytest   (stdin: requests; stdout: replies)
+    python devshim_zygote.py --preload ?torch,?torch._dynamo,pytest   (stdin: requests; stdout:
+                                                                      replies)
 
 It starts with exactly the environment a cold test process gets (the shim's activation, when on,
 runs in its sitecustomize as it would cold), imports the preload list ("?name": only when it is
@@ -268,7 +269,9 @@ def main():
     os.dup2(2, 1)
     imported = []
     for module in preload:
-        optional = module.startswith("?")  # "?torch": imported when it is there
+        # "?torch": imported when it can be; a child that needs it imports it as a cold process
+        # would, and fails the same way.
+        optional = module.startswith("?")
         name = module.lstrip("?")
         try:
             __import__(name)
@@ -277,6 +280,13 @@ def main():
             if optional:
                 continue
             reply(out, {"ready": False, "error": f"preload {name}: {sys.exc_info()[1]}"})
+            sys.exit(3)
+        except Exception as e:  # noqa: BLE001 - see above; a required one means: start cold
+            if optional:
+                print(f"devshim_zygote: optional preload {name}: {type(e).__name__}: {e}",
+                      file=sys.stderr)
+                continue
+            reply(out, {"ready": False, "error": f"preload {name}: {type(e).__name__}: {e}"})
             sys.exit(3)
         except BaseException as e:  # noqa: BLE001 - any failure of a preload means: start cold
             reply(out, {"ready": False, "error": f"preload {name}: {type(e).__name__}: {e}"})
