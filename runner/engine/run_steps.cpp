@@ -213,7 +213,8 @@ RunRecord comparable_key(const Suite& suite, const RunOptions& o, const std::opt
 // The zygote of a Python suite's warm start (runner/engine/zygote.h): the interpreter, the
 // environment and the folder a cold test process gets; torch and torch._dynamo (when there: torch
 // imports it lazily, 1.8 s here, on the first optimizer step, checkpoint or DataLoader, which
-// then each child would pay), the framework and the suite's preloads. Unset with --cold, for GoogleTest suites and without an interpreter.
+// then each child would pay), the framework and the suite's preloads. Unset with --cold, for
+// GoogleTest suites and without an interpreter.
 std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& env) {
   const RunOptions& o = plan.options;
   if (!o.warm || !framework_traits(plan.suite.framework).runs_python() ||
