@@ -45,13 +45,14 @@ struct RunRow {
   double pass_rate = 0;
   double duration_s = 0;
 
-  RunRow(Store& store, const RunRecord& r)
+  RunRow(Store& store, const RunRecord& r) : RunRow(store, r, parsed_object(r.environment)) {}
+  RunRow(Store& store, const RunRecord& r, const json& environment)
       : run(r),
         files(store.file_status_counts(r.id)),
         summary(parsed_object(r.summary)),
-        policy(policy_of(r, parsed_object(r.environment))),
-        versions(run_versions(r)),
-        start(start_mode(r)) {
+        policy(policy_of(r, environment)),
+        versions(run_versions(r, environment)),
+        start(start_mode(environment)) {
     if (!summary.empty()) {
       tests = summary.value("tests", 0);
       pass_rate = summary.value("pass_rate", 0.0);

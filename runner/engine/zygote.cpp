@@ -61,7 +61,7 @@ bool read_line(int fd, std::string& buffered, std::string& line,
 
 }  // namespace
 
-Zygote::Zygote(const ZygoteOptions& o) : timeout_(o.ready_timeout), options_(o) {
+Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
   const auto started = std::chrono::steady_clock::now();
   std::array<int, 2> requests{-1, -1};
   std::array<int, 2> replies{-1, -1};
@@ -132,7 +132,7 @@ std::string Zygote::request(const std::string& line) {
     written += static_cast<std::size_t>(n);
   }
   std::string reply;
-  if (!read_line(from_zygote_, buffered_, reply, timeout_)) {
+  if (!read_line(from_zygote_, buffered_, reply, options_.ready_timeout)) {
     throw RuntimeError("zygote: no answer to a fork request");
   }
   return reply;
@@ -140,13 +140,12 @@ std::string Zygote::request(const std::string& line) {
 
 pid_t Zygote::fork_child(const ChildStart& start, const fs::path& log_path) {
   if (to_zygote_ < 0) throw RuntimeError("zygote: not running");
-  std::vector<std::string> argv = start.args;  // after the interpreter
   json env = json::object();
   for (const auto& entry : start.env) {
     const auto eq = entry.find('=');
     if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  const json req{{"argv", argv},
+  const json req{{"argv", start.args},  // after the interpreter
                  {"cwd", start.cwd.string()},
                  {"env", env},
                  {"log", log_path.string()},

@@ -63,7 +63,6 @@ class Zygote {
   int to_zygote_ = -1;    ///< its stdin
   int from_zygote_ = -1;  ///< its replies
   std::string buffered_;  ///< read past the last reply
-  std::chrono::milliseconds timeout_;
   std::vector<std::string> preloaded_;
   double ready_s_ = 0;
   ZygoteOptions options_;

@@ -360,8 +360,19 @@ std::string comparable_policy(const RunRecord& run) {
   return run.mode == "shim" ? "default" : "";
 }
 
+namespace {
+
+json parsed_environment(const RunRecord& run) {
+  return json::parse(run.environment.empty() ? "{}" : run.environment, nullptr, false);
+}
+
+}  // namespace
+
 RunVersions run_versions(const RunRecord& run) {
-  const json env = json::parse(run.environment.empty() ? "{}" : run.environment, nullptr, false);
+  return run_versions(run, parsed_environment(run));
+}
+
+RunVersions run_versions(const RunRecord& run, const json& env) {
   RunVersions v;
   if (!env.is_object()) return v;
   if (auto t = env.find("torch"); t != env.end() && t->is_string()) v.torch = t->get<std::string>();
@@ -373,8 +384,9 @@ RunVersions run_versions(const RunRecord& run) {
   return v;
 }
 
-std::string start_mode(const RunRecord& run) {
-  const json env = json::parse(run.environment.empty() ? "{}" : run.environment, nullptr, false);
+std::string start_mode(const RunRecord& run) { return start_mode(parsed_environment(run)); }
+
+std::string start_mode(const json& env) {
   if (!env.is_object()) return "";
   const auto start = env.find("start");
   if (start == env.end() || !start->is_object()) return "";

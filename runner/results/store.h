@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,10 +64,14 @@ struct RunVersions {
   bool operator==(const RunVersions&) const = default;
 };
 RunVersions run_versions(const RunRecord& run);
+/// The same from the run's environment already parsed (an object, else nothing is found).
+RunVersions run_versions(const RunRecord& run, const nlohmann::json& environment);
 
 /// How the run's test files started, from its environment's "start"."mode": "warm", "cold", or
 /// empty when it recorded none (runs before the warm start, imported runs).
 std::string start_mode(const RunRecord& run);
+/// The same from the run's environment already parsed.
+std::string start_mode(const nlohmann::json& environment);
 
 /// One test file of a run. status is empty until the file has finished ("not run").
 struct FileRecord {
