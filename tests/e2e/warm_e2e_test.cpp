@@ -130,6 +130,18 @@ TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
   EXPECT_EQ(o.tests.size(), 4U);
 }
 
+TEST_F(WarmE2E, AnOptionalPreloadThatRaisesIsSkippedAndTheRunStaysWarm) {
+  auto r = run_runner("warm/suite-optional-preload.json", {"-j", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // test_fails_as_usual
+  const Outcomes o = last_run();
+  EXPECT_EQ(o.start.value("mode", ""), "warm") << o.start;
+  EXPECT_EQ(o.start["preloaded"], json({"torch", "torch._dynamo", "unittest", "warm_state"}));
+  EXPECT_NE(testing::read_file(out() / "zygote-shim.log")
+                .find("optional preload warm_broken: RuntimeError: broken on purpose"),
+            std::string::npos);
+  EXPECT_EQ(o.files.at("test_a_mutates.py"), "passed");
+}
+
 TEST_F(WarmE2E, AZygoteHoldingAThreadStartsEachFileCold) {
   auto r = run_runner("warm/suite-thread-preload.json", {"-j", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
