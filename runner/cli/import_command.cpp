@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <thread>
 
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
 #include "parsers/text.h"
 #include "runner/base/error.h"
+#include "runner/base/in_order.h"
 #include "runner/engine/collect.h"
 #include "runner/engine/process_pool.h"
 #include "runner/engine/suite.h"
@@ -354,6 +356,11 @@ RunRecord imported_run(const std::string& series, const OverallLog& log, const f
   return run;
 }
 
+// Threads that read and parse logs beside the one writing the database, and how many files they
+// may be ahead of it (what the import holds in memory at most).
+constexpr unsigned kMaxParseThreads = 8;
+constexpr std::size_t kParseAhead = 64;
+
 // One file's row and tests, from its line of the overall log and its per-file log (when there is
 // one: record.parsed_from is then "log").
 struct ImportedFile {
@@ -429,20 +436,27 @@ int import_logs(const fs::path& log_dir, const fs::path& db_path, const std::str
   const std::int64_t id = store.begin_run(imported_run(series, log, log_dir), planned);
   const Unfinished unfinished = unfinished_files(planned, log, index);
 
-  // All files in one transaction, statements prepared once; the run's end in it too.
-  Store::FileWriter writer(store, id);
-  bool any_failure = false;
-  std::size_t parsed = 0;
+  // The logs are read and parsed on the other cores while this thread writes, in the overall
+  // log's order: all files in one transaction, statements prepared once; the run's end in it too.
+  std::vector<const FinishedLine*> files;
+  files.reserve(log.finished.size() + unfinished.files.size());
   const std::vector<FinishedLine>* const finished_then_unfinished[] = {&log.finished,
                                                                        &unfinished.files};
   for (const auto* lines : finished_then_unfinished) {
-    for (const FinishedLine& f : *lines) {
-      const ImportedFile file = import_file(f, suite, log_dir, log.project, index);
-      if (file.record.parsed_from == "log") ++parsed;
-      any_failure = any_failure || is_failure(*file.record.status);
-      writer.add(file.record, file.cases);
-    }
+    for (const FinishedLine& f : *lines) files.push_back(&f);
   }
+  Store::FileWriter writer(store, id);
+  bool any_failure = false;
+  std::size_t parsed = 0;
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  make_in_parallel_use_in_order<ImportedFile>(
+      files.size(), std::min(cores - 1, kMaxParseThreads), kParseAhead,
+      [&](std::size_t i) { return import_file(*files[i], suite, log_dir, log.project, index); },
+      [&](ImportedFile file) {
+        if (file.record.parsed_from == "log") ++parsed;
+        any_failure = any_failure || is_failure(*file.record.status);
+        writer.add(file.record, file.cases);
+      });
   store.finish_run(id,
                    unfinished.interrupted ? "interrupted"
                    : any_failure          ? "failed"

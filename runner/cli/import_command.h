@@ -10,6 +10,7 @@
 // (<project>/tests/utils/test_x.py.log), durations in seconds ("12.50s"), other status words.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -68,7 +69,7 @@ class PerFileLogIndex {
   std::vector<std::string> paths_;                          // sorted
   std::unordered_map<std::string, std::size_t> by_suffix_;  // suffix → first path with it
   std::unordered_map<std::string, std::size_t> below_top_;  // path minus its first folder
-  mutable std::size_t lookups_ = 0;
+  mutable std::atomic<std::size_t> lookups_ = 0;            // parsing threads look up at once
 };
 
 /// Imports LOGDIR into the database as one run (mode "shim", suite = suite_name, else the

@@ -23,7 +23,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 11> kMigrations = {
+constexpr std::array<const char*, 12> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -277,6 +277,84 @@ ALTER TABLE runs ADD COLUMN summary TEXT;          -- JSON (reports/report.h, ru
     R"sql(
 ALTER TABLE runs ADD COLUMN policy TEXT;           -- TORCHDEVICE_POLICY; NULL for baseline runs
 )sql",
+    // 12: a test's identity stored once (tests: its class and its name, each stored once in
+    // classes and names, as most test names recur in many classes) and each result naming it
+    // (results): cases' class name and test name were 59 % of a database, written in every row
+    // and again in cases_by_test. A result reaches its run through its file, and its status is a
+    // code (kResultStatusCodes; 1 byte, not the word). cases stays, as a view with its old
+    // columns, for readers and the queries in docs/database.md.
+    R"sql(
+CREATE TABLE classes (
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE names (
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE tests (
+  id       INTEGER PRIMARY KEY,
+  class_id INTEGER NOT NULL REFERENCES classes(id),
+  name_id  INTEGER NOT NULL REFERENCES names(id),
+  UNIQUE (class_id, name_id)
+);
+CREATE TABLE results (
+  id           INTEGER PRIMARY KEY,
+  file_id      INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  test_id      INTEGER NOT NULL REFERENCES tests(id),
+  status       INTEGER NOT NULL CHECK (status >= 0 AND status <= 5),  -- passed 0, failed 1,
+                                                   -- error 2, skipped 3, xfailed 4, xpassed 5
+  duration_s   REAL,
+  exception    TEXT,
+  message      TEXT,                               -- NULL when message_id names it
+  traceback    TEXT,                               -- NULL when traceback_id names it
+  signature    TEXT REFERENCES signatures(signature),
+  source_path  TEXT,
+  source_line  INTEGER,
+  culprit      TEXT CHECK (culprit = 'crashed' OR culprit = 'timeout'
+                           OR culprit = 'interrupted'),
+  flaky        INTEGER NOT NULL DEFAULT 0,
+  traceback_id INTEGER REFERENCES texts(id),
+  message_id   INTEGER REFERENCES texts(id)
+);
+INSERT INTO classes (name) SELECT DISTINCT classname FROM cases ORDER BY classname;
+INSERT INTO names (name) SELECT DISTINCT name FROM cases ORDER BY name;
+INSERT INTO tests (class_id, name_id)
+  SELECT DISTINCT k.id, n.id FROM cases c JOIN classes k ON k.name = c.classname
+  JOIN names n ON n.name = c.name ORDER BY k.id, n.id;
+INSERT INTO results (id, file_id, test_id, status, duration_s, exception, message, traceback,
+                     signature, source_path, source_line, culprit, flaky, traceback_id)
+  SELECT c.id, c.file_id, t.id,
+         CASE c.status WHEN 'passed' THEN 0 WHEN 'failed' THEN 1 WHEN 'error' THEN 2
+                       WHEN 'skipped' THEN 3 WHEN 'xfailed' THEN 4 ELSE 5 END, c.duration_s, c.exception, c.message, c.traceback,
+         c.signature, c.source_path, c.source_line, c.culprit, c.flaky, c.traceback_id
+  FROM cases c JOIN classes k ON k.name = c.classname JOIN names n ON n.name = c.name
+  JOIN tests t ON t.class_id = k.id AND t.name_id = n.id;
+DROP TABLE cases;
+CREATE INDEX results_by_file ON results(file_id);
+CREATE INDEX results_by_test ON results(test_id);
+CREATE INDEX results_by_signature ON results(signature) WHERE signature IS NOT NULL;
+CREATE VIEW cases AS
+  SELECT r.id, f.run_id, r.file_id, k.name AS classname, n.name AS name,
+         CASE r.status WHEN 0 THEN 'passed' WHEN 1 THEN 'failed' WHEN 2 THEN 'error'
+                       WHEN 3 THEN 'skipped' WHEN 4 THEN 'xfailed' ELSE 'xpassed' END AS status,
+         r.duration_s, r.exception, coalesce(r.message, m.text) AS message, r.traceback,
+         r.signature, r.source_path, r.source_line, r.culprit, r.flaky, r.traceback_id
+  FROM results r JOIN files f ON f.id = r.file_id JOIN tests t ON t.id = r.test_id
+  JOIN classes k ON k.id = t.class_id JOIN names n ON n.id = t.name_id
+  LEFT JOIN texts m ON m.id = r.message_id;
+CREATE TABLE durations_v12 (
+  suite    TEXT NOT NULL,
+  path     TEXT NOT NULL,                          -- files.path
+  avg_s    REAL NOT NULL,                          -- running average of files.duration_s
+  samples  INTEGER NOT NULL,
+  last_run INTEGER NOT NULL,                       -- the run that last updated it
+  PRIMARY KEY (suite, path)
+) WITHOUT ROWID;                                   -- the key stored once, not again in an index
+INSERT INTO durations_v12 SELECT suite, path, avg_s, samples, last_run FROM durations;
+DROP TABLE durations;
+ALTER TABLE durations_v12 RENAME TO durations;
+)sql",
 };
 
 // 64-bit FNV-1a: the key of a text in table texts (stable across builds and hosts).
@@ -290,6 +368,16 @@ std::int64_t text_hash(std::string_view text) {
   std::memcpy(&out, &h, sizeof out);
   return out;
 }
+
+// results.status: a stable code per status (migration 12 and the cases view spell it out).
+constexpr std::array<std::pair<CaseStatus, int>, 6> kResultStatusCodes{{
+    {CaseStatus::kPassed, 0},
+    {CaseStatus::kFailed, 1},
+    {CaseStatus::kError, 2},
+    {CaseStatus::kSkipped, 3},
+    {CaseStatus::kXfailed, 4},
+    {CaseStatus::kXpassed, 5},
+}};
 
 std::string host_name() {
   std::array<char, 256> buf{};
@@ -403,6 +491,20 @@ double seconds_between(const std::string& from, const std::string& to) {
   const std::time_t a = parse(from);
   const std::time_t b = parse(to);
   return a != 0 && b != 0 && b >= a ? static_cast<double>(b - a) : 0;
+}
+
+int result_status_code(CaseStatus status) {
+  for (const auto& [s, code] : kResultStatusCodes) {
+    if (s == status) return code;
+  }
+  return 2;  // unreachable: every status has a code
+}
+
+CaseStatus result_status(std::int64_t code) {
+  for (const auto& [s, c] : kResultStatusCodes) {
+    if (c == code) return s;
+  }
+  return CaseStatus::kError;  // the CHECK allows no other code
 }
 
 std::string iso8601_utc_now() { return iso8601_utc(std::chrono::system_clock::now()); }
@@ -559,16 +661,24 @@ struct Store::FileWriter::Statements {
                     "finished_at = excluded.finished_at, note = excluded.note, "
                     "parsed_from = excluded.parsed_from, reported = excluded.reported"),
         file_id(db, "SELECT id FROM files WHERE run_id = ? AND path = ?"),
-        delete_cases(db, "DELETE FROM cases WHERE file_id = ?"),
+        delete_cases(db, "DELETE FROM results WHERE file_id = ?"),
+        find_class(db, "SELECT id FROM classes WHERE name = ?"),
+        insert_class(db, "INSERT INTO classes (name) VALUES (?)"),
+        find_name(db, "SELECT id FROM names WHERE name = ?"),
+        insert_name(db, "INSERT INTO names (name) VALUES (?)"),
+        find_test(db, "SELECT id FROM tests WHERE class_id = ? AND name_id = ?"),
+        insert_test(db,
+                    "INSERT INTO tests (class_id, name_id) VALUES (?, ?) "
+                    "ON CONFLICT (class_id, name_id) DO NOTHING"),
         upsert_signature(db,
                          "INSERT INTO signatures (signature, exception, message, example, "
                          "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
                          "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
                          "max(last_seen_run, excluded.last_seen_run)"),
         insert_case(db,
-                    "INSERT INTO cases (run_id, file_id, classname, name, status, duration_s, "
-                    "exception, message, traceback, signature, source_path, source_line, "
-                    "culprit, traceback_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                    "INSERT INTO results (file_id, test_id, status, duration_s, exception, "
+                    "message, traceback, signature, source_path, source_line, culprit, "
+                    "traceback_id, message_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         delete_redirections(db, "DELETE FROM redirections WHERE file_id = ?"),
         insert_redirection(db,
                            "INSERT INTO redirections (run_id, file_id, shim, api, requested, "
@@ -582,6 +692,12 @@ struct Store::FileWriter::Statements {
   sql::Statement upsert_file;
   sql::Statement file_id;
   sql::Statement delete_cases;
+  sql::Statement find_class;
+  sql::Statement insert_class;
+  sql::Statement find_name;
+  sql::Statement insert_name;
+  sql::Statement find_test;
+  sql::Statement insert_test;
   sql::Statement upsert_signature;
   sql::Statement insert_case;
   sql::Statement delete_redirections;
@@ -591,8 +707,24 @@ struct Store::FileWriter::Statements {
   sql::Statement find_text;
 };
 
+Store::FileWriter::ForeignKeysOff::ForeignKeysOff(sql::Database& db) : db_(db) {
+  db_.exec("PRAGMA foreign_keys=OFF");
+}
+
+Store::FileWriter::ForeignKeysOff::~ForeignKeysOff() {
+  try {
+    db_.exec("PRAGMA foreign_keys=ON");
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): a destructor cannot throw
+    // Outside a transaction this PRAGMA only sets a flag of the connection: it does not fail.
+  }
+}
+
 Store::FileWriter::FileWriter(Store& store, std::int64_t run_id)
-    : db_(store.db_), run_id_(run_id), tx_(db_), s_(std::make_unique<Statements>(db_)) {}
+    : db_(store.db_),
+      run_id_(run_id),
+      foreign_keys_off_(db_),
+      tx_(db_),
+      s_(std::make_unique<Statements>(db_)) {}
 
 // Statements are finalized before the transaction ends (members go in reverse order).
 Store::FileWriter::~FileWriter() { s_.reset(); }
@@ -664,6 +796,67 @@ std::optional<std::int64_t> Store::FileWriter::text_id(const std::string& text) 
   return id;
 }
 
+// The id of text in a table of unique texts (classes, names) through cache, inserted when new
+// (inserted says so).
+std::int64_t Store::FileWriter::interned(std::unordered_map<std::string, std::int64_t>& cache,
+                                         sql::Statement& find, sql::Statement& insert,
+                                         const std::string& text, bool* inserted) {
+  if (auto known = cache.find(text); known != cache.end()) return known->second;
+  find.bind(1, text);
+  std::int64_t id = 0;
+  if (find.step()) {
+    id = find.int64(0);
+  } else {
+    insert.bind(1, text).run();
+    id = db_.last_insert_rowid();
+    if (inserted != nullptr) *inserted = true;
+  }
+  find.reset();
+  // Bounded memory whatever the number of distinct names (parametrized tests have many).
+  if (cache.size() >= kInternCacheSize) cache.clear();
+  cache.emplace(text, id);
+  return id;
+}
+
+std::int64_t Store::FileWriter::test_id(const std::string& classname, const std::string& name) {
+  bool new_class = false;
+  const std::int64_t class_id =
+      interned(class_ids_, s_->find_class, s_->insert_class, classname, &new_class);
+  if (new_class) new_classes_.insert(class_id);
+  const std::int64_t name_id = interned(name_ids_, s_->find_name, s_->insert_name, name, nullptr);
+  // A new class's test is new unless this writer wrote it before: insert first. Another's is
+  // most likely there (the same suite, the night before): look first.
+  if (new_classes_.count(class_id) != 0) {
+    s_->insert_test.bind(1, class_id).bind(2, name_id).run();
+    if (db_.changes() == 1) return db_.last_insert_rowid();
+  }
+  sql::Statement& find = s_->find_test;
+  find.bind(1, class_id).bind(2, name_id);
+  std::int64_t id = 0;
+  if (find.step()) {
+    id = find.int64(0);
+  } else {
+    s_->insert_test.bind(1, class_id).bind(2, name_id).run();
+    id = db_.last_insert_rowid();
+  }
+  find.reset();
+  return id;
+}
+
+void Store::FileWriter::bind_text(sql::Statement& ins, int text_column, int id_column,
+                                  const std::string& text) {
+  if (text.empty()) {
+    ins.bind_null(text_column).bind_null(id_column);
+    return;
+  }
+  const std::string clean = sanitize_text(text);
+  if (const std::optional<std::int64_t> id = text_id(clean)) {
+    ins.bind_null(text_column).bind(id_column, *id);
+  } else {
+    ins.bind(text_column, clean).bind_null(id_column);
+  }
+}
+
 void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases) {
   sql::Statement& sig = s_->upsert_signature;
   sql::Statement& ins = s_->insert_case;
@@ -688,49 +881,37 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
           .bind(6, run_id_)
           .run();
     }
-    ins.bind(1, run_id_)
-        .bind(2, file_id)
-        .bind(3, sanitize_text(c.classname))
-        .bind(4, sanitize_text(c.name))
-        .bind(5, to_string(c.status))
-        .bind(6, c.duration_s);
-    opt_text(ins, 7, c.exception);
-    opt_text(ins, 8, c.message);
-    // A traceback goes to texts, once however many cases print it; inline only when another
-    // text has its hash.
-    std::optional<std::int64_t> traceback_id;
-    if (!c.traceback.empty()) {
-      const std::string traceback = sanitize_text(c.traceback);
-      traceback_id = text_id(traceback);
-      if (traceback_id) {
-        ins.bind_null(9);
-      } else {
-        ins.bind(9, traceback);
-      }
-    } else {
-      ins.bind_null(9);
-    }
-    ins.bind(14, traceback_id);
-    opt_text(ins, 10, signature);
-    opt_text(ins, 11, c.source.path);
+    ins.bind(1, file_id)
+        .bind(2, test_id(sanitize_text(c.classname), sanitize_text(c.name)))
+        .bind(3, result_status_code(c.status))
+        .bind(4, c.duration_s);
+    opt_text(ins, 5, c.exception);
+    // A message or traceback goes to texts, once however many cases print it.
+    bind_text(ins, 6, 13, c.message);
+    bind_text(ins, 7, 12, c.traceback);
+    opt_text(ins, 8, signature);
+    opt_text(ins, 9, c.source.path);
     if (c.source.line > 0) {
-      ins.bind(12, c.source.line);
+      ins.bind(10, c.source.line);
     } else {
-      ins.bind_null(12);
+      ins.bind_null(10);
     }
-    opt_text(ins, 13, c.culprit);
+    opt_text(ins, 11, c.culprit);
     ins.run();
   }
 }
 
 std::vector<StoredCase> Store::cases(std::int64_t run_id) {
   sql::Statement s(db_,
-                   "SELECT f.path, c.classname, c.name, c.status, c.duration_s, c.exception, "
-                   "c.message, coalesce(c.traceback, t.text), c.signature, c.source_path, "
-                   "c.source_line, c.culprit, c.flaky "
-                   "FROM cases c JOIN files f ON f.id = c.file_id "
-                   "LEFT JOIN texts t ON t.id = c.traceback_id WHERE c.run_id = ? "
-                   "ORDER BY f.path, c.id");
+                   "SELECT f.path, k.name, n.name, r.status, r.duration_s, r.exception, "
+                   "coalesce(r.message, m.text), coalesce(r.traceback, x.text), r.signature, "
+                   "r.source_path, r.source_line, r.culprit, r.flaky "
+                   "FROM files f JOIN results r ON r.file_id = f.id "
+                   "JOIN tests t ON t.id = r.test_id JOIN classes k ON k.id = t.class_id "
+                   "JOIN names n ON n.id = t.name_id "
+                   "LEFT JOIN texts x ON x.id = r.traceback_id "
+                   "LEFT JOIN texts m ON m.id = r.message_id WHERE f.run_id = ? "
+                   "ORDER BY f.path, r.id");
   s.bind(1, run_id);
   std::vector<StoredCase> out;
   while (s.step()) {
@@ -739,7 +920,7 @@ std::vector<StoredCase> Store::cases(std::int64_t run_id) {
     TestCase& c = sc.test;
     c.classname = s.text(1);
     c.name = s.text(2);
-    c.status = parse_case_status(s.text(3)).value_or(CaseStatus::kError);
+    c.status = result_status(s.int64(3));
     c.duration_s = s.opt_real(4).value_or(0);
     c.exception = s.text(5);
     c.message = s.text(6);

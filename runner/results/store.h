@@ -8,6 +8,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "parsers/test_result.h"
@@ -164,7 +166,10 @@ class Store {
   /// Writes finished files of one run in a single transaction with its statements prepared once:
   /// what record_file does for one file, for each of many (runner import writes a whole run with
   /// one). Other connections see nothing before commit(); destroyed without it, it rolls back.
-  /// Other writes through the Store while it lives join its transaction.
+  /// Other writes through the Store while it lives join its transaction. It writes with SQLite's
+  /// foreign key checks off (on again when it is destroyed): every id it writes it has just read
+  /// or inserted in its own transaction, and it deletes only rows nothing references, so no check
+  /// or cascade is due; the checks were a quarter of an import's time.
   class FileWriter {
    public:
     FileWriter(Store& store, std::int64_t run_id);
@@ -178,15 +183,43 @@ class Store {
 
    private:
     void insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases);
+    /// The id of the test in table tests (and of its class and name in classes and names),
+    /// inserted when new.
+    std::int64_t test_id(const std::string& classname, const std::string& name);
+    std::int64_t interned(std::unordered_map<std::string, std::int64_t>& cache,
+                          sql::Statement& find, sql::Statement& insert, const std::string& text,
+                          bool* inserted);
     /// The id of text in table texts, inserted when new; nullopt when another text has its hash.
     std::optional<std::int64_t> text_id(const std::string& text);
+    /// Binds a message or traceback: NULL for none; else the id of its row in texts at
+    /// id_column, or, when another text has its hash, the text itself at text_column.
+    void bind_text(sql::Statement& ins, int text_column, int id_column, const std::string& text);
     void insert_redirections(std::int64_t file_id, const std::vector<Redirection>& redirections);
 
     struct Statements;
+    /// PRAGMA foreign_keys off for its life (before the transaction begins: inside one it is a
+    /// no-op), on again after.
+    class ForeignKeysOff {
+     public:
+      explicit ForeignKeysOff(sql::Database& db);
+      ~ForeignKeysOff();
+      ForeignKeysOff(const ForeignKeysOff&) = delete;
+      ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+
+     private:
+      sql::Database& db_;
+    };
     sql::Database& db_;
     std::int64_t run_id_;
+    ForeignKeysOff foreign_keys_off_;
     sql::Transaction tx_;
     std::unique_ptr<Statements> s_;
+    static constexpr std::size_t kInternCacheSize = 100000;
+    std::unordered_map<std::string, std::int64_t> class_ids_;  // classes.id by name
+    std::unordered_map<std::string, std::int64_t> name_ids_;   // names.id by name
+    // Classes this writer inserted: their tests can only be ones it inserted, so a test of one
+    // is inserted without looking for it first.
+    std::unordered_set<std::int64_t> new_classes_;
   };
 
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);
@@ -265,6 +298,11 @@ class Store {
 
 /// "2026-11-21T22:46:00Z" for now, or for a time point.
 std::string iso8601_utc_now();
+
+/// results.status, the code stored for a test's status: passed 0, failed 1, error 2, skipped 3,
+/// xfailed 4, xpassed 5 (docs/database.md). result_status reads an unknown code as error.
+int result_status_code(CaseStatus status);
+CaseStatus result_status(std::int64_t code);
 std::string iso8601_utc(std::chrono::system_clock::time_point t);
 /// Seconds between two ISO 8601 UTC stamps ("2026-11-21T22:46:00Z"); 0 when either is empty or
 /// unreadable, or `to` is before `from`.

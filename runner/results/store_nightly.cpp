@@ -137,10 +137,12 @@ void Store::record_reruns(std::int64_t run_id, const RerunResult& rerun) {
         .run();
   }
   sql::Statement flaky(db_,
-                       "UPDATE cases SET flaky = 1, status = ?, duration_s = ? "
-                       "WHERE file_id = ? AND classname = ? AND name = ?");
+                       "UPDATE results SET flaky = 1, status = ?, duration_s = ? "
+                       "WHERE file_id = ? AND test_id = (SELECT t.id FROM tests t JOIN classes k "
+                       "ON k.id = t.class_id JOIN names n ON n.id = t.name_id "
+                       "WHERE k.name = ? AND n.name = ?)");
   for (const TestCase& c : rerun.flaky) {
-    flaky.bind(1, to_string(c.status))
+    flaky.bind(1, result_status_code(c.status))
         .bind(2, c.duration_s)
         .bind(3, file_id)
         .bind(4, sanitize_text(c.classname))
@@ -203,11 +205,13 @@ std::map<std::string, std::vector<Redirection>> Store::file_redirections(std::in
 }
 
 std::map<CaseStatus, std::size_t> Store::case_counts(std::int64_t run_id) {
-  sql::Statement s(db_, "SELECT status, count(*) FROM cases WHERE run_id = ? GROUP BY status");
+  sql::Statement s(db_,
+                   "SELECT r.status, count(*) FROM files f JOIN results r ON r.file_id = f.id "
+                   "WHERE f.run_id = ? GROUP BY r.status");
   s.bind(1, run_id);
   std::map<CaseStatus, std::size_t> out;
   while (s.step()) {
-    if (auto st = parse_case_status(s.text(0))) out[*st] = static_cast<std::size_t>(s.int64(1));
+    out[result_status(s.int64(0))] = static_cast<std::size_t>(s.int64(1));
   }
   return out;
 }
@@ -216,40 +220,42 @@ std::vector<TestHistoryEntry> Store::test_history(const std::string& test, const
                                                   int limit, const std::string& mode) {
   const TestQuery q = parse_test_query(test);
   std::vector<TestHistoryEntry> out;
-  std::set<std::int64_t> seen;  // case ids: the candidates may overlap
   for (const auto& [classname, name] : q.candidates) {
-    // With a class name the cases_by_test index finds the rows; a bare name scans.
-    const std::string match =
-        classname.empty() ? "c.name = ?2" : "c.classname = ?1 AND c.name = ?2";
-    sql::Statement s(db_,
-                     fmt::format("SELECT c.id, c.run_id, f.path, c.classname, c.name, c.status, "
-                                 "c.duration_s, c.exception, c.message, c.culprit, c.flaky, "
-                                 "(SELECT count(*) FROM attempts a WHERE a.file_id = c.file_id "
-                                 "AND a.classname = c.classname AND a.name = c.name) "
-                                 "FROM cases c JOIN files f ON f.id = c.file_id JOIN runs r ON "
-                                 "r.id = c.run_id WHERE {} AND (?3 = '' OR f.path = ?3) "
-                                 "AND (?4 = '' OR r.suite = ?4) AND (?6 = '' OR r.mode = ?6) "
-                                 "ORDER BY c.run_id DESC, f.path LIMIT ?5",
-                                 match));
+    // The test's row (by class and name through their unique indexes, or every test of that
+    // name when no class is given), then its results through results_by_test.
+    const std::string match = classname.empty() ? "n.name = ?2" : "k.name = ?1 AND n.name = ?2";
+    sql::Statement s(
+        db_,
+        fmt::format("SELECT f.run_id, f.path, k.name, n.name, c.status, "
+                    "c.duration_s, c.exception, coalesce(c.message, m.text), c.culprit, "
+                    "c.flaky, "
+                    "(SELECT count(*) FROM attempts a WHERE a.file_id = c.file_id "
+                    "AND a.classname = k.name AND a.name = n.name) "
+                    "FROM names n JOIN tests t ON t.name_id = n.id "
+                    "JOIN classes k ON k.id = t.class_id "
+                    "JOIN results c ON c.test_id = t.id LEFT JOIN texts m ON m.id = c.message_id "
+                    "JOIN files f ON f.id = c.file_id JOIN runs r ON "
+                    "r.id = f.run_id WHERE {} AND (?3 = '' OR f.path = ?3) "
+                    "AND (?4 = '' OR r.suite = ?4) AND (?6 = '' OR r.mode = ?6) "
+                    "ORDER BY f.run_id DESC, f.path LIMIT ?5",
+                    match));
     s.bind(1, classname).bind(2, name).bind(3, q.file).bind(4, suite).bind(5, limit).bind(6, mode);
-    std::vector<std::pair<std::int64_t, TestHistoryEntry>> rows;
     while (s.step()) {
-      if (!seen.insert(s.int64(0)).second) continue;
       TestHistoryEntry e;
-      e.run.id = s.int64(1);
-      e.file = s.text(2);
-      e.test.classname = s.text(3);
-      e.test.name = s.text(4);
-      e.test.status = parse_case_status(s.text(5)).value_or(CaseStatus::kError);
-      e.test.duration_s = s.opt_real(6).value_or(0);
-      e.test.exception = s.text(7);
-      e.test.message = s.text(8);
-      e.test.culprit = s.text(9);
-      e.flaky = s.int64(10) != 0;
-      e.attempts = static_cast<int>(s.int64(11));
+      e.run.id = s.int64(0);
+      e.file = s.text(1);
+      e.test.classname = s.text(2);
+      e.test.name = s.text(3);
+      e.test.status = result_status(s.int64(4));
+      e.test.duration_s = s.opt_real(5).value_or(0);
+      e.test.exception = s.text(6);
+      e.test.message = s.text(7);
+      e.test.culprit = s.text(8);
+      e.flaky = s.int64(9) != 0;
+      e.attempts = static_cast<int>(s.int64(10));
       out.push_back(std::move(e));
     }
-    if (!out.empty()) break;  // the most specific reading that matches wins
+    if (!out.empty()) break;  // the most specific reading that matches wins (no overlap)
   }
   for (auto& e : out) {
     if (auto r = run(e.run.id)) e.run = *r;
@@ -300,9 +306,13 @@ void Store::delete_runs(const std::vector<std::int64_t>& run_ids) {
   for (std::int64_t id : run_ids) del.bind(1, id).run();
   db_.exec(
       "DELETE FROM signatures WHERE signature NOT IN "
-      "(SELECT signature FROM cases WHERE signature IS NOT NULL); "
+      "(SELECT signature FROM results WHERE signature IS NOT NULL); "
       "DELETE FROM texts WHERE id NOT IN "
-      "(SELECT traceback_id FROM cases WHERE traceback_id IS NOT NULL)");
+      "(SELECT traceback_id FROM results WHERE traceback_id IS NOT NULL "
+      "UNION SELECT message_id FROM results WHERE message_id IS NOT NULL); "
+      "DELETE FROM tests WHERE id NOT IN (SELECT test_id FROM results); "
+      "DELETE FROM classes WHERE id NOT IN (SELECT class_id FROM tests); "
+      "DELETE FROM names WHERE id NOT IN (SELECT name_id FROM tests)");
   tx.commit();
 }
 

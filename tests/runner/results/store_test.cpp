@@ -1,9 +1,11 @@
 #include "runner/results/store.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <map>
 #include <string>
 #include <utility>
@@ -11,6 +13,7 @@
 
 #include "runner/base/error.h"
 #include "runner/results/sqlite.h"
+#include "tests/runner/results/schema_rewind.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -56,6 +59,9 @@ TEST(Store, ARunsSummaryIsStoredAndOlderDatabasesGainTheColumn) {
   {
     Store s(path);
     id = s.begin_run(sample_run(), {"test_a.py"});
+  }
+  rewind_to_schema_11(path);
+  {
     sql::Database db(path);
     db.exec("ALTER TABLE runs DROP COLUMN summary; ALTER TABLE runs DROP COLUMN policy");
     db.exec("PRAGMA user_version = 9");
@@ -138,8 +144,8 @@ TEST(Store, PlannedFilesStartNotRunAndFinishedFilesAreRecorded) {
   EXPECT_EQ(s.runs().size(), 1U);
 }
 
-// Issue 17: a traceback printed by many tests is stored once (table texts, migration 8), and
-// FileWriter writes many files in one transaction.
+// Issue 17: a traceback or message printed by many tests is stored once (table texts, migrations
+// 8 and 12), and FileWriter writes many files in one transaction.
 TEST(Store, RepeatedTracebacksAreStoredOnceAndReadBackWhole) {
   TempDir dir;
   Store s(dir / "r.db");
@@ -173,11 +179,12 @@ TEST(Store, RepeatedTracebacksAreStoredOnceAndReadBackWhole) {
   EXPECT_EQ(cases[2].test.traceback, other.traceback);
   EXPECT_EQ(cases[3].test.traceback, c.traceback);
   sql::Database db(dir / "r.db");
+  EXPECT_EQ(cases[3].test.message, c.message);
   sql::Statement n(db,
-                   "SELECT count(*), (SELECT count(*) FROM cases WHERE traceback IS NULL) "
-                   "FROM texts");
+                   "SELECT count(*), (SELECT count(*) FROM results WHERE traceback IS NULL "
+                   "AND message IS NULL) FROM texts");
   ASSERT_TRUE(n.step());
-  EXPECT_EQ(n.int64(0), 2);
+  EXPECT_EQ(n.int64(0), 3);  // two tracebacks, one message
   EXPECT_EQ(n.int64(1), 4);
   n.reset();  // ends its read transaction: later reads see later writes
 
@@ -197,6 +204,115 @@ TEST(Store, RepeatedTracebacksAreStoredOnceAndReadBackWhole) {
   sql::Statement left(db, "SELECT count(*) FROM texts");
   ASSERT_TRUE(left.step());
   EXPECT_EQ(left.int64(0), 0);
+}
+
+std::string query_text(sql::Database& db, const std::string& sql) {
+  sql::Statement q(db, sql);
+  return q.step() ? q.text(0) : "(no row)";
+}
+
+// What one stored case reads back as, in one comparable string.
+std::string case_text(const StoredCase& sc) {
+  const TestCase& c = sc.test;
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}:{}|{}|{}", sc.file, c.classname, c.name,
+                     to_string(c.status), c.duration_s, c.exception, c.message, c.traceback,
+                     sc.signature, c.source.path, c.source.line, c.culprit, sc.flaky);
+}
+
+std::vector<std::string> case_texts(Store& s, std::int64_t run_id) {
+  std::vector<std::string> out;
+  for (const StoredCase& sc : s.cases(run_id)) out.push_back(case_text(sc));
+  return out;
+}
+
+// Migration 12 moves every case of schema 11 into results, tests, classes and names: each reads
+// back as it was written (statuses, messages, tracebacks, culprits, flaky marks, order), the
+// cases view shows schema 11's columns, and the next file's results follow the migrated ones.
+TEST(Store, MigrationTwelveKeepsEveryCase) {
+  TempDir dir;
+  const auto path = dir / "results.db";
+  std::int64_t id = 0;
+  std::vector<std::string> before;
+  std::map<CaseStatus, std::size_t> counts;
+  {
+    Store s(path);
+    id = s.begin_run(sample_run(), {"test_a.py", "test_b.py", "test_c.py"});
+    std::vector<TestCase> cases;
+    const std::array statuses{CaseStatus::kPassed,  CaseStatus::kFailed,  CaseStatus::kError,
+                              CaseStatus::kSkipped, CaseStatus::kXfailed, CaseStatus::kXpassed};
+    for (CaseStatus status : statuses) {
+      TestCase c;
+      c.classname = "tests.test_a.T";
+      c.name = fmt::format("test_{}", to_string(status));
+      c.status = status;
+      c.duration_s = 0.25;
+      if (status != CaseStatus::kPassed) c.message = "needs CUDA";
+      if (is_failure(status)) {
+        c.exception = "RuntimeError";
+        c.traceback = "Traceback (most recent call last):\n  x\nRuntimeError: needs CUDA";
+        c.source = {"tests/test_a.py", 12};
+      }
+      cases.push_back(c);
+    }
+    cases.back().culprit = "crashed";
+    cases.back().status = CaseStatus::kError;
+    FileRecord a;
+    a.path = "test_a.py";
+    a.status = FileStatus::kCrashed;
+    TestCase other = cases[1];  // the same test name in another class
+    other.classname = "tests.test_b.T";
+    FileRecord b;
+    b.path = "test_b.py";
+    b.status = FileStatus::kFailed;
+    {
+      Store::FileWriter w(s, id);
+      w.add(a, cases);
+      w.add(b, {other, cases[0]});
+      w.commit();
+    }
+    RerunResult rerun;
+    rerun.path = "test_a.py";
+    TestCase now_passes = cases[1];
+    now_passes.status = CaseStatus::kPassed;
+    rerun.flaky = {now_passes};
+    s.record_reruns(id, rerun);
+    before = case_texts(s, id);
+    counts = s.case_counts(id);
+  }
+  ASSERT_EQ(before.size(), 8U);
+  rewind_to_schema_11(path);
+  {
+    sql::Database db(path);
+    EXPECT_EQ(query_text(db, "SELECT type FROM sqlite_schema WHERE name = 'cases'"), "table");
+  }
+
+  Store s(path);
+  EXPECT_EQ(case_texts(s, id), before);
+  EXPECT_EQ(s.case_counts(id), counts);
+  auto history = s.test_history("tests.test_a.T.test_failed", "", 10, "");
+  ASSERT_EQ(history.size(), 1U);
+  EXPECT_TRUE(history[0].flaky);
+  EXPECT_EQ(s.test_history("test_failed", "", 10, "").size(), 2U);
+  FileRecord c;
+  c.path = "test_c.py";
+  c.status = FileStatus::kPassed;
+  TestCase t;
+  t.classname = "tests.test_a.T";
+  t.name = "test_passed";
+  s.record_file(id, c, {t});
+  EXPECT_EQ(s.cases(id).size(), 9U);
+
+  sql::Database db(path);
+  EXPECT_EQ(query_text(db, "SELECT type FROM sqlite_schema WHERE name = 'cases'"), "view");
+  EXPECT_EQ(query_text(db,
+                       "SELECT group_concat(status, ',') FROM (SELECT status FROM cases "
+                       "WHERE file_id = (SELECT id FROM files WHERE path = 'test_a.py') "
+                       "ORDER BY id)"),
+            "passed,passed,error,skipped,xfailed,error");
+  EXPECT_EQ(query_text(db,
+                       "SELECT count(*) || ' ' || (SELECT count(*) FROM classes) || ' ' || "
+                       "(SELECT count(*) FROM names) FROM tests"),
+            "7 2 6");
 }
 
 TEST(Store, FileStatusCountsCountEachStatusAndTheFilesNotRunYet) {

@@ -1,0 +1,96 @@
+// Making items on worker threads and using them in order on the calling thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace devshim {
+
+/// Calls use(make(0)), use(make(1)), ..., use(make(count - 1)) in that order on the calling
+/// thread, while up to `workers` threads run make ahead of it, at most `window` items ahead of the
+/// one being used (so memory holds at most `window` made items). make must be safe to call from
+/// several threads at once. An exception from make(i) is thrown on the calling thread where
+/// use(i) would have been called; one from use stops the workers. Either way the workers are
+/// joined before it leaves. With workers == 0 everything runs on the calling thread.
+template <typename T, typename Make, typename Use>
+void make_in_parallel_use_in_order(std::size_t count, unsigned workers, std::size_t window,
+                                   Make make, Use use) {
+  if (workers == 0 || count < 2) {
+    for (std::size_t i = 0; i < count; ++i) use(make(i));
+    return;
+  }
+  if (window < 1) window = 1;
+  struct Slot {
+    std::optional<T> value;
+    std::exception_ptr error;
+    bool ready = false;
+  };
+  std::vector<Slot> slots(window);
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t next = 0;  // the next index a worker makes
+  std::size_t used = 0;  // indexes below it are used (their slots free)
+  bool stop = false;
+
+  auto work = [&] {
+    while (true) {
+      std::size_t i = 0;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return stop || next >= count || next < used + window; });
+        if (stop || next >= count) return;
+        i = next++;
+      }
+      Slot made;
+      try {
+        made.value.emplace(make(i));
+      } catch (...) {
+        made.error = std::current_exception();
+      }
+      made.ready = true;
+      {
+        std::lock_guard lock(mutex);
+        slots[i % window] = std::move(made);
+      }
+      changed.notify_all();
+    }
+  };
+  std::vector<std::jthread> pool;
+  // Declared after pool, so destroyed before it: the workers are told to stop, then joined.
+  struct Stop {
+    std::mutex& mutex;
+    std::condition_variable& changed;
+    bool& stop;
+    ~Stop() {
+      {
+        std::lock_guard lock(mutex);
+        stop = true;
+      }
+      changed.notify_all();
+    }
+  } stop_workers{mutex, changed, stop};
+  pool.reserve(workers);
+  for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
+
+  for (std::size_t i = 0; i < count; ++i) {
+    Slot item;
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return slots[i % window].ready; });
+      item = std::move(slots[i % window]);
+      slots[i % window] = Slot{};
+      ++used;
+    }
+    changed.notify_all();
+    if (item.error) std::rethrow_exception(item.error);
+    use(std::move(*item.value));
+  }
+}
+
+}  // namespace devshim
