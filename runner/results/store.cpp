@@ -648,6 +648,24 @@ void Store::record_file(std::int64_t run_id, const FileRecord& file,
   writer.commit();
 }
 
+namespace {
+
+constexpr const char* kInsertResult =
+    "INSERT INTO results (file_id, test_id, status, duration_s, exception, message, traceback, "
+    "signature, source_path, source_line, culprit, traceback_id, message_id) VALUES";
+
+// "(?,...,?), ..." for rows rows of results' columns.
+std::string result_values(std::size_t rows) {
+  std::string row = "(?";
+  for (int i = 1; i < Store::FileWriter::kResultColumns; ++i) row += ",?";
+  row += ")";
+  std::string out;
+  for (std::size_t i = 0; i < rows; ++i) out += (i == 0 ? "" : ",") + row;
+  return out;
+}
+
+}  // namespace
+
 struct Store::FileWriter::Statements {
   explicit Statements(sql::Database& db)
       : upsert_file(db,
@@ -675,10 +693,8 @@ struct Store::FileWriter::Statements {
                          "first_seen_run, last_seen_run) VALUES (?,?,?,?,?,?) "
                          "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
                          "max(last_seen_run, excluded.last_seen_run)"),
-        insert_case(db,
-                    "INSERT INTO results (file_id, test_id, status, duration_s, exception, "
-                    "message, traceback, signature, source_path, source_line, culprit, "
-                    "traceback_id, message_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        insert_case(db, fmt::format("{} {}", kInsertResult, result_values(1))),
+        insert_case_batch(db, fmt::format("{} {}", kInsertResult, result_values(kResultBatch))),
         delete_redirections(db, "DELETE FROM redirections WHERE file_id = ?"),
         insert_redirection(db,
                            "INSERT INTO redirections (run_id, file_id, shim, api, requested, "
@@ -700,6 +716,7 @@ struct Store::FileWriter::Statements {
   sql::Statement insert_test;
   sql::Statement upsert_signature;
   sql::Statement insert_case;
+  sql::Statement insert_case_batch;  // kResultBatch rows at once
   sql::Statement delete_redirections;
   sql::Statement insert_redirection;
   sql::Statement update_duration;
@@ -730,6 +747,7 @@ Store::FileWriter::FileWriter(Store& store, std::int64_t run_id)
 Store::FileWriter::~FileWriter() { s_.reset(); }
 
 void Store::FileWriter::commit() {
+  write_pending();
   s_.reset();
   tx_.commit();
 }
@@ -777,6 +795,11 @@ void Store::FileWriter::add(const FileRecord& file, const std::vector<TestCase>&
   if (!id.step()) db_.fail("file row vanished");
   const std::int64_t file_id = id.int64(0);
   id.reset();
+  // The file's results written before (a file recorded again) must be there to be deleted.
+  if (std::any_of(pending_.begin(), pending_.end(),
+                  [&](const PendingResult& r) { return r.file_id == file_id; })) {
+    write_pending();
+  }
   s_->delete_cases.bind(1, file_id).run();
   insert_cases(file_id, cases);
   s_->delete_redirections.bind(1, file_id).run();
@@ -843,37 +866,27 @@ std::int64_t Store::FileWriter::test_id(const std::string& classname, const std:
   return id;
 }
 
-void Store::FileWriter::bind_text(sql::Statement& ins, int text_column, int id_column,
-                                  const std::string& text) {
-  if (text.empty()) {
-    ins.bind_null(text_column).bind_null(id_column);
-    return;
-  }
-  const std::string clean = sanitize_text(text);
-  if (const std::optional<std::int64_t> id = text_id(clean)) {
-    ins.bind_null(text_column).bind(id_column, *id);
-  } else {
-    ins.bind(text_column, clean).bind_null(id_column);
-  }
+std::pair<std::optional<std::string>, std::optional<std::int64_t>> Store::FileWriter::stored_text(
+    const std::string& text) {
+  if (text.empty()) return {};
+  std::string clean = sanitize_text(text);
+  if (const std::optional<std::int64_t> id = text_id(clean)) return {std::nullopt, id};
+  return {std::move(clean), std::nullopt};
 }
 
 void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<TestCase>& cases) {
   sql::Statement& sig = s_->upsert_signature;
-  sql::Statement& ins = s_->insert_case;
-  auto opt_text = [](sql::Statement& s, int i, const std::string& v) {
-    if (v.empty()) {
-      s.bind_null(i);
-    } else {
-      s.bind(i, sanitize_text(v));
-    }
+  auto opt_text = [](const std::string& v) -> std::optional<std::string> {
+    if (v.empty()) return std::nullopt;
+    return sanitize_text(v);
   };
   for (const TestCase& c : cases) {
-    std::string signature;
+    PendingResult r;
     if (is_failure(c.status) || !c.culprit.empty()) {
       const std::string exception = sanitize_text(c.exception);
       const std::string message = sanitize_text(c.message);
-      signature = failure_signature(exception, message);
-      sig.bind(1, signature)
+      r.signature = failure_signature(exception, message);
+      sig.bind(1, *r.signature)
           .bind(2, exception)
           .bind(3, normalize_message(message))
           .bind(4, message)
@@ -881,24 +894,52 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
           .bind(6, run_id_)
           .run();
     }
-    ins.bind(1, file_id)
-        .bind(2, test_id(sanitize_text(c.classname), sanitize_text(c.name)))
-        .bind(3, result_status_code(c.status))
-        .bind(4, c.duration_s);
-    opt_text(ins, 5, c.exception);
+    r.file_id = file_id;
+    r.test_id = test_id(sanitize_text(c.classname), sanitize_text(c.name));
+    r.status = result_status_code(c.status);
+    r.duration_s = c.duration_s;
+    r.exception = opt_text(c.exception);
     // A message or traceback goes to texts, once however many cases print it.
-    bind_text(ins, 6, 13, c.message);
-    bind_text(ins, 7, 12, c.traceback);
-    opt_text(ins, 8, signature);
-    opt_text(ins, 9, c.source.path);
-    if (c.source.line > 0) {
-      ins.bind(10, c.source.line);
-    } else {
-      ins.bind_null(10);
-    }
-    opt_text(ins, 11, c.culprit);
-    ins.run();
+    std::tie(r.message, r.message_id) = stored_text(c.message);
+    std::tie(r.traceback, r.traceback_id) = stored_text(c.traceback);
+    r.source_path = opt_text(c.source.path);
+    if (c.source.line > 0) r.source_line = c.source.line;
+    r.culprit = opt_text(c.culprit);
+    pending_.push_back(std::move(r));
+    if (pending_.size() == kResultBatch) write_pending();
   }
+}
+
+// Binds one row of results' 13 columns at parameters first + 1 ... first + 13.
+void Store::FileWriter::bind_result(sql::Statement& ins, int first, const PendingResult& r) {
+  ins.bind(first + 1, r.file_id)
+      .bind(first + 2, r.test_id)
+      .bind(first + 3, r.status)
+      .bind(first + 4, r.duration_s)
+      .bind(first + 5, r.exception)
+      .bind(first + 6, r.message)
+      .bind(first + 7, r.traceback)
+      .bind(first + 8, r.signature)
+      .bind(first + 9, r.source_path)
+      .bind(first + 10, r.source_line)
+      .bind(first + 11, r.culprit)
+      .bind(first + 12, r.traceback_id)
+      .bind(first + 13, r.message_id);
+}
+
+void Store::FileWriter::write_pending() {
+  if (pending_.size() == kResultBatch) {
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      bind_result(s_->insert_case_batch, static_cast<int>(i) * kResultColumns, pending_[i]);
+    }
+    s_->insert_case_batch.run();
+  } else {
+    for (const PendingResult& r : pending_) {
+      bind_result(s_->insert_case, 0, r);
+      s_->insert_case.run();
+    }
+  }
+  pending_.clear();
 }
 
 std::vector<StoredCase> Store::cases(std::int64_t run_id) {

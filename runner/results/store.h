@@ -172,6 +172,8 @@ class Store {
   /// or cascade is due; the checks were a quarter of an import's time.
   class FileWriter {
    public:
+    static constexpr int kResultColumns = 13;        // of an INSERT INTO results
+    static constexpr std::size_t kResultBatch = 32;  // rows an INSERT writes at once
     FileWriter(Store& store, std::int64_t run_id);
     ~FileWriter();
     FileWriter(const FileWriter&) = delete;
@@ -191,9 +193,22 @@ class Store {
                           bool* inserted);
     /// The id of text in table texts, inserted when new; nullopt when another text has its hash.
     std::optional<std::int64_t> text_id(const std::string& text);
-    /// Binds a message or traceback: NULL for none; else the id of its row in texts at
-    /// id_column, or, when another text has its hash, the text itself at text_column.
-    void bind_text(sql::Statement& ins, int text_column, int id_column, const std::string& text);
+    /// How a message or traceback is stored: nothing for none; else the id of its row in texts,
+    /// or, when another text has its hash, the text itself.
+    std::pair<std::optional<std::string>, std::optional<std::int64_t>> stored_text(
+        const std::string& text);
+    /// A results row waiting to be written with others in one statement.
+    struct PendingResult {
+      std::int64_t file_id = 0;
+      std::int64_t test_id = 0;
+      int status = 0;
+      double duration_s = 0;
+      std::optional<std::string> exception, message, traceback, signature, source_path, culprit;
+      std::optional<std::int64_t> source_line, traceback_id, message_id;
+    };
+    static void bind_result(sql::Statement& ins, int first, const PendingResult& r);
+    /// Writes the pending rows: kResultBatch of them in one statement, fewer one by one.
+    void write_pending();
     void insert_redirections(std::int64_t file_id, const std::vector<Redirection>& redirections);
 
     struct Statements;
@@ -220,6 +235,7 @@ class Store {
     // Classes this writer inserted: their tests can only be ones it inserted, so a test of one
     // is inserted without looking for it first.
     std::unordered_set<std::int64_t> new_classes_;
+    std::vector<PendingResult> pending_;  // fewer than kResultBatch: written by commit() at last
   };
 
   void finish_run(std::int64_t run_id, const std::string& status, const std::string& finished_at);

@@ -315,6 +315,47 @@ TEST(Store, MigrationTwelveKeepsEveryCase) {
             "7 2 6");
 }
 
+// FileWriter writes results kResultBatch rows at a time: a file of more rows than that, and one
+// of fewer, read back whole and in order; a file added again in the same writer replaces the
+// rows it had, also those still waiting for their batch.
+TEST(Store, ResultsWrittenInBatchesReadBackInOrderAndAFileAddedAgainReplacesThem) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  auto id = s.begin_run(sample_run(), {"test_a.py", "test_b.py"});
+  auto tests_named = [](const std::string& prefix, std::size_t n) {
+    std::vector<TestCase> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i].classname = "tests.T";
+      out[i].name = fmt::format("{}_{:03}", prefix, i);
+      out[i].status = i % 5 == 0 ? CaseStatus::kSkipped : CaseStatus::kPassed;
+      if (i % 5 == 0) out[i].message = "needs CUDA";
+    }
+    return out;
+  };
+  constexpr std::size_t kMany = Store::FileWriter::kResultBatch * 2 + 7;
+  {
+    Store::FileWriter w(s, id);
+    FileRecord a;
+    a.path = "test_a.py";
+    a.status = FileStatus::kPassed;
+    w.add(a, tests_named("first", 5));     // waits for a batch...
+    w.add(a, tests_named("test", kMany));  // ...and is replaced
+    FileRecord b;
+    b.path = "test_b.py";
+    b.status = FileStatus::kPassed;
+    w.add(b, tests_named("test_b", 3));
+    w.commit();
+  }
+  auto cases = s.cases(id);
+  ASSERT_EQ(cases.size(), kMany + 3);
+  for (std::size_t i = 0; i < kMany; ++i) {
+    EXPECT_EQ(cases[i].file, "test_a.py");
+    EXPECT_EQ(cases[i].test.name, fmt::format("test_{:03}", i));
+    EXPECT_EQ(cases[i].test.message, i % 5 == 0 ? "needs CUDA" : "");
+  }
+  EXPECT_EQ(cases[kMany + 2].test.name, "test_b_002");
+}
+
 TEST(Store, FileStatusCountsCountEachStatusAndTheFilesNotRunYet) {
   TempDir dir;
   Store s(dir / "r.db");
