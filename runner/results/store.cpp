@@ -281,8 +281,9 @@ ALTER TABLE runs ADD COLUMN policy TEXT;           -- TORCHDEVICE_POLICY; NULL f
     // classes and names, as most test names recur in many classes) and each result naming it
     // (results): cases' class name and test name were 59 % of a database, written in every row
     // and again in cases_by_test. A result reaches its run through its file, and its status is a
-    // code (kResultStatusCodes; 1 byte, not the word). cases stays, as a view with its old
-    // columns, for readers and the queries in docs/database.md.
+    // code (kResultStatusCodes; 1 byte, not the word); repeated messages go to texts like
+    // tracebacks. cases stays, as a view with its old columns, for readers and the queries in
+    // docs/database.md. durations is rebuilt WITHOUT ROWID (its key was stored twice).
     R"sql(
 CREATE TABLE classes (
   id   INTEGER PRIMARY KEY,
@@ -326,8 +327,9 @@ INSERT INTO results (id, file_id, test_id, status, duration_s, exception, messag
                      signature, source_path, source_line, culprit, flaky, traceback_id)
   SELECT c.id, c.file_id, t.id,
          CASE c.status WHEN 'passed' THEN 0 WHEN 'failed' THEN 1 WHEN 'error' THEN 2
-                       WHEN 'skipped' THEN 3 WHEN 'xfailed' THEN 4 ELSE 5 END, c.duration_s, c.exception, c.message, c.traceback,
-         c.signature, c.source_path, c.source_line, c.culprit, c.flaky, c.traceback_id
+                       WHEN 'skipped' THEN 3 WHEN 'xfailed' THEN 4 ELSE 5 END,
+         c.duration_s, c.exception, c.message, c.traceback, c.signature, c.source_path,
+         c.source_line, c.culprit, c.flaky, c.traceback_id
   FROM cases c JOIN classes k ON k.name = c.classname JOIN names n ON n.name = c.name
   JOIN tests t ON t.class_id = k.id AND t.name_id = n.id;
 DROP TABLE cases;
