@@ -240,6 +240,15 @@ TEST(StoreNightly, PruneKeepsTheNewestRunsOfEachSuiteAndTheBaselinesTheyNeed) {
   files.bind(1, demo[1]).bind(2, demo[2]);
   ASSERT_TRUE(files.step());
   EXPECT_EQ(files.int64(0), 0);
+  // The deleted runs' own tests (test_1, test_2) go with them; the kept runs' stay.
+  sql::Statement tests(db,
+                       "SELECT group_concat(n.name, ',') FROM (SELECT n.name FROM tests t "
+                       "JOIN names n ON n.id = t.name_id ORDER BY n.name) n");
+  ASSERT_TRUE(tests.step());
+  EXPECT_EQ(tests.text(0), "test_0,test_3");
+  sql::Statement names(db, "SELECT count(*) FROM names");
+  ASSERT_TRUE(names.step());
+  EXPECT_EQ(names.int64(0), 2);
 }
 
 }  // namespace
