@@ -26,10 +26,9 @@ void make_in_parallel_use_in_order(std::size_t count, unsigned workers, std::siz
     return;
   }
   if (window < 1) window = 1;
-  struct Slot {
+  struct Slot {  // made when it holds a value or an error
     std::optional<T> value;
     std::exception_ptr error;
-    bool ready = false;
   };
   std::vector<Slot> slots(window);
   std::mutex mutex;
@@ -53,7 +52,6 @@ void make_in_parallel_use_in_order(std::size_t count, unsigned workers, std::siz
       } catch (...) {
         made.error = std::current_exception();
       }
-      made.ready = true;
       {
         std::lock_guard lock(mutex);
         slots[i % window] = std::move(made);
@@ -82,7 +80,10 @@ void make_in_parallel_use_in_order(std::size_t count, unsigned workers, std::siz
     Slot item;
     {
       std::unique_lock lock(mutex);
-      changed.wait(lock, [&] { return slots[i % window].ready; });
+      changed.wait(lock, [&] {
+        const Slot& slot = slots[i % window];
+        return slot.value || slot.error;
+      });
       item = std::move(slots[i % window]);
       slots[i % window] = Slot{};
       ++used;

@@ -696,7 +696,6 @@ struct Store::FileWriter::Statements {
                          "ON CONFLICT (signature) DO UPDATE SET last_seen_run = "
                          "max(last_seen_run, excluded.last_seen_run)"),
         insert_case(db, fmt::format("{} {}", kInsertResult, result_values(1))),
-        insert_case_batch(db, fmt::format("{} {}", kInsertResult, result_values(kResultBatch))),
         delete_redirections(db, "DELETE FROM redirections WHERE file_id = ?"),
         insert_redirection(db,
                            "INSERT INTO redirections (run_id, file_id, shim, api, requested, "
@@ -718,7 +717,9 @@ struct Store::FileWriter::Statements {
   sql::Statement insert_test;
   sql::Statement upsert_signature;
   sql::Statement insert_case;
-  sql::Statement insert_case_batch;  // kResultBatch rows at once
+  // kResultBatch rows at once: prepared when the first batch is full (most files recorded
+  // during a run, one writer each, have fewer tests).
+  std::optional<sql::Statement> insert_case_batch;
   sql::Statement delete_redirections;
   sql::Statement insert_redirection;
   sql::Statement update_duration;
@@ -869,9 +870,8 @@ std::int64_t Store::FileWriter::test_id(const std::string& classname, const std:
 }
 
 std::pair<std::optional<std::string>, std::optional<std::int64_t>> Store::FileWriter::stored_text(
-    const std::string& text) {
-  if (text.empty()) return {};
-  std::string clean = sanitize_text(text);
+    std::string clean) {
+  if (clean.empty()) return {};
   if (const std::optional<std::int64_t> id = text_id(clean)) return {std::nullopt, id};
   return {std::move(clean), std::nullopt};
 }
@@ -884,9 +884,9 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
   };
   for (const TestCase& c : cases) {
     PendingResult r;
+    std::string exception = sanitize_text(c.exception);
+    std::string message = sanitize_text(c.message);
     if (is_failure(c.status) || !c.culprit.empty()) {
-      const std::string exception = sanitize_text(c.exception);
-      const std::string message = sanitize_text(c.message);
       r.signature = failure_signature(exception, message);
       sig.bind(1, *r.signature)
           .bind(2, exception)
@@ -900,10 +900,10 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
     r.test_id = test_id(sanitize_text(c.classname), sanitize_text(c.name));
     r.status = result_status_code(c.status);
     r.duration_s = c.duration_s;
-    r.exception = opt_text(c.exception);
+    if (!exception.empty()) r.exception = std::move(exception);
     // A message or traceback goes to texts, once however many cases print it.
-    std::tie(r.message, r.message_id) = stored_text(c.message);
-    std::tie(r.traceback, r.traceback_id) = stored_text(c.traceback);
+    std::tie(r.message, r.message_id) = stored_text(std::move(message));
+    std::tie(r.traceback, r.traceback_id) = stored_text(sanitize_text(c.traceback));
     r.source_path = opt_text(c.source.path);
     if (c.source.line > 0) r.source_line = c.source.line;
     r.culprit = opt_text(c.culprit);
@@ -931,10 +931,13 @@ void Store::FileWriter::bind_result(sql::Statement& ins, int first, const Pendin
 
 void Store::FileWriter::write_pending() {
   if (pending_.size() == kResultBatch) {
+    auto& batch = s_->insert_case_batch;
+    if (!batch)
+      batch.emplace(db_, fmt::format("{} {}", kInsertResult, result_values(kResultBatch)));
     for (std::size_t i = 0; i < pending_.size(); ++i) {
-      bind_result(s_->insert_case_batch, static_cast<int>(i) * kResultColumns, pending_[i]);
+      bind_result(*batch, static_cast<int>(i) * kResultColumns, pending_[i]);
     }
-    s_->insert_case_batch.run();
+    batch->run();
   } else {
     for (const PendingResult& r : pending_) {
       bind_result(s_->insert_case, 0, r);

@@ -193,10 +193,10 @@ class Store {
                           bool* inserted);
     /// The id of text in table texts, inserted when new; nullopt when another text has its hash.
     std::optional<std::int64_t> text_id(const std::string& text);
-    /// How a message or traceback is stored: nothing for none; else the id of its row in texts,
-    /// or, when another text has its hash, the text itself.
+    /// How a message or traceback (already sanitised) is stored: nothing for none; else the id of
+    /// its row in texts, or, when another text has its hash, the text itself.
     std::pair<std::optional<std::string>, std::optional<std::int64_t>> stored_text(
-        const std::string& text);
+        std::string clean);
     /// A results row waiting to be written with others in one statement.
     struct PendingResult {
       std::int64_t file_id = 0;
