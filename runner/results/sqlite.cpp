@@ -69,8 +69,7 @@ Database::Database(const fs::path& path, Access access, int busy_ms)
   if (access == Access::kWrite) {
     if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
     rc = sqlite3_open_v2(path.c_str(), &db_,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                         nullptr);
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   } else {
     // In a folder it cannot write, SQLite cannot make the WAL index (-shm) a reader needs;
     // nothing can change the file there, so it is read as immutable.
@@ -78,7 +77,7 @@ Database::Database(const fs::path& path, Access access, int busy_ms)
     const bool folder_writable = ::access(folder.c_str(), W_OK) == 0;
     const std::string uri = file_uri(path, folder_writable ? "mode=ro" : "mode=ro&immutable=1");
     rc = sqlite3_open_v2(uri.c_str(), &db_,
-                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
+                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   }
   if (rc != SQLITE_OK) {
     std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
@@ -190,11 +189,13 @@ void Statement::reset() {
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 std::int64_t Statement::int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 double Statement::real(int col) const { return sqlite3_column_double(stmt_, col); }
-std::string Statement::text(int col) const {
+std::string Statement::text(int col) const { return std::string(text_view(col)); }
+std::string_view Statement::text_view(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
-  return p == nullptr ? std::string()
-                      : std::string(reinterpret_cast<const char*>(p),
-                                    static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+  return p == nullptr
+             ? std::string_view()
+             : std::string_view(reinterpret_cast<const char*>(p),
+                                static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 std::optional<std::int64_t> Statement::opt_int64(int col) const {
   if (is_null(col)) return std::nullopt;

@@ -57,6 +57,8 @@ class Statement {
   std::int64_t int64(int col) const;
   double real(int col) const;
   std::string text(int col) const;
+  /// The column's text without a copy: valid until the next step() or reset().
+  std::string_view text_view(int col) const;
   std::optional<std::int64_t> opt_int64(int col) const;
   std::optional<double> opt_real(int col) const;
   std::optional<std::string> opt_text(int col) const;
@@ -74,6 +76,8 @@ enum class Access {
   kRead,
 };
 
+/// One connection. It is used by one thread at a time (SQLite's multi-thread mode: no mutex
+/// taken per call); threads that read at once each open their own.
 class Database {
  public:
   /// Opens the file. A statement that finds the database locked by another connection retries
