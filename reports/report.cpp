@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <ctime>
+#include <set>
 #include <tuple>
 #include <utility>
 
 #include "parsers/signature.h"
 #include "parsers/text.h"
+#include "reports/case_outcomes.h"
 #include "runner/base/error.h"
 
 namespace devshim {
@@ -61,23 +63,40 @@ std::string upstream_url(const std::string& url_template, const std::string& com
   return out;
 }
 
-SourceLinks source_links(const SourceLocation& loc, const LinkBase& base) {
+SourceLinker::SourceLinker(LinkBase base) : base_(std::move(base)) {}
+
+SourceLinks SourceLinker::operator()(const SourceLocation& loc) {
   SourceLinks links;
   if (loc.path.empty()) return links;
-  const fs::path given(loc.path);
-  const fs::path source = given.is_absolute() ? given : (base.project / given).lexically_normal();
-  const std::string anchor = loc.line > 0 ? "#L" + std::to_string(loc.line) : "";
-  std::error_code ec;
-  if (!given.is_absolute() || fs::is_regular_file(source, ec)) {
-    links.local = relative_link(source, base.report_dir) + anchor;
+  auto [it, fresh] = by_path_.try_emplace(loc.path);
+  PathLinks& p = it->second;
+  if (fresh) {
+    const fs::path given(loc.path);
+    const fs::path source =
+        given.is_absolute() ? given : (base_.project / given).lexically_normal();
+    std::error_code ec;
+    if (!given.is_absolute() || fs::is_regular_file(source, ec)) {
+      p.local = relative_link(source, base_.report_dir);
+      p.has_local = true;
+    }
+    // {path}: the source's path inside the git checkout (the project's path when that is
+    // unknown).
+    const fs::path in_repo = base_.git_toplevel.empty()
+                                 ? (given.is_absolute() ? fs::path() : given)
+                                 : source.lexically_relative(base_.git_toplevel);
+    if (!in_repo.empty() && *in_repo.begin() != "..") p.in_repo = in_repo.generic_string();
   }
-  // {path}: the source's path inside the git checkout (the project's path when that is unknown).
-  fs::path in_repo = base.git_toplevel.empty() ? (given.is_absolute() ? fs::path() : given)
-                                               : source.lexically_relative(base.git_toplevel);
-  if (!in_repo.empty() && *in_repo.begin() != "..") {
-    links.upstream = upstream_url(base.source_url, base.commit, in_repo.generic_string(), loc.line);
+  if (p.has_local) {
+    links.local = loc.line > 0 ? fmt::format("{}#L{}", p.local, loc.line) : p.local;
+  }
+  if (!p.in_repo.empty()) {
+    links.upstream = upstream_url(base_.source_url, base_.commit, p.in_repo, loc.line);
   }
   return links;
+}
+
+SourceLinks source_links(const SourceLocation& loc, const LinkBase& base) {
+  return SourceLinker(base)(loc);
 }
 
 std::pair<std::string, std::string> other_report_links(Store& store, std::int64_t run_id,
@@ -249,12 +268,10 @@ std::string device_probe_text(const nlohmann::json& environment) {
 
 namespace {
 
-// One test of a differential run: its class against its baseline status (nullopt: absent there),
-// counted; a regression listed; a newly skipped test that wants no GPU counted apart.
-void classify(ReportDifferential& d, const std::string& file, ReportCase& rc,
-              std::optional<CaseStatus> before) {
-  rc.diff_class = diff_class(before, rc.test.status);
-  ++d.counts[rc.diff_class];
+// One test of a differential run, its class already counted: a listed class's test listed; a
+// newly skipped test that wants no GPU counted apart.
+void list_differential(ReportDifferential& d, const std::string& file, const ReportCase& rc,
+                       std::optional<CaseStatus> before) {
   if (rc.diff_class == "newly_skipped" && skip_wants_no_gpu(rc.test.message)) {
     ++d.masquerade_skips;
   }
@@ -270,6 +287,103 @@ void classify(ReportDifferential& d, const std::string& file, ReportCase& rc,
        std::string(to_string(rc.test.status)),
        rc.test.exception.empty() ? rc.test.message : rc.test.exception + ": " + rc.test.message,
        rc.links});
+}
+
+// Each result of the run against its baseline and its previous run (classes empty without
+// them), and whether build_report reads it in full.
+struct RowOutcome {
+  std::optional<CaseStatus> baseline;
+  std::optional<CaseStatus> previous;
+  std::string diff_class;
+  std::string change;
+  bool full = false;
+};
+
+std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report& r,
+                                     const OtherStatuses& baseline, const OtherStatuses& previous,
+                                     const std::vector<CaseAttempt>& attempts, ReportCases cases) {
+  std::set<std::string_view> rerun_files;
+  for (const CaseAttempt& a : attempts) rerun_files.insert(a.file);
+  std::vector<bool> file_rerun(now.files.size());
+  for (std::size_t i = 0; i < now.files.size(); ++i) {
+    file_rerun[i] = rerun_files.count(now.files[i]) > 0;
+  }
+  std::vector<RowOutcome> out(now.rows.size());
+  for (std::size_t k = 0; k < now.rows.size(); ++k) {
+    const RunResultStatuses::Row& row = now.rows[k];
+    RowOutcome& o = out[k];
+    if (r.differential) {
+      o.baseline = baseline.find(row);
+      o.diff_class = diff_class(o.baseline, row.status);
+    }
+    if (r.previous) {
+      o.previous = previous.find(row);
+      o.change = change_class(o.previous, row.status, row.flaky);
+    }
+    o.full = cases == ReportCases::kAll || is_failure(row.status) || row.culprit || row.signature ||
+             row.flaky || file_rerun[row.file] || o.diff_class == "unlocked" ||
+             o.diff_class == "newly_skipped" || o.change == "fixed";
+  }
+  return out;
+}
+
+// Fills r.files, r.summary's counts, r.clusters and the differential and run-to-run counts and
+// lists from the run's results: full holds the cases of the rows outcomes marks full, in their
+// order.
+void add_files(Store& store, Report& r, const RunResultStatuses& now,
+               const std::vector<RowOutcome>& outcomes, std::vector<StoredCase> full,
+               SourceLinker& links_for) {
+  const std::vector<std::size_t> first = file_row_starts(now);
+  const fs::path out_dir(r.run.out_dir);
+  const fs::path dir = links_for.report_dir();
+  std::map<std::string, std::size_t> cluster_index;
+  std::size_t next_full = 0;
+  for (auto& f : store.files(r.run.id)) {
+    ReportFile rf;
+    rf.status = f.status ? std::string(to_string(*f.status)) : "not_run";
+    if (!f.log_path.empty()) rf.log_link = relative_link(out_dir / f.log_path, dir);
+    ++r.summary.files[rf.status];
+    ++r.summary.files_total;
+    const auto at = std::lower_bound(now.files.begin(), now.files.end(), f.path);
+    const std::size_t file = static_cast<std::size_t>(at - now.files.begin());
+    const bool has_rows = at != now.files.end() && *at == f.path;
+    for (std::size_t k = has_rows ? first[file] : 0; has_rows && k < first[file + 1]; ++k) {
+      const RunResultStatuses::Row& row = now.rows[k];
+      const RowOutcome& o = outcomes[k];
+      const std::string status(to_string(row.status));
+      ++rf.counts[status];
+      ++r.summary.tests[status];
+      ++r.summary.tests_total;
+      if (r.differential) ++r.differential->counts[o.diff_class];
+      if (r.previous) ++r.previous->counts[o.change];
+      if (next_full == full.size() || full[next_full].result_id != row.result_id) continue;
+      StoredCase& sc = full[next_full++];
+      ReportCase rc;
+      rc.links = links_for(sc.test.source);
+      rc.signature = std::move(sc.signature);
+      rc.flaky = sc.flaky;
+      rc.test = std::move(sc.test);
+      rc.diff_class = o.diff_class;
+      rc.change = o.change;
+      rc.previous_status = o.previous;
+      if (r.differential) list_differential(*r.differential, f.path, rc, o.baseline);
+      if (!rc.signature.empty() && !rc.flaky) {  // a flaky test passed in the end
+        auto [it, fresh] = cluster_index.emplace(rc.signature, r.clusters.size());
+        if (fresh) {
+          ReportCluster cl;
+          cl.signature = rc.signature;
+          cl.exception = rc.test.exception;
+          cl.example_message = rc.test.message;
+          cl.example_traceback = rc.test.traceback;
+          r.clusters.push_back(std::move(cl));
+        }
+        r.clusters[it->second].tests.push_back({f.path, rc.test.classname, rc.test.name, rc.links});
+      }
+      rf.cases.push_back(std::move(rc));
+    }
+    rf.file = std::move(f);
+    r.files.push_back(std::move(rf));
+  }
 }
 
 // The run's redirections, one per (shim, API, requested, used), with links to the first call site.
@@ -315,7 +429,7 @@ LinkBase run_link_base(const RunRecord& run, const fs::path& report_dir) {
 }
 
 Report build_report(Store& store, std::int64_t run_id, const fs::path& report_dir,
-                    std::int64_t against) {
+                    std::int64_t against, ReportCases cases, StatusReader* statuses) {
   auto run = store.run(run_id);
   if (!run) throw UsageError(fmt::format("no run {} in {}", run_id, store.path().string()));
   if (against > 0 && !store.run(against)) {
@@ -328,58 +442,51 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
 
   const fs::path dir = fs::absolute(report_dir);
   const LinkBase link_base = run_link_base(*run, dir);
-  auto links_for = [&](const SourceLocation& loc) { return source_links(loc, link_base); };
+  SourceLinker links_for(link_base);
 
-  std::map<std::string, std::vector<StoredCase>> by_file;
-  for (auto& c : store.cases(run_id)) by_file[c.file].push_back(std::move(c));
-
-  // The baseline's outcome of every test, for differential runs.
-  RunStatuses baseline;
+  // Every result, by status only; in full, every case or only those the reports show.
+  StatusReader own_reader(store, 0);
+  StatusReader& reader = statuses != nullptr ? *statuses : own_reader;
+  std::vector<StoredCase> full;
+  std::shared_ptr<const RunResultStatuses> now_read;
+  if (cases == ReportCases::kAll) {
+    full = store.cases(run_id);
+    now_read = std::make_shared<const RunResultStatuses>(statuses_of(full));
+  } else {
+    now_read = reader.read(run_id);
+  }
+  const RunResultStatuses& now = *now_read;
+  OtherStatuses baseline;  // differential runs: the baseline's outcome of every test
   if (run->baseline_run > 0) {
     r.differential.emplace();
     r.differential->baseline_run = run->baseline_run;
     std::tie(r.differential->baseline_md, r.differential->baseline_html) =
         other_report_links(store, run->baseline_run, dir);
-    baseline = RunStatuses(store, run->baseline_run);
+    baseline = OtherStatuses(now, *reader.read(run->baseline_run));
   }
-
-  std::map<std::string, std::size_t> cluster_index;
-  for (auto& f : store.files(run_id)) {
-    ReportFile rf;
-    rf.status = f.status ? std::string(to_string(*f.status)) : "not_run";
-    if (!f.log_path.empty()) rf.log_link = relative_link(fs::path(run->out_dir) / f.log_path, dir);
-    ++r.summary.files[rf.status];
-    ++r.summary.files_total;
-    for (auto& sc : by_file[f.path]) {
-      ReportCase rc;
-      rc.links = links_for(sc.test.source);
-      rc.signature = sc.signature;
-      rc.flaky = sc.flaky;
-      rc.test = std::move(sc.test);
-      if (r.differential) {
-        classify(*r.differential, f.path, rc, baseline.find(f.path, rc.test));
-      }
-      const std::string status(to_string(rc.test.status));
-      ++rf.counts[status];
-      ++r.summary.tests[status];
-      ++r.summary.tests_total;
-      if (!rc.signature.empty() && !rc.flaky) {  // a flaky test passed in the end
-        auto [it, fresh] = cluster_index.emplace(rc.signature, r.clusters.size());
-        if (fresh) {
-          ReportCluster cl;
-          cl.signature = rc.signature;
-          cl.exception = rc.test.exception;
-          cl.example_message = rc.test.message;
-          cl.example_traceback = rc.test.traceback;
-          r.clusters.push_back(std::move(cl));
-        }
-        r.clusters[it->second].tests.push_back({f.path, rc.test.classname, rc.test.name, rc.links});
-      }
-      rf.cases.push_back(std::move(rc));
+  OtherStatuses previous;  // the run compared with: its previous run, or --against's
+  std::vector<FileRecord> previous_files;
+  const std::int64_t other_run = against > 0 ? against : run->previous_run;
+  if (auto prev = other_run > 0 ? store.run(other_run) : std::nullopt) {
+    r.previous.emplace();
+    r.previous->previous_run = prev->id;
+    r.previous->started_at = prev->started_at;
+    for (const auto& [cls, meaning] : change_classes()) r.previous->counts[cls] = 0;
+    previous = OtherStatuses(now, *reader.read(prev->id));
+    previous_files = store.files(prev->id);
+  }
+  std::vector<CaseAttempt> attempts = store.attempts(run_id);
+  const std::vector<RowOutcome> outcomes =
+      row_outcomes(now, r, baseline, previous, attempts, cases);
+  if (cases != ReportCases::kAll) {
+    std::vector<std::int64_t> ids;
+    for (std::size_t k = 0; k < outcomes.size(); ++k) {
+      if (outcomes[k].full) ids.push_back(now.rows[k].result_id);
     }
-    rf.file = std::move(f);
-    r.files.push_back(std::move(rf));
+    full = store.cases_by_id(ids);
   }
+  add_files(store, r, now, outcomes, std::move(full), links_for);
+
   for (auto& cl : r.clusters) {
     cl.message = normalize_message(cl.example_message);
   }
@@ -394,7 +501,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   std::stable_sort(r.files.begin(), r.files.end(), [](const ReportFile& a, const ReportFile& b) {
     return file_rank(a.status) < file_rank(b.status);
   });
-  add_run_to_run(store, r, against > 0 ? against : run->previous_run);
+  add_run_to_run(r, std::move(attempts), previous_files, previous.failing_files());
   if (!r.previous && against == 0 && run->status != "running") {
     RunRecord any_versions = *run;
     any_versions.environment.clear();

@@ -6,7 +6,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,6 +18,8 @@
 #include "runner/results/store.h"
 
 namespace devshim {
+
+class StatusReader;
 
 /// Where a test's source line is: a link relative to the report's folder into the local
 /// checkout ("../../suites/x/tests/test_a.py#L12"), and an upstream URL when the suite gives a
@@ -31,7 +35,9 @@ struct ReportCase {
   SourceLinks links;
   std::string diff_class;  ///< differential runs: compatible, regression, ...; else empty
   std::string change;      ///< with a previous run: new_failure, fixed, ...; else empty
-  bool flaky = false;      ///< failed, then passed on a rerun (test.status: the passing outcome)
+  /// With a previous run: the test's status there; nullopt when it was absent (or no run).
+  std::optional<CaseStatus> previous_status;
+  bool flaky = false;  ///< failed, then passed on a rerun (test.status: the passing outcome)
   std::vector<CaseAttempt> attempts;  ///< --rerun-failures: every attempt; else empty
 };
 
@@ -193,12 +199,25 @@ struct Report {
 /// `runner report --against` command); empty when it is not set.
 std::string other_versions_text(const Report& report);
 
+/// Which tests build_report reads in full into ReportFile::cases. Every count of the report
+/// (summary, files, differential and run-to-run classes) covers every test either way.
+enum class ReportCases {
+  kAll,  ///< every test: what report.json and junit.xml list
+  /// Only those report.md and report.html show one by one: failing, with a culprit or a failure
+  /// signature, flaky, in a file with reruns, unlocked or newly skipped (differential), fixed
+  /// (run to run). A year of nights renders in seconds (`runner site`).
+  kShown,
+};
+
 /// Reads run run_id from store and computes links relative to report_dir (the folder the
 /// reports are written to). against > 0: the run-to-run section compares with that run instead
 /// of the run's previous run (ReportPrevious::against). Throws UsageError when a run does not
 /// exist.
+/// statuses: where to read runs' statuses (Store::result_statuses) when a caller renders many
+/// runs (reports/case_outcomes.h); null: from store.
 Report build_report(Store& store, std::int64_t run_id, const std::filesystem::path& report_dir,
-                    std::int64_t against = 0);
+                    std::int64_t against = 0, ReportCases cases = ReportCases::kAll,
+                    StatusReader* statuses = nullptr);
 
 /// Links from report_dir to report.md and report.html in run run_id's output folder: {md, html},
 /// each empty when the run or that file is not there.
@@ -217,11 +236,15 @@ nlohmann::json run_summary(const Report& report);
 Report build_and_store_report(Store& store, std::int64_t run_id,
                               const std::filesystem::path& report_dir);
 
-/// Fills in what build_report says about the run against another run and its reruns:
-/// report.previous (when other_run > 0 and is recorded), each case's change and attempts,
-/// report.flaky. build_report calls it with the run's previous run, or --against's run
+/// Fills in what build_report says about the run against another run and its reruns, from the
+/// cases it read (each with its change set when report.previous is, and every count already
+/// made): report.previous's new failures and fixes, each case's attempts (the run's attempts),
+/// report.flaky, and the classes of files that failed without a failing test (previous_files:
+/// the other run's files; previous_failing: those of them with a failing test)
 /// (reports/run_to_run.cpp).
-void add_run_to_run(Store& store, Report& report, std::int64_t other_run);
+void add_run_to_run(Report& report, std::vector<CaseAttempt> attempts,
+                    const std::vector<FileRecord>& previous_files,
+                    const std::set<std::string>& previous_failing);
 
 /// How a run's test files started, from its environment's "start" (runner/engine/run_steps.h):
 /// "warm (torch, pytest preloaded in 4.6 s)", "cold (--cold)", or empty for a run that recorded
@@ -256,5 +279,23 @@ LinkBase run_link_base(const RunRecord& run, const std::filesystem::path& report
 /// and an upstream link only when it lies inside the git checkout: a header of /usr/include has
 /// none.
 SourceLinks source_links(const SourceLocation& loc, const LinkBase& base);
+
+/// source_links of many locations with one base: what depends on the path alone (the file's
+/// existence, the relative link, the path inside the checkout) is worked out once per path.
+class SourceLinker {
+ public:
+  explicit SourceLinker(LinkBase base);
+  SourceLinks operator()(const SourceLocation& loc);
+  const std::filesystem::path& report_dir() const { return base_.report_dir; }
+
+ private:
+  struct PathLinks {
+    bool has_local = false;
+    std::string local;    ///< without the line's anchor
+    std::string in_repo;  ///< empty: no upstream link
+  };
+  LinkBase base_;
+  std::unordered_map<std::string, PathLinks> by_path_;
+};
 
 }  // namespace devshim

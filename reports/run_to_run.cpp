@@ -18,35 +18,21 @@ constexpr const char* kFileTest = "(file)";  // a file that failed without a tes
 
 }  // namespace
 
-void add_run_to_run(Store& store, Report& r, std::int64_t other_run) {
+void add_run_to_run(Report& r, std::vector<CaseAttempt> all_attempts,
+                    const std::vector<FileRecord>& previous_files,
+                    const std::set<std::string>& previous_failing) {
   std::map<std::string, std::vector<CaseAttempt>> attempts;
-  for (auto& a : store.attempts(r.run.id)) {
+  for (auto& a : all_attempts) {
     attempts[test_key(a.file, a.classname, a.name)].push_back(std::move(a));
   }
-
-  // The previous run: each test's status, and the files that failed without a failing test.
-  std::map<std::string, CaseStatus> before;
+  // The previous run's status of each file; previous_failing: those with a failing test.
   std::map<std::string, FileStatus> before_files;
-  std::set<std::string> before_failing_cases;  // files with a failing test
-  if (other_run > 0) {
-    if (auto prev = store.run(other_run)) {
-      r.previous.emplace();
-      r.previous->previous_run = prev->id;
-      r.previous->started_at = prev->started_at;
-      for (const auto& [cls, meaning] : change_classes()) r.previous->counts[cls] = 0;
-      for (const auto& c : store.cases(prev->id)) {
-        before[test_key(c.file, c.test.classname, c.test.name)] = c.test.status;
-        if (is_failure(c.test.status)) before_failing_cases.insert(c.file);
-      }
-      for (const auto& f : store.files(prev->id)) {
-        if (f.status) before_files[f.path] = *f.status;
-      }
-    }
+  for (const auto& f : previous_files) {
+    if (f.status) before_files[f.path] = *f.status;
   }
   auto file_level_failure_before = [&](const std::string& path) {
     auto it = before_files.find(path);
-    return it != before_files.end() && is_failure(it->second) &&
-           before_failing_cases.count(path) == 0;
+    return it != before_files.end() && is_failure(it->second) && previous_failing.count(path) == 0;
   };
 
   for (auto& rf : r.files) {
@@ -58,12 +44,8 @@ void add_run_to_run(Store& store, Report& r, std::int64_t other_run) {
       if (rc.flaky)
         r.flaky.push_back({path, rc.test.classname, rc.test.name, rc.attempts, rc.links});
       failing_case = failing_case || is_failure(rc.test.status);
-      if (!r.previous) continue;
-      auto b = before.find(key);
-      const std::optional<CaseStatus> prev =
-          b == before.end() ? std::nullopt : std::optional<CaseStatus>(b->second);
-      rc.change = change_class(prev, rc.test.status, rc.flaky);
-      ++r.previous->counts[rc.change];
+      if (!r.previous || (rc.change != "new_failure" && rc.change != "fixed")) continue;
+      const std::optional<CaseStatus>& prev = rc.previous_status;
       ReportPrevious::Change change{path,
                                     rc.test.classname,
                                     rc.test.name,

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "parsers/read_file.h"
+#include "reports/case_outcomes.h"
 #include "reports/html.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
@@ -62,10 +63,10 @@ struct RenderedRun {
 
 // The run's report pages in the site: its baseline's, previous run's and later runs' pages
 // linked when they are in the site too.
-RenderedRun render_run_pages(Store& store, const RunRecord& run, const fs::path& dir,
-                             const std::set<std::int64_t>& in_site) {
+RenderedRun render_run_pages(Store& store, StatusReader& statuses, const RunRecord& run,
+                             const fs::path& dir, const std::set<std::int64_t>& in_site) {
   RenderedRun out;
-  Report report = build_report(store, run.id, dir);
+  Report report = build_report(store, run.id, dir, 0, ReportCases::kShown, &statuses);
   auto page = [&](std::int64_t other, const char* file) {
     return in_site.count(other) > 0 ? fmt::format("../{}/{}", other, file) : std::string();
   };
@@ -88,42 +89,46 @@ RenderedRun render_run_pages(Store& store, const RunRecord& run, const fs::path&
 }
 
 // Renders runs[i] for each i of todo, on up to one thread per core: this thread with store, the
-// others each with their own connection to the same database. The first error stops the rest
-// and is rethrown here.
+// others each with their own connection to the same database. Each thread takes a contiguous
+// part of todo (newest first), so that the run it renders next is mostly the previous run of the
+// one before and its statuses are still in its StatusReader. The first error stops the rest and
+// is rethrown here.
 std::vector<RenderedRun> render_runs(Store& store, const std::vector<RunRecord>& runs,
                                      const std::vector<std::size_t>& todo, const fs::path& site,
                                      const std::set<std::int64_t>& in_site) {
   std::vector<RenderedRun> out(todo.size());
-  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
   std::mutex failed;
   std::exception_ptr error;
-  auto work = [&](Store& s) {
-    for (std::size_t i = next++; i < todo.size(); i = next++) {
-      try {
-        const RunRecord& r = runs[todo[i]];
-        out[i] = render_run_pages(s, r, site / "runs" / std::to_string(r.id), in_site);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failed);
-        if (!error) error = std::current_exception();
-        next = todo.size();
-      }
-    }
-  };
   const std::size_t threads =
       std::min<std::size_t>(std::max(1U, std::thread::hardware_concurrency()), todo.size());
+  auto work = [&](Store& s, std::size_t part) {
+    StatusReader statuses(s);
+    const std::size_t end = todo.size() * (part + 1) / threads;
+    for (std::size_t i = todo.size() * part / threads; i < end && !stop; ++i) {
+      const RunRecord& r = runs[todo[i]];
+      out[i] = render_run_pages(s, statuses, r, site / "runs" / std::to_string(r.id), in_site);
+    }
+  };
+  auto guarded = [&](auto&& f) {
+    try {
+      f();
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(failed);
+      if (!error) error = std::current_exception();
+      stop = true;
+    }
+  };
   std::vector<std::thread> helpers;
   for (std::size_t t = 1; t < threads; ++t) {
-    helpers.emplace_back([&] {
-      try {
+    helpers.emplace_back([&, t] {
+      guarded([&] {
         Store own(store.path(), Store::Purpose::kRead);
-        work(own);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failed);
-        if (!error) error = std::current_exception();
-      }
+        work(own, t);
+      });
     });
   }
-  work(store);
+  if (threads > 0) guarded([&] { work(store, 0); });
   for (auto& h : helpers) h.join();
   if (error) std::rethrow_exception(error);
   return out;

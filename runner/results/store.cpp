@@ -947,37 +947,132 @@ void Store::FileWriter::write_pending() {
   pending_.clear();
 }
 
+namespace {
+
+// The columns of a StoredCase, read by stored_case; FROM and WHERE are the caller's.
+constexpr const char* kCaseColumns =
+    "SELECT f.path, k.name, n.name, r.status, r.duration_s, r.exception, "
+    "coalesce(r.message, m.text), coalesce(r.traceback, x.text), r.signature, "
+    "r.source_path, r.source_line, r.culprit, r.flaky, r.id, r.test_id "
+    "FROM files f JOIN results r ON r.file_id = f.id "
+    "JOIN tests t ON t.id = r.test_id JOIN classes k ON k.id = t.class_id "
+    "JOIN names n ON n.id = t.name_id "
+    "LEFT JOIN texts x ON x.id = r.traceback_id "
+    "LEFT JOIN texts m ON m.id = r.message_id ";
+
+StoredCase stored_case(sql::Statement& s) {
+  StoredCase sc;
+  sc.file = s.text(0);
+  TestCase& c = sc.test;
+  c.classname = s.text(1);
+  c.name = s.text(2);
+  c.status = result_status(s.int64(3));
+  c.duration_s = s.opt_real(4).value_or(0);
+  c.exception = s.text(5);
+  c.message = s.text(6);
+  c.traceback = s.text(7);
+  sc.signature = s.text(8);
+  c.source.path = s.text(9);
+  c.source.line = static_cast<int>(s.opt_int64(10).value_or(0));
+  c.culprit = s.text(11);
+  sc.flaky = s.int64(12) != 0;
+  sc.result_id = s.int64(13);
+  sc.test_id = s.int64(14);
+  return sc;
+}
+
+}  // namespace
+
 std::vector<StoredCase> Store::cases(std::int64_t run_id) {
-  sql::Statement s(db_,
-                   "SELECT f.path, k.name, n.name, r.status, r.duration_s, r.exception, "
-                   "coalesce(r.message, m.text), coalesce(r.traceback, x.text), r.signature, "
-                   "r.source_path, r.source_line, r.culprit, r.flaky "
-                   "FROM files f JOIN results r ON r.file_id = f.id "
-                   "JOIN tests t ON t.id = r.test_id JOIN classes k ON k.id = t.class_id "
-                   "JOIN names n ON n.id = t.name_id "
-                   "LEFT JOIN texts x ON x.id = r.traceback_id "
-                   "LEFT JOIN texts m ON m.id = r.message_id WHERE f.run_id = ? "
-                   "ORDER BY f.path, r.id");
+  sql::Statement s(db_, std::string(kCaseColumns) + "WHERE f.run_id = ? ORDER BY f.path, r.id");
   s.bind(1, run_id);
   std::vector<StoredCase> out;
-  while (s.step()) {
-    StoredCase sc;
-    sc.file = s.text(0);
-    TestCase& c = sc.test;
-    c.classname = s.text(1);
-    c.name = s.text(2);
-    c.status = result_status(s.int64(3));
-    c.duration_s = s.opt_real(4).value_or(0);
-    c.exception = s.text(5);
-    c.message = s.text(6);
-    c.traceback = s.text(7);
-    sc.signature = s.text(8);
-    c.source.path = s.text(9);
-    c.source.line = static_cast<int>(s.opt_int64(10).value_or(0));
-    c.culprit = s.text(11);
-    sc.flaky = s.int64(12) != 0;
-    out.push_back(std::move(sc));
+  while (s.step()) out.push_back(stored_case(s));
+  return out;
+}
+
+std::vector<StoredCase> Store::cases_by_id(const std::vector<std::int64_t>& result_ids) {
+  sql::Statement s(db_, std::string(kCaseColumns) + "WHERE r.id = ?");
+  std::vector<StoredCase> out;
+  out.reserve(result_ids.size());
+  for (const std::int64_t id : result_ids) {
+    s.bind(1, id);
+    if (s.step()) out.push_back(stored_case(s));
+    s.reset();
   }
+  return out;
+}
+
+RunResultStatuses Store::result_statuses(std::int64_t run_id) {
+  RunResultStatuses out;
+  std::unordered_map<std::int64_t, std::uint32_t> file_index;  // files.id -> index in out.files
+  {
+    sql::Statement s(db_, "SELECT id, path FROM files WHERE run_id = ? ORDER BY path");
+    s.bind(1, run_id);
+    while (s.step()) {
+      file_index.emplace(s.int64(0), static_cast<std::uint32_t>(out.files.size()));
+      out.files.push_back(s.text(1));
+    }
+  }
+  sql::Statement span(db_,
+                      "SELECT count(*), min(r.id), max(r.id) FROM files f "
+                      "JOIN results r ON r.file_id = f.id WHERE f.run_id = ?");
+  span.bind(1, run_id);
+  span.step();
+  const std::int64_t count = span.int64(0);
+  if (count == 0) {
+    out.files.clear();
+    return out;
+  }
+  // A run's results are mostly one range of ids (each file's written together): read that range
+  // in id order, without an index lookup a row, unless other runs' results fill most of it.
+  const std::int64_t first = span.int64(1);
+  const std::int64_t last = span.int64(2);
+  const bool one_range = last - first + 1 <= 2 * count;
+  sql::Statement s(db_, one_range
+                            ? "SELECT file_id, id, test_id, status, flaky, culprit IS NOT NULL, "
+                              "signature IS NOT NULL FROM results WHERE id BETWEEN ? AND ?"
+                            : "SELECT r.file_id, r.id, r.test_id, r.status, r.flaky, "
+                              "r.culprit IS NOT NULL, r.signature IS NOT NULL FROM files f "
+                              "JOIN results r ON r.file_id = f.id WHERE f.run_id = ? "
+                              "ORDER BY r.id");
+  if (one_range) {
+    s.bind(1, first).bind(2, last);
+  } else {
+    s.bind(1, run_id);
+  }
+  std::vector<RunResultStatuses::Row> rows;  // in id order
+  rows.reserve(static_cast<std::size_t>(count));
+  while (s.step()) {
+    auto file = file_index.find(s.int64(0));
+    if (file == file_index.end()) continue;  // another run's result inside the range
+    rows.push_back({.result_id = s.int64(1),
+                    .test_id = s.int64(2),
+                    .file = file->second,
+                    .status = result_status(s.int64(3)),
+                    .flaky = s.int64(4) != 0,
+                    .culprit = s.int64(5) != 0,
+                    .signature = s.int64(6) != 0});
+  }
+  // By file path, then id (cases' order): a counting sort by file keeps the id order.
+  std::vector<std::size_t> start(out.files.size() + 1, 0);
+  for (const auto& row : rows) ++start[row.file + 1];
+  std::vector<bool> has_rows(out.files.size());
+  for (std::size_t f = 0; f < out.files.size(); ++f) {
+    has_rows[f] = start[f + 1] > 0;
+    start[f + 1] += start[f];
+  }
+  out.rows.resize(rows.size());
+  for (const auto& row : rows) out.rows[start[row.file]++] = row;
+  // Files without results are not listed: renumber the others.
+  std::vector<std::uint32_t> renumbered(out.files.size());
+  std::vector<std::string> files;
+  for (std::size_t f = 0; f < out.files.size(); ++f) {
+    renumbered[f] = static_cast<std::uint32_t>(files.size());
+    if (has_rows[f]) files.push_back(std::move(out.files[f]));
+  }
+  out.files = std::move(files);
+  for (auto& row : out.rows) row.file = renumbered[row.file];
   return out;
 }
 

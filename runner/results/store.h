@@ -95,8 +95,27 @@ struct FileRecord {
 struct StoredCase {
   std::string file;  ///< FileRecord::path
   TestCase test;
-  std::string signature;  ///< empty for cases that did not fail
-  bool flaky = false;     ///< failed, then passed on a rerun (status: the passing outcome)
+  std::string signature;       ///< empty for cases that did not fail
+  bool flaky = false;          ///< failed, then passed on a rerun (status: the passing outcome)
+  std::int64_t result_id = 0;  ///< results.id
+  /// tests.id: the same class name and test name have the same id in every run of the store.
+  std::int64_t test_id = 0;
+};
+
+/// A run's results without their texts (Store::result_statuses): what counting and comparing
+/// runs test by test needs, a few bytes a result.
+struct RunResultStatuses {
+  struct Row {
+    std::int64_t result_id = 0;
+    std::int64_t test_id = 0;  ///< as StoredCase::test_id
+    std::uint32_t file = 0;    ///< index into files
+    CaseStatus status = CaseStatus::kPassed;
+    bool flaky = false;
+    bool culprit = false;    ///< TestCase::culprit is set
+    bool signature = false;  ///< StoredCase::signature is set
+  };
+  std::vector<std::string> files;  ///< the paths of the run's files that have results, sorted
+  std::vector<Row> rows;           ///< in Store::cases' order: by file path, then as recorded
 };
 
 /// A run's redirections of one kind (Store::redirections).
@@ -139,6 +158,7 @@ struct TestHistoryEntry {
   int attempts = 0;  ///< rows in attempts (0: not rerun)
 };
 
+/// A Store, like its connection (sql::Database), is used by one thread at a time.
 class Store {
  public:
   /// Opens or creates the database (WAL mode), migrates it to the current schema, and marks
@@ -260,6 +280,11 @@ class Store {
   std::map<std::string, int> file_status_counts(std::int64_t run_id);
   /// Every case of a run, ordered by file path then as recorded.
   std::vector<StoredCase> cases(std::int64_t run_id);
+  /// Every result of a run without its texts, in the order of cases(run_id).
+  RunResultStatuses result_statuses(std::int64_t run_id);
+  /// The cases of the given results (RunResultStatuses::Row::result_id), in the order given;
+  /// an id that names no result is left out.
+  std::vector<StoredCase> cases_by_id(const std::vector<std::int64_t>& result_ids);
   /// The run's redirections summed over its files and call sites, one per (shim, api, requested,
   /// used), most frequent first; the call site is the first one recorded.
   std::vector<RunRedirection> redirections(std::int64_t run_id);
