@@ -97,9 +97,12 @@ int main(int argc, char** argv) {
     const double suite_mb =
         static_cast<double>(fs::file_size(site / "suites/transformers/index.html")) / 1e6;
     std::printf("baseline: one run's report.html + report.md: %.3f s\n", one_report_s);
-    std::printf("first build: %.1f s, %d runs rendered (%.3f s per run = %.2fx the baseline)\n",
-                first_s, first.pages_rendered, first_s / first.pages_rendered,
-                first_s / first.pages_rendered / one_report_s);
+    const char* first_target = runs != 365 ? "at 365 runs" : first_s < 5 ? "met" : "NOT met";
+    std::printf(
+        "first build: %.1f s, %d runs rendered (%.3f s per run = %.2fx the baseline; target < 5 s:"
+        " %s)\n",
+        first_s, first.pages_rendered, first_s / first.pages_rendered,
+        first_s / first.pages_rendered / one_report_s, first_target);
     std::printf(
         "rebuild, nothing new: %.3f s, %d rendered, %d files written (%.2fx the baseline)\n",
         same_s, same.pages_rendered, same.files_written, same_s / one_report_s);
