@@ -1006,29 +1006,34 @@ std::vector<StoredCase> Store::cases_by_id(const std::vector<std::int64_t>& resu
 RunResultStatuses Store::result_statuses(std::int64_t run_id) {
   RunResultStatuses out;
   std::unordered_map<std::int64_t, std::uint32_t> file_index;  // files.id -> index in out.files
+  // Each file's results are one range of ids (a file's results are written together); where
+  // the run's ranges fill most of the span from the first to the last, that span is read in id
+  // order without an index lookup a row, other runs' results in it skipped.
+  std::int64_t first = 0;
+  std::int64_t last = -1;
+  std::int64_t covered = 0;
   {
-    sql::Statement s(db_, "SELECT id, path FROM files WHERE run_id = ? ORDER BY path");
+    sql::Statement s(db_,
+                     "SELECT f.id, f.path, (SELECT min(id) FROM results WHERE file_id = f.id), "
+                     "(SELECT max(id) FROM results WHERE file_id = f.id) FROM files f "
+                     "WHERE f.run_id = ? ORDER BY f.path");
     s.bind(1, run_id);
     while (s.step()) {
       file_index.emplace(s.int64(0), static_cast<std::uint32_t>(out.files.size()));
       out.files.push_back(s.text(1));
+      if (s.is_null(2)) continue;
+      const std::int64_t lo = s.int64(2);
+      const std::int64_t hi = s.int64(3);
+      first = last < first ? lo : std::min(first, lo);
+      last = std::max(last, hi);
+      covered += hi - lo + 1;
     }
   }
-  sql::Statement span(db_,
-                      "SELECT count(*), min(r.id), max(r.id) FROM files f "
-                      "JOIN results r ON r.file_id = f.id WHERE f.run_id = ?");
-  span.bind(1, run_id);
-  span.step();
-  const std::int64_t count = span.int64(0);
-  if (count == 0) {
+  if (last < first) {
     out.files.clear();
     return out;
   }
-  // A run's results are mostly one range of ids (each file's written together): read that range
-  // in id order, without an index lookup a row, unless other runs' results fill most of it.
-  const std::int64_t first = span.int64(1);
-  const std::int64_t last = span.int64(2);
-  const bool one_range = last - first + 1 <= 2 * count;
+  const bool one_range = last - first + 1 <= 2 * covered;
   sql::Statement s(db_, one_range
                             ? "SELECT file_id, id, test_id, status, flaky, culprit IS NOT NULL, "
                               "signature IS NOT NULL FROM results WHERE id BETWEEN ? AND ?"
@@ -1042,7 +1047,6 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
     s.bind(1, run_id);
   }
   std::vector<RunResultStatuses::Row> rows;  // in id order
-  rows.reserve(static_cast<std::size_t>(count));
   while (s.step()) {
     auto file = file_index.find(s.int64(0));
     if (file == file_index.end()) continue;  // another run's result inside the range

@@ -183,5 +183,57 @@ TEST_F(ThreeRuns, ResultStatusesReadWhatCasesRead) {
   }
 }
 
+// Two runs recording at once: each run's results are no longer one range of ids. Another run's
+// few results inside the range are skipped; many of them make the read go through the index.
+TEST(ResultStatuses, RunsRecordedAtOnceReadTheirOwnResultsInCasesOrder) {
+  for (const int others : {1, 40}) {
+    testing::TempDir dir;
+    Store store(dir / "results.db");
+    auto begin = [&](const char* suite) {
+      RunRecord run;
+      run.suite = suite;
+      run.framework = "pytest";
+      run.mode = "shim";
+      run.started_at = "2026-11-24T10:00:00Z";
+      run.project_root = dir.path().string();
+      run.tests_dir = "tests";
+      run.out_dir = (dir / suite).string();
+      return store.begin_run(run, {});
+    };
+    const std::int64_t a = begin("a");
+    const std::int64_t b = begin("b");
+    auto record = [&](std::int64_t run, const char* path, int tests, CaseStatus status) {
+      std::vector<TestCase> cases;
+      for (int i = 0; i < tests; ++i) {
+        TestCase c;
+        c.classname = "T";
+        c.name = fmt::format("test_{}", i);
+        c.status = status;
+        if (is_failure(status)) c.message = "boom";
+        cases.push_back(c);
+      }
+      FileRecord f;
+      f.path = path;
+      f.status = FileStatus::kPassed;
+      store.record_file(run, f, cases);
+    };
+    record(a, "test_z.py", 5, CaseStatus::kFailed);  // sorts last, recorded first
+    record(b, "test_b.py", others, CaseStatus::kPassed);
+    record(a, "test_a.py", 5, CaseStatus::kSkipped);
+    record(b, "test_c.py", 3, CaseStatus::kPassed);
+    for (const std::int64_t run : {a, b}) {
+      const RunResultStatuses expected = statuses_of(store.cases(run));
+      const RunResultStatuses got = store.result_statuses(run);
+      EXPECT_EQ(got.files, expected.files) << others << " results of the other run";
+      ASSERT_EQ(got.rows.size(), expected.rows.size()) << others << " results of the other run";
+      for (std::size_t k = 0; k < got.rows.size(); ++k) {
+        EXPECT_EQ(got.rows[k].result_id, expected.rows[k].result_id);
+        EXPECT_EQ(got.rows[k].file, expected.rows[k].file);
+        EXPECT_EQ(got.rows[k].status, expected.rows[k].status);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace devshim
