@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <ctime>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 
@@ -289,15 +291,24 @@ void list_differential(ReportDifferential& d, const std::string& file, const Rep
        rc.links});
 }
 
-// Each result of the run against its baseline and its previous run (classes empty without
-// them), and whether build_report reads it in full.
+// Each result of the run against its baseline and its previous run, and whether build_report
+// reads it in full. diff and change: indexes into differential_classes() and change_classes();
+// -1 without a baseline or previous run.
 struct RowOutcome {
   std::optional<CaseStatus> baseline;
   std::optional<CaseStatus> previous;
-  std::string diff_class;
-  std::string change;
+  std::int8_t diff = -1;
+  std::int8_t change = -1;
   bool full = false;
 };
+
+std::int8_t class_index(const std::vector<std::pair<std::string, std::string>>& classes,
+                        const std::string& name) {
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (classes[i].first == name) return static_cast<std::int8_t>(i);
+  }
+  throw std::logic_error("no class " + name);
+}
 
 std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report& r,
                                      const OtherStatuses& baseline, const OtherStatuses& previous,
@@ -308,23 +319,35 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
   for (std::size_t i = 0; i < now.files.size(); ++i) {
     file_rerun[i] = rerun_files.count(now.files[i]) > 0;
   }
+  const std::int8_t unlocked = class_index(differential_classes(), "unlocked");
+  const std::int8_t newly_skipped = class_index(differential_classes(), "newly_skipped");
+  const std::int8_t fixed = class_index(change_classes(), "fixed");
   std::vector<RowOutcome> out(now.rows.size());
   for (std::size_t k = 0; k < now.rows.size(); ++k) {
     const RunResultStatuses::Row& row = now.rows[k];
     RowOutcome& o = out[k];
     if (r.differential) {
       o.baseline = baseline.find(row);
-      o.diff_class = diff_class(o.baseline, row.status);
+      o.diff = class_index(differential_classes(), diff_class(o.baseline, row.status));
     }
     if (r.previous) {
       o.previous = previous.find(row);
-      o.change = change_class(o.previous, row.status, row.flaky);
+      o.change = class_index(change_classes(), change_class(o.previous, row.status, row.flaky));
     }
     o.full = cases == ReportCases::kAll || is_failure(row.status) || row.culprit || row.signature ||
-             row.flaky || file_rerun[row.file] || o.diff_class == "unlocked" ||
-             o.diff_class == "newly_skipped" || o.change == "fixed";
+             row.flaky || file_rerun[row.file] || o.diff == unlocked || o.diff == newly_skipped ||
+             o.change == fixed;
   }
   return out;
+}
+
+// Adds counts[i] to the entry of classes[i] of into, for each i that has any.
+void add_counts(std::map<std::string, int>& into,
+                const std::vector<std::pair<std::string, std::string>>& classes,
+                const std::vector<int>& counts) {
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] > 0) into[classes[i].first] += counts[i];
+  }
 }
 
 // Fills r.files, r.summary's counts, r.clusters and the differential and run-to-run counts and
@@ -338,6 +361,10 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
   const fs::path dir = links_for.report_dir();
   std::map<std::string, std::size_t> cluster_index;
   std::size_t next_full = 0;
+  constexpr std::size_t kStatuses = 6;  // CaseStatus's values
+  std::array<int, kStatuses> run_statuses{};
+  std::vector<int> diff_counts(differential_classes().size());
+  std::vector<int> change_counts(change_classes().size());
   for (auto& f : store.files(r.run.id)) {
     ReportFile rf;
     rf.status = f.status ? std::string(to_string(*f.status)) : "not_run";
@@ -347,15 +374,13 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
     const auto at = std::lower_bound(now.files.begin(), now.files.end(), f.path);
     const std::size_t file = static_cast<std::size_t>(at - now.files.begin());
     const bool has_rows = at != now.files.end() && *at == f.path;
+    std::array<int, kStatuses> file_statuses{};
     for (std::size_t k = has_rows ? first[file] : 0; has_rows && k < first[file + 1]; ++k) {
       const RunResultStatuses::Row& row = now.rows[k];
       const RowOutcome& o = outcomes[k];
-      const std::string status(to_string(row.status));
-      ++rf.counts[status];
-      ++r.summary.tests[status];
-      ++r.summary.tests_total;
-      if (r.differential) ++r.differential->counts[o.diff_class];
-      if (r.previous) ++r.previous->counts[o.change];
+      ++file_statuses[static_cast<std::size_t>(row.status)];
+      if (o.diff >= 0) ++diff_counts[static_cast<std::size_t>(o.diff)];
+      if (o.change >= 0) ++change_counts[static_cast<std::size_t>(o.change)];
       if (next_full == full.size() || full[next_full].result_id != row.result_id) continue;
       StoredCase& sc = full[next_full++];
       ReportCase rc;
@@ -363,8 +388,8 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
       rc.signature = std::move(sc.signature);
       rc.flaky = sc.flaky;
       rc.test = std::move(sc.test);
-      rc.diff_class = o.diff_class;
-      rc.change = o.change;
+      if (o.diff >= 0) rc.diff_class = differential_classes()[o.diff].first;
+      if (o.change >= 0) rc.change = change_classes()[o.change].first;
       rc.previous_status = o.previous;
       if (r.differential) list_differential(*r.differential, f.path, rc, o.baseline);
       if (!rc.signature.empty() && !rc.flaky) {  // a flaky test passed in the end
@@ -381,9 +406,21 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
       }
       rf.cases.push_back(std::move(rc));
     }
+    for (std::size_t st = 0; st < kStatuses; ++st) {
+      if (file_statuses[st] == 0) continue;
+      rf.counts[std::string(to_string(static_cast<CaseStatus>(st)))] = file_statuses[st];
+      run_statuses[st] += file_statuses[st];
+    }
     rf.file = std::move(f);
     r.files.push_back(std::move(rf));
   }
+  for (std::size_t st = 0; st < kStatuses; ++st) {
+    if (run_statuses[st] == 0) continue;
+    r.summary.tests[std::string(to_string(static_cast<CaseStatus>(st)))] += run_statuses[st];
+    r.summary.tests_total += run_statuses[st];
+  }
+  if (r.differential) add_counts(r.differential->counts, differential_classes(), diff_counts);
+  if (r.previous) add_counts(r.previous->counts, change_classes(), change_counts);
 }
 
 // The run's redirections, one per (shim, API, requested, used), with links to the first call site.
