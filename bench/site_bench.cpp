@@ -1,13 +1,16 @@
 // `runner site` at a year of nights: RUNS nightly runs of TESTS tests each (default 365 ×
 // 25,000), recorded into a real store with the site's test fixture (tests/reports/site_fixture.h).
 // Prints, measured in this one run:
-//   - the first build (every run's report pages rendered), per run, against rendering one run's
-//     reports alone (build_report + report.html + report.md, the baseline);
+//   - the first build (every run's report pages rendered; target at 365 runs: under 5 s), per
+//     run, against rendering one run's reports alone (build_report + report.html + report.md,
+//     the baseline);
 //   - a rebuild with nothing new, and the rebuild after one more night (target: under 5 s),
 //     against that baseline;
 //   - the size of the index and of the suite page (target: under 2 MB each).
+// --keep leaves the database and the site in the folder it names at the end (to profile
+// `runner site` on them).
 //
-//   site_bench [RUNS] [TESTS]
+//   site_bench [RUNS] [TESTS] [--keep]
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +19,7 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "reports/html.h"
 #include "reports/markdown.h"
@@ -52,10 +56,12 @@ devshim::testing::Night night_of(int night, int tests) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int runs = argc > 1 ? std::atoi(argv[1]) : 365;
-  const int tests = argc > 2 ? std::atoi(argv[2]) : 25000;
-  if (runs < 2 || tests < kTestsPerFile) {
-    std::fprintf(stderr, "usage: site_bench [RUNS >= 2] [TESTS >= %d]\n", kTestsPerFile);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const bool keep = std::erase(args, "--keep") > 0;
+  const int runs = !args.empty() ? std::atoi(args[0].c_str()) : 365;
+  const int tests = args.size() > 1 ? std::atoi(args[1].c_str()) : 25000;
+  if (runs < 2 || tests < kTestsPerFile || args.size() > 2) {
+    std::fprintf(stderr, "usage: site_bench [RUNS >= 2] [TESTS >= %d] [--keep]\n", kTestsPerFile);
     return 2;
   }
   try {
@@ -113,7 +119,11 @@ int main(int argc, char** argv) {
         next_s < 5 ? "met" : "NOT met");
     std::printf("index.html %.2f MB, suites/transformers/index.html %.2f MB (target < 2 MB: %s)\n",
                 index_mb, suite_mb, index_mb < 2 && suite_mb < 2 ? "met" : "NOT met");
-    fs::remove_all(dir);
+    if (keep) {
+      std::printf("kept: %s (results.db, site/)\n", dir.c_str());
+    } else {
+      fs::remove_all(dir);
+    }
     return next.pages_rendered == 1 && same.pages_rendered == 0 ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "site_bench: %s\n", e.what());
