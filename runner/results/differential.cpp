@@ -51,20 +51,15 @@ bool skip_wants_no_gpu(std::string_view reason) {
                      [&](std::string_view p) { return text.find(p) != std::string::npos; });
 }
 
-namespace {
-
-std::string test_key(const std::string& file, const TestCase& t) {
-  return file + '\n' + t.classname + '\n' + t.name;
-}
-
-}  // namespace
-
 RunStatuses::RunStatuses(Store& store, std::int64_t run_id) {
-  for (const auto& c : store.cases(run_id)) by_test_[test_key(c.file, c.test)] = c.test.status;
+  const RunResultStatuses statuses = store.result_statuses(run_id);
+  for (const auto& row : statuses.rows) {
+    by_test_[{statuses.files[row.file], row.test_id}] = row.status;
+  }
 }
 
-std::optional<CaseStatus> RunStatuses::find(const std::string& file, const TestCase& test) const {
-  auto it = by_test_.find(test_key(file, test));
+std::optional<CaseStatus> RunStatuses::find(const StoredCase& test) const {
+  auto it = by_test_.find({test.file, test.test_id});
   if (it == by_test_.end()) return std::nullopt;
   return it->second;
 }

@@ -32,17 +32,18 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
 /// effect of the masquerade, not a test the shim lost. Case-insensitive.
 bool skip_wants_no_gpu(std::string_view reason);
 
-/// Every test's status in one run (a differential run's baseline), to look the same tests of
-/// another run up by file, class name and test name.
+/// Every test's status in one run (a differential run's baseline), read without the tests'
+/// texts (Store::result_statuses), to look the same tests of another run of the same store up
+/// by file and test (its class name and test name: StoredCase::test_id).
 class RunStatuses {
  public:
   RunStatuses() = default;  ///< no run: every lookup is nullopt
   RunStatuses(Store& store, std::int64_t run_id);
   /// The test's status in the run; nullopt when the run does not have it.
-  std::optional<CaseStatus> find(const std::string& file, const TestCase& test) const;
+  std::optional<CaseStatus> find(const StoredCase& test) const;
 
  private:
-  std::map<std::string, CaseStatus> by_test_;
+  std::map<std::pair<std::string, std::int64_t>, CaseStatus> by_test_;
 };
 
 }  // namespace devshim

@@ -92,7 +92,7 @@ int GapLog::update_from_run(std::int64_t run_id) {
   };
   std::map<std::string, Seen> seen;
   for (const auto& c : store_.cases(run_id)) {
-    auto a = attribute_case(c.test, has_baseline, baseline.find(c.file, c.test));
+    auto a = attribute_case(c.test, has_baseline, baseline.find(c));
     if (!a) continue;
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;
