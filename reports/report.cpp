@@ -311,7 +311,7 @@ std::int8_t class_index(const std::vector<std::pair<std::string, std::string>>& 
 }
 
 std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report& r,
-                                     const OtherStatuses& baseline, const OtherStatuses& previous,
+                                     const RunStatuses& baseline, const RunStatuses& previous,
                                      const std::vector<CaseAttempt>& attempts, ReportCases cases) {
   std::set<std::string_view> rerun_files;
   for (const CaseAttempt& a : attempts) rerun_files.insert(a.file);
@@ -493,15 +493,15 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     now_read = reader.read(run_id);
   }
   const RunResultStatuses& now = *now_read;
-  OtherStatuses baseline;  // differential runs: the baseline's outcome of every test
+  RunStatuses baseline;  // differential runs: the baseline's outcome of every test
   if (run->baseline_run > 0) {
     r.differential.emplace();
     r.differential->baseline_run = run->baseline_run;
     std::tie(r.differential->baseline_md, r.differential->baseline_html) =
         other_report_links(store, run->baseline_run, dir);
-    baseline = OtherStatuses(now, *reader.read(run->baseline_run));
+    baseline = RunStatuses(now, *reader.read(run->baseline_run));
   }
-  OtherStatuses previous;  // the run compared with: its previous run, or --against's
+  RunStatuses previous;  // the run compared with: its previous run, or --against's
   std::vector<FileRecord> previous_files;
   const std::int64_t other_run = against > 0 ? against : run->previous_run;
   if (auto prev = other_run > 0 ? store.run(other_run) : std::nullopt) {
@@ -509,7 +509,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     r.previous->previous_run = prev->id;
     r.previous->started_at = prev->started_at;
     for (const auto& [cls, meaning] : change_classes()) r.previous->counts[cls] = 0;
-    previous = OtherStatuses(now, *reader.read(prev->id));
+    previous = RunStatuses(now, *reader.read(prev->id));
     previous_files = store.files(prev->id);
   }
   std::vector<CaseAttempt> attempts = store.attempts(run_id);

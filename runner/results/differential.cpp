@@ -51,17 +51,51 @@ bool skip_wants_no_gpu(std::string_view reason) {
                      [&](std::string_view p) { return text.find(p) != std::string::npos; });
 }
 
-RunStatuses::RunStatuses(Store& store, std::int64_t run_id) {
-  const RunResultStatuses statuses = store.result_statuses(run_id);
-  for (const auto& row : statuses.rows) {
-    by_test_[{statuses.files[row.file], row.test_id}] = row.status;
+namespace {
+
+// A test id and a file index in one key: test ids (SQLite rowids of tests) stay below 2^40.
+std::uint64_t key_of(std::uint32_t file, std::int64_t test_id) {
+  return (static_cast<std::uint64_t>(file) << 40U) ^ static_cast<std::uint64_t>(test_id);
+}
+
+}  // namespace
+
+RunStatuses::RunStatuses(const RunResultStatuses& now, const RunResultStatuses& other) {
+  // The other run's file index -> now's (both lists sorted; absent from now: not needed).
+  std::vector<std::optional<std::uint32_t>> to_now(other.files.size());
+  for (std::size_t i = 0; i < other.files.size(); ++i) {
+    auto it = std::lower_bound(now.files.begin(), now.files.end(), other.files[i]);
+    if (it != now.files.end() && *it == other.files[i]) {
+      to_now[i] = static_cast<std::uint32_t>(it - now.files.begin());
+    }
+  }
+  by_key_.reserve(other.rows.size());
+  for (const auto& row : other.rows) {
+    if (is_failure(row.status)) failing_files_.insert(other.files[row.file]);
+    if (const auto file = to_now[row.file]) by_key_[key_of(*file, row.test_id)] = row.status;
   }
 }
 
-std::optional<CaseStatus> RunStatuses::find(const StoredCase& test) const {
-  auto it = by_test_.find({test.file, test.test_id});
-  if (it == by_test_.end()) return std::nullopt;
+std::optional<CaseStatus> RunStatuses::find(const RunResultStatuses::Row& row) const {
+  auto it = by_key_.find(key_of(row.file, row.test_id));
+  if (it == by_key_.end()) return std::nullopt;
   return it->second;
+}
+
+RunResultStatuses statuses_of(const std::vector<StoredCase>& cases) {
+  RunResultStatuses out;
+  out.rows.reserve(cases.size());
+  for (const StoredCase& c : cases) {
+    if (out.files.empty() || out.files.back() != c.file) out.files.push_back(c.file);
+    out.rows.push_back({.result_id = c.result_id,
+                        .test_id = c.test_id,
+                        .file = static_cast<std::uint32_t>(out.files.size() - 1),
+                        .status = c.test.status,
+                        .flaky = c.flaky,
+                        .culprit = !c.test.culprit.empty(),
+                        .signature = !c.signature.empty()});
+  }
+  return out;
 }
 
 }  // namespace devshim

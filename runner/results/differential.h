@@ -4,10 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -32,18 +33,29 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
 /// effect of the masquerade, not a test the shim lost. Case-insensitive.
 bool skip_wants_no_gpu(std::string_view reason);
 
-/// Every test's status in one run (a differential run's baseline), read without the tests'
-/// texts (Store::result_statuses), to look the same tests of another run of the same store up
-/// by file and test (its class name and test name: StoredCase::test_id).
+/// Another run's status of each test of a run (a differential run's baseline, the run it is
+/// compared with), matched by file path and test id (StoredCase::test_id: its class name and
+/// test name) without reading any text of the tests (Store::result_statuses).
 class RunStatuses {
  public:
-  RunStatuses() = default;  ///< no run: every lookup is nullopt
-  RunStatuses(Store& store, std::int64_t run_id);
-  /// The test's status in the run; nullopt when the run does not have it.
-  std::optional<CaseStatus> find(const StoredCase& test) const;
+  RunStatuses() = default;  ///< no other run: every lookup is nullopt
+  /// other's statuses of the tests of now (both read from the same store).
+  RunStatuses(const RunResultStatuses& now, const RunResultStatuses& other);
+
+  /// The other run's status of row of now; nullopt when the other run has no such test in a file
+  /// of that path.
+  std::optional<CaseStatus> find(const RunResultStatuses::Row& row) const;
+
+  /// The paths of the other run's files with at least one failing result.
+  const std::set<std::string>& failing_files() const { return failing_files_; }
 
  private:
-  std::map<std::pair<std::string, std::int64_t>, CaseStatus> by_test_;
+  std::unordered_map<std::uint64_t, CaseStatus> by_key_;
+  std::set<std::string> failing_files_;
 };
+
+/// The statuses of cases as Store::result_statuses would read them (cases in Store::cases'
+/// order).
+RunResultStatuses statuses_of(const std::vector<StoredCase>& cases);
 
 }  // namespace devshim

@@ -82,17 +82,21 @@ int GapLog::update_from_run(std::int64_t run_id) {
   if (!run || run->mode != "shim" || run->status == "interrupted" || run->status == "running") {
     return 0;
   }
+  const std::vector<StoredCase> cases = store_.cases(run_id);
+  const RunResultStatuses statuses = statuses_of(cases);
   // The baseline's status of each test, to tell newly skipped tests (differential runs only).
   const bool has_baseline = run->baseline_run > 0;
   const RunStatuses baseline =
-      has_baseline ? RunStatuses(store_, run->baseline_run) : RunStatuses();
+      has_baseline ? RunStatuses(statuses, store_.result_statuses(run->baseline_run))
+                   : RunStatuses();
   struct Seen {
     GapAttribution attribution;
     std::vector<GapTest> tests;
   };
   std::map<std::string, Seen> seen;
-  for (const auto& c : store_.cases(run_id)) {
-    auto a = attribute_case(c.test, has_baseline, baseline.find(c));
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const StoredCase& c = cases[k];
+    auto a = attribute_case(c.test, has_baseline, baseline.find(statuses.rows[k]));
     if (!a) continue;
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;

@@ -1,6 +1,5 @@
 // build_report's two readings of a run (ReportCases): reading in full only the cases report.md
 // and report.html show renders exactly what reading every case renders, and counts every test.
-#include "reports/case_outcomes.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -8,6 +7,7 @@
 #include "reports/html.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
+#include "runner/results/differential.h"
 #include "tests/reports/report_fixture.h"
 #include "tests/support/test_support.h"
 
