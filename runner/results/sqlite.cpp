@@ -189,13 +189,11 @@ void Statement::reset() {
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 std::int64_t Statement::int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 double Statement::real(int col) const { return sqlite3_column_double(stmt_, col); }
-std::string Statement::text(int col) const { return std::string(text_view(col)); }
-std::string_view Statement::text_view(int col) const {
+std::string Statement::text(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
-  return p == nullptr
-             ? std::string_view()
-             : std::string_view(reinterpret_cast<const char*>(p),
-                                static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+  return p == nullptr ? std::string()
+                      : std::string(reinterpret_cast<const char*>(p),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 std::optional<std::int64_t> Statement::opt_int64(int col) const {
   if (is_null(col)) return std::nullopt;

@@ -57,8 +57,6 @@ class Statement {
   std::int64_t int64(int col) const;
   double real(int col) const;
   std::string text(int col) const;
-  /// The column's text without a copy: valid until the next step() or reset().
-  std::string_view text_view(int col) const;
   std::optional<std::int64_t> opt_int64(int col) const;
   std::optional<double> opt_real(int col) const;
   std::optional<std::string> opt_text(int col) const;

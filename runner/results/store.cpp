@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "parsers/line_reader.h"
@@ -1009,8 +1010,8 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
   // Each file's results are one range of ids (a file's results are written together); where
   // the run's ranges fill most of the span from the first to the last, that span is read in id
   // order without an index lookup a row, other runs' results in it skipped.
-  std::int64_t first = 0;
-  std::int64_t last = -1;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last = std::numeric_limits<std::int64_t>::min();
   std::int64_t covered = 0;
   {
     sql::Statement s(db_,
@@ -1019,20 +1020,17 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
                      "WHERE f.run_id = ? ORDER BY f.path");
     s.bind(1, run_id);
     while (s.step()) {
+      if (s.is_null(2)) continue;  // a file without results is not listed
       file_index.emplace(s.int64(0), static_cast<std::uint32_t>(out.files.size()));
       out.files.push_back(s.text(1));
-      if (s.is_null(2)) continue;
       const std::int64_t lo = s.int64(2);
       const std::int64_t hi = s.int64(3);
-      first = last < first ? lo : std::min(first, lo);
+      first = std::min(first, lo);
       last = std::max(last, hi);
       covered += hi - lo + 1;
     }
   }
-  if (last < first) {
-    out.files.clear();
-    return out;
-  }
+  if (out.files.empty()) return out;
   const bool one_range = last - first + 1 <= 2 * covered;
   sql::Statement s(db_, one_range
                             ? "SELECT file_id, id, test_id, status, flaky, culprit IS NOT NULL, "
@@ -1061,22 +1059,9 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
   // By file path, then id (cases' order): a counting sort by file keeps the id order.
   std::vector<std::size_t> start(out.files.size() + 1, 0);
   for (const auto& row : rows) ++start[row.file + 1];
-  std::vector<bool> has_rows(out.files.size());
-  for (std::size_t f = 0; f < out.files.size(); ++f) {
-    has_rows[f] = start[f + 1] > 0;
-    start[f + 1] += start[f];
-  }
+  for (std::size_t f = 0; f < out.files.size(); ++f) start[f + 1] += start[f];
   out.rows.resize(rows.size());
   for (const auto& row : rows) out.rows[start[row.file]++] = row;
-  // Files without results are not listed: renumber the others.
-  std::vector<std::uint32_t> renumbered(out.files.size());
-  std::vector<std::string> files;
-  for (std::size_t f = 0; f < out.files.size(); ++f) {
-    renumbered[f] = static_cast<std::uint32_t>(files.size());
-    if (has_rows[f]) files.push_back(std::move(out.files[f]));
-  }
-  out.files = std::move(files);
-  for (auto& row : out.rows) row.file = renumbered[row.file];
   return out;
 }
 
