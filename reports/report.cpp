@@ -425,7 +425,7 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
 
 // The run's redirections, one per (shim, API, requested, used), with links to the first call site.
 std::vector<ReportRedirection> report_redirections(Store& store, std::int64_t run_id,
-                                                   const LinkBase& link_base) {
+                                                   SourceLinker& links_for) {
   std::vector<ReportRedirection> out;
   for (const RunRedirection& rr : store.redirections(run_id)) {
     ReportRedirection red;
@@ -438,7 +438,7 @@ std::vector<ReportRedirection> report_redirections(Store& store, std::int64_t ru
     red.sites = rr.sites;
     red.first_site = {rr.first.site_file, rr.first.site_line};
     red.first_function = rr.first.site_function;
-    red.links = source_links(red.first_site, link_base);
+    red.links = links_for(red.first_site);
     out.push_back(std::move(red));
   }
   return out;
@@ -478,8 +478,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   r.duration_s = seconds_between(run->started_at, run->finished_at);
 
   const fs::path dir = fs::absolute(report_dir);
-  const LinkBase link_base = run_link_base(*run, dir);
-  SourceLinker links_for(link_base);
+  SourceLinker links_for(run_link_base(*run, dir));
 
   // Every result, by status only; in full, every case or only those the reports show.
   StatusReader own_reader(store, 0);
@@ -530,7 +529,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   r.gaps = GapLog(store).for_run(run_id);
   std::stable_sort(r.gaps.begin(), r.gaps.end(),
                    [](const GapEntry& a, const GapEntry& b) { return a.tests > b.tests; });
-  r.redirections = report_redirections(store, run_id, link_base);
+  r.redirections = report_redirections(store, run_id, links_for);
   std::stable_sort(r.clusters.begin(), r.clusters.end(),
                    [](const ReportCluster& a, const ReportCluster& b) {
                      return a.tests.size() > b.tests.size();
