@@ -67,7 +67,6 @@ class ThreeRuns : public ::testing::Test {
         case 'e':
           return S::kError;
         case 's':
-          return S::kSkipped;
         case 'k':
           return S::kSkipped;
         case 'X':
