@@ -108,18 +108,28 @@ Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
   ready_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-Zygote::~Zygote() { shut_down(); }
+Zygote::~Zygote() { shut_down(kExitGrace); }
 
-void Zygote::shut_down() {
+void Zygote::shut_down(std::chrono::milliseconds grace) {
   close_fd(to_zygote_);
   close_fd(from_zygote_);
-  if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  if (pid_ <= 0) return;
+  // Until it has exited (a zombie: its pid and group id are not reused before it is reaped).
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      break;
     }
-    pid_ = -1;
+    if (info.si_pid == pid_ || std::chrono::steady_clock::now() >= deadline) break;
+    ::usleep(2'000);
   }
+  ::kill(-pid_, SIGKILL);  // what is left in its group, and the zygote itself if it has not left
+  ::kill(pid_, SIGKILL);
+  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
 }
 
 std::string Zygote::request(const std::string& line) {

@@ -32,11 +32,14 @@ struct ZygoteOptions {
 
 class Zygote {
  public:
+  static constexpr std::chrono::milliseconds kExitGrace{2000};
+
   /// Starts the zygote (its own process group, SIGKILL when the runner dies) and waits for its
   /// ready line. Throws RuntimeError saying why it cannot serve (a preload failed, it died, it
   /// took longer than ready_timeout): the run then starts its files cold.
   explicit Zygote(const ZygoteOptions& options);
-  /// Closes the zygote's requests, kills its group and reaps it.
+  /// Closes the zygote's requests and gives it kExitGrace to leave by itself (running its
+  /// preloads' atexit handlers and finalizers), then kills its group and reaps it.
   ~Zygote();
   Zygote(const Zygote&) = delete;
   Zygote& operator=(const Zygote&) = delete;
@@ -56,8 +59,9 @@ class Zygote {
 
  private:
   std::string request(const std::string& line);
-  /// Closes the pipes, kills the zygote's group and reaps it (again: nothing).
-  void shut_down();
+  /// Closes the pipes, waits up to grace for the zygote to exit, kills its group and reaps it
+  /// (again: nothing).
+  void shut_down(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
 
   pid_t pid_ = -1;
   int to_zygote_ = -1;    ///< its stdin

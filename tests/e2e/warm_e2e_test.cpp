@@ -112,6 +112,16 @@ TEST_F(WarmE2E, AFileSeesWhatAColdStartWouldAndNothingOfTheFileBefore) {
   EXPECT_EQ(warm.tests.at("test_b_sees_fresh.py::tests.test_b_sees_fresh.SeesFresh::"
                           "test_the_collector_frees_what_this_process_made"),
             "passed");
+  // A preload's temporary directory belongs to the zygote: the first file's exit leaves it for
+  // the next file, and the zygote removes it when the run is over.
+  EXPECT_EQ(warm.tests.at("test_b_sees_fresh.py::tests.test_b_sees_fresh.SeesFresh::"
+                          "test_what_a_preload_made_outlives_the_file_before"),
+            "passed");
+  const std::string a_log = testing::read_file(out() / "warm/logs/test_a_mutates.py.log");
+  const auto at = a_log.find("workdir ");
+  ASSERT_NE(at, std::string::npos) << a_log;
+  const fs::path workdir = a_log.substr(at + 8, a_log.find('\n', at) - at - 8);
+  EXPECT_FALSE(fs::exists(workdir)) << workdir << " outlived the run";
 }
 
 TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
@@ -127,7 +137,7 @@ TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
   EXPECT_NE(o.start.value("why", "").find("no_such_module_for_devshim"), std::string::npos);
   EXPECT_EQ(o.files.at("test_a_mutates.py"), "passed");
   EXPECT_EQ(o.files.at("test_b_sees_fresh.py"), "failed");
-  EXPECT_EQ(o.tests.size(), 4U);
+  EXPECT_EQ(o.tests.size(), 5U);
 }
 
 TEST_F(WarmE2E, AnOptionalPreloadThatRaisesIsSkippedAndTheRunStaysWarm) {

@@ -11,7 +11,8 @@ installed), and answers one JSON line
 on stdout: {"ready": true, "pid", "preloaded": [...]}, or {"ready": false, "error"} and exits 3.
 Then, for each JSON line on stdin {"argv": [...the cold command after the interpreter...], "cwd",
 "env": {...the whole environment...}, "log", "max_file_bytes"} it answers {"pid": N} or
-{"error": "..."}. EOF on stdin ends it.
+{"error": "..."}. EOF on stdin ends it: it runs its atexit handlers and finalizers and exits 0
+(the runner waits for that a moment, then kills it).
 
 A child is forked twice (zygote -> intermediate -> child) and the intermediate exits at once, so
 the child is re-parented to the nearest child subreaper: the runner (ProcessReaper), which then
@@ -21,7 +22,10 @@ RLIMIT_FSIZE; the cwd, environment, sys.argv and sys.path[0] of the cold command
 dispositions (Python's own for SIGINT, SIGPIPE, SIGXFSZ) and an empty signal mask; faulthandler
 enabled again on the new stderr when it was; numpy's global generator re-seeded when numpy was
 preloaded (Python's random re-seeds itself after fork); the shim, when applied, reads its
-per-process settings again (devshim.patches.refresh_from_environ: the redirection record's path).
+per-process settings again (devshim.patches.refresh_from_environ: the redirection record's path);
+the weakref finalizers registered in the zygote are not run at the child's exit (they clean up
+what the zygote made: a preload's temporary directory must outlive each file; the zygote runs
+them when it leaves, at the end of the run).
 It then runs the module as __main__ and
 leaves like an interpreter does: SystemExit's code, a traceback and 1 for an uncaught exception,
 atexit handlers run. What stays shared with the zygote: the hash seed (PYTHONHASHSEED), the
@@ -48,6 +52,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 
 PR_SET_PDEATHSIG = 1
 REPARENT_WAIT_S = 5.0
@@ -81,7 +86,8 @@ def quiesce():
 
 def prepare_framework(imported):
     """Imports what the framework itself imports before the first test in every process, so that
-    each child finds it done: pytest's built-in plugins and the plugins its entry points name
+    each child finds it done: pytest's built-in plugins, the modules a session imports lazily (pdb)
+    and the plugins its entry points name
     (unless PYTEST_DISABLE_PLUGIN_AUTOLOAD is set, as pytest itself does). A module that fails
     here is left alone: the child imports it as a cold process would, and fails the same way."""
     if "pytest" not in imported:
@@ -90,7 +96,8 @@ def prepare_framework(imported):
         from _pytest.config import default_plugins
     except ImportError:
         return
-    modules = [f"_pytest.{name}" for name in default_plugins]
+    # pdb: the debugging plugin imports it in every session's pytest_configure.
+    modules = [f"_pytest.{name}" for name in default_plugins] + ["_pytest._argcomplete", "pdb"]
     if not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         from importlib.metadata import entry_points
 
@@ -108,6 +115,18 @@ def freeze_heap():
     walks torch's whole heap, and in a forked child that also copies every page it touches:
     pytest's collections at exit alone cost a child 0.3 s."""
     gc.freeze()
+
+
+def disown_finalizers():
+    """In a child: the weakref finalizers registered so far are the zygote's (torch's operator
+    libraries, a preload's temporary directory): not run at the child's exit. What they clean up
+    the zygote still uses for the next file; a child that removed a preload's directory would take
+    it from every later file. (torch's 170-odd library finalizers also cost a child 30 ms at
+    exit, undoing registrations in memory the child's exit frees anyway.) Finalizers the child
+    registers itself run as usual."""
+    registry = getattr(weakref.finalize, "_registry", {})
+    for finalizer in list(registry):
+        finalizer.atexit = False
 
 
 def reply(out, obj):
@@ -162,6 +181,7 @@ def become_child(request, intermediate):
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    disown_finalizers()
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()
     if "devshim.patches" in sys.modules:  # the shim, applied in the zygote: the file's record
@@ -304,6 +324,9 @@ def main():
         except (ValueError, OSError, KeyError, TypeError) as e:
             answer = {"error": f"{type(e).__name__}: {e}"}
         reply(out, answer)
+    # The run is over: leave like an interpreter, so that what the preloads made is cleaned up
+    # once (their atexit handlers and weakref finalizers), without tearing down every module.
+    finish(0)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,13 @@
 see; and what each process was started with, for the tests to compare warm and cold."""
 import os
 import sys
+import tempfile
 
 marks = []  # test_a appends to it; test_b expects it empty
 imported_in = os.getpid()
+# A resource the preload owns, removed by a weakref finalizer when its owner exits: warm, the
+# zygote, once the run is over; never a child that leaves before the next file needs it.
+workdir = tempfile.TemporaryDirectory(prefix="devshim-e2e-warm-")
 
 
 def startup():

@@ -13,3 +13,5 @@ class Mutates(unittest.TestCase):
         print("random", random.random())
         print("pid", os.getpid(), "pgid", os.getpgid(0), "ppid_is_runner", os.getppid())
         self.assertEqual(warm_state.marks, ["a"])
+        print("workdir", warm_state.workdir.name)
+        self.assertTrue(os.path.isdir(warm_state.workdir.name))

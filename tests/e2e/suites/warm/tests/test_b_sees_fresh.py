@@ -15,6 +15,9 @@ class SeesFresh(unittest.TestCase):
         self.assertNotIn("E2E_WARM_LEAK", os.environ)
         self.assertEqual(os.getpgid(0), os.getpid(), "its own process group")
 
+    def test_what_a_preload_made_outlives_the_file_before(self):
+        self.assertTrue(os.path.isdir(warm_state.workdir.name), warm_state.workdir.name)
+
     def test_the_collector_frees_what_this_process_made(self):
         class Node:
             pass
