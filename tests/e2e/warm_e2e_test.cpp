@@ -166,6 +166,29 @@ TEST_F(WarmE2E, AZygoteHoldingAThreadStartsEachFileCold) {
   EXPECT_EQ(o.files.at("test_b_sees_fresh.py"), "failed");
 }
 
+TEST_F(WarmE2E, APytestChildStartsFromTheZygotesConfigurationAndSeesWhatAColdStartWould) {
+  const auto [warm, cold] = warm_and_cold("warm/suite-pytest.json", {"-j", "1"});
+  ASSERT_EQ(warm.start.value("mode", ""), "warm") << warm.start;
+  EXPECT_EQ(warm.tests, cold.tests);
+  EXPECT_EQ(warm.files.at("test_config_b.py"), "passed");
+  auto printed = [&](const std::string& mode, const std::string& file, const std::string& what) {
+    const std::string log = testing::read_file(out() / mode / "logs" / (file + ".log"));
+    const auto at = log.find("\n" + what + " ");
+    return at == std::string::npos ? log : log.substr(at + 1, log.find('\n', at + 1) - at - 1);
+  };
+  for (const char* file : {"test_config_a.py", "test_config_b.py"}) {
+    // Its own arguments (its file, its XML), the ini file, the markers, `-p no:cacheprovider`.
+    const std::string config = printed("warm", file, "config");
+    EXPECT_EQ(config, printed("cold", file, "config")) << file;
+    EXPECT_NE(config.find(std::string("junitxml=") + file + ".xml"), std::string::npos) << config;
+    EXPECT_NE(config.find("inipath=pytest.ini"), std::string::npos) << config;
+    EXPECT_NE(config.find("cacheprovider=False"), std::string::npos) << config;
+    // Made once in the zygote (frozen there) for both files; cold, by the process itself.
+    EXPECT_EQ(printed("warm", file, "made"), "made zygote") << file;
+    EXPECT_EQ(printed("cold", file, "made"), "made this process") << file;
+  }
+}
+
 TEST_F(WarmE2E, WarmAndColdGiveTheSameOutcomesOnTheBundledSuite) {
   const auto [warm, cold] =
       warm_and_cold((fs::path(BUNDLED_SUITES_DIR) / "cuda-idioms").string(), {"-j", "2"});

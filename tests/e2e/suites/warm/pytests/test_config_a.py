@@ -1,0 +1,9 @@
+import pytest
+
+from conftest import config_line, made_where
+
+
+@pytest.mark.warm_e2e
+def test_prints_its_configuration_a(request):
+    print("config", config_line(request.config))
+    print("made", made_where(request.config))
