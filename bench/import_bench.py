@@ -14,6 +14,13 @@ tests with tracebacks, a few import errors and crashes). Then, in one run, for e
 - **runner import**: ``runner import LOGDIR --db NEW.db``, end to end: start-up, parsing, writing
   the SQLite database.
 
+and, as a bound on what any import into this schema can reach:
+
+- **SQLite alone**: every row the import stored, copied into an empty database of the same
+  schema (its indexes included, as the import has them while writing) with one ``INSERT ...
+  SELECT`` per table in one transaction: no reading or parsing of logs, no per-row calls. peer /
+  this is the largest ratio a per-test row store can show here.
+
 Each side's wall-clock time (best of ``--repeat`` for the small size, alternating, one run for
 sizes over 10,000 files), peak memory (GNU time's ``%M``; without it, ``wait4``'s ru_maxrss, an
 upper bound that includes this script's memory), the ratio peer / import, and the database size
@@ -34,6 +41,7 @@ import os
 import pathlib
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -204,6 +212,35 @@ def measure(argv: list[str], cwd: pathlib.Path) -> tuple[float, float, str]:
     return elapsed, peak, output
 
 
+def sqlite_alone(db: pathlib.Path, tmp: pathlib.Path) -> float:
+    """Seconds SQLite takes to store every row of db again: an empty database with db's schema
+    (tables and indexes, made first and not timed), then one INSERT ... SELECT per table from db
+    in one transaction, with the store's journal mode and synchronous setting."""
+    floor = tmp / "sqlite-alone.db"
+    for p in (floor, pathlib.Path(f"{floor}-wal"), pathlib.Path(f"{floor}-shm")):
+        p.unlink(missing_ok=True)
+    src = sqlite3.connect(db)
+    objects = src.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                          "AND name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, rowid")
+    objects = objects.fetchall()
+    src.close()
+    con = sqlite3.connect(floor, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    for _, _, sql in objects:
+        con.execute(sql)
+    con.execute("ATTACH DATABASE ? AS src", (str(db),))
+    tables = [name for kind, name, _ in objects if kind == "table"]
+    start = time.perf_counter()
+    con.execute("BEGIN")
+    for name in tables:
+        con.execute(f'INSERT INTO main."{name}" SELECT * FROM src."{name}"')
+    con.execute("COMMIT")
+    elapsed = time.perf_counter() - start
+    con.close()
+    return elapsed
+
+
 def peak_text(mib: float) -> str:
     return f"peak {mib:6.1f} MiB" if mib >= 0 else f"peak <= {-mib:6.1f} MiB"
 
@@ -257,10 +294,13 @@ def main() -> int:
             print(f"  runner import   {best_imp[0]:8.3f} s  {peak_text(best_imp[1])}  "
                   f"database {db_bytes / 1e6:.1f} MB ({db_bytes / log_bytes:.2f}x the logs)")
             print(f"    {best_imp[2].strip()}")
+            alone = min(sqlite_alone(db, tmp) for _ in range(repeat))
+            print(f"  SQLite alone    {alone:8.3f} s  (the same rows stored with INSERT ... "
+                  "SELECT: a bound on any import into this schema)")
             if best_peer:
                 print(f"  peer parser     {best_peer[0]:8.3f} s  {peak_text(best_peer[1])}")
                 print(f"  ratio peer / import: {best_peer[0] / best_imp[0]:.1f}x "
-                      f"(best of {repeat})")
+                      f"(best of {repeat}); peer / SQLite alone: {best_peer[0] / alone:.1f}x")
         ok = True
         return 0
     except RuntimeError as e:

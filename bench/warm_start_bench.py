@@ -8,7 +8,11 @@ For each suite, with the shim on and ``-j 2`` (and ``-j 1`` for the per-file fig
   per-file processes cost against: no isolation, no per-file start at all);
 - per-file start overhead: (runner at -j 1 - one pytest process) / files, warm and cold;
 - the peak resident memory of the largest process of the warm run (ru_maxrss of the runner's
-  children: the zygote or a child), from ``os.wait4``.
+  children: the zygote or a child), from ``os.wait4``;
+- bare forks: a process that imports and prepares what the zygote does and then forks one
+  pytest session per file, one at a time, with no runner around it: its imports and its time a
+  file bound what a warm start of one session per file can take (imports + files x per file / 2
+  at -j 2, as if two cores halved it).
 
 Suites: a generated suite of ``--files`` (200) small pytest files that import torch, and the
 bundled ``suites/cuda-idioms``. Goals (issue 18): warm <= 50 ms per file, cold about 1.5 s here;
@@ -76,13 +80,71 @@ def runner_run(runner, suite, work, name, jobs, cold, python):
     return timed(argv)
 
 
+def shim_env():
+    return dict(os.environ, ACTIVATE_TORCH_DEVICE="1", PYTORCH_ENABLE_MPS_FALLBACK="1",
+                PYTHONPATH=str(SHIM_DIR), PYTHONUNBUFFERED="1")
+
+
+def suite_files(suite):
+    return sorted(str(p) for p in (suite / "tests").glob("test_*.py"))
+
+
 def one_pytest(suite, python):
-    env = dict(os.environ, ACTIVATE_TORCH_DEVICE="1", PYTORCH_ENABLE_MPS_FALLBACK="1",
-               PYTHONPATH=str(SHIM_DIR), PYTHONUNBUFFERED="1")
-    files = sorted(str(p) for p in (suite / "tests").glob("test_*.py"))
-    wall, _ = timed([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files], env=env,
-                    cwd=suite)
+    files = suite_files(suite)
+    wall, _ = timed([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
+                    env=shim_env(), cwd=suite)
     return wall, len(files)
+
+
+# The zygote's own work with no runner around it: a parent that imports what the zygote imports
+# and prepares what it prepares (runner/engine/zygote/devshim_zygote.py's functions), then forks
+# one pytest session per file, one at a time, each set up as a warm child is (finalizers left to
+# the parent, pytest's configuration from the parent). No second fork, no log, no environment to
+# apply, no runner waiting, parsing or storing. Prints the seconds of the imports and of the files.
+BARE_FORKS = r"""
+import gc, os, runpy, sys, time
+start = time.perf_counter()
+sys.path.insert(0, os.environ["DEVSHIM_ZYGOTE_DIR"])
+import devshim_zygote as z
+import torch, torch._dynamo, pytest
+z.prepare_framework(["torch", "torch._dynamo", "pytest"])
+gc.collect()
+z.freeze_heap()
+z.quiesce()
+ready = time.perf_counter()
+for path in sys.argv[1:]:
+    args = ["-q", "-p", "no:cacheprovider", path]
+    request = {"argv": ["-m", "pytest", *args], "cwd": os.getcwd(), "env": dict(os.environ)}
+    config = z.PYTEST_TEMPLATES.for_request(request)
+    z.freeze_heap()
+    pid = os.fork()
+    if pid == 0:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        z.disown_finalizers()
+        if config is not None:
+            z.PytestTemplate.use(config)
+        sys.argv = ["pytest", *args]
+        try:
+            runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as e:
+            code = z.exit_code(e.code)
+        z.finish(code)
+    os.waitpid(pid, 0)
+print(ready - start, time.perf_counter() - ready)
+"""
+
+
+def bare_forks(suite, python):
+    """(seconds to import, seconds a file) of BARE_FORKS over the suite's files: what a warm
+    start of one pytest session per file costs without the runner."""
+    files = suite_files(suite)
+    env = dict(shim_env(), DEVSHIM_ZYGOTE_DIR=str(REPO_ROOT / "runner" / "engine" / "zygote"))
+    out = subprocess.run([python, "-c", BARE_FORKS, *files], env=env, cwd=suite,
+                         capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1]) / len(files)
 
 
 def main():
@@ -98,6 +160,7 @@ def main():
                   ("cuda-idioms", REPO_ROOT / "suites" / "cuda-idioms")]
         for label, suite in suites:
             single, files = one_pytest(suite, args.python)
+            imports, per_file = bare_forks(suite, args.python)
             results = {}
             for mode in ("warm", "cold"):
                 for jobs in (1, 2):
@@ -113,6 +176,10 @@ def main():
             print(f"  per-file start overhead at -j 1 (runner - one pytest) / files: warm "
                   f"{1000 * (w1 - single) / files:.0f} ms, cold {1000 * (c1 - single) / files:.0f}"
                   f" ms (goals: warm <= 50 ms, cold ~1500 ms)")
+            bound = imports + files * per_file / 2
+            print(f"  bare forks (the zygote's imports, one pytest session a file, no runner): "
+                  f"imports {imports:.1f} s, {1000 * per_file:.0f} ms a file; at -j 2, two at "
+                  f"once, at least {bound:.1f} s = {bound / single:.2f}x one pytest")
             print(f"  peak RSS of the largest process, warm -j 2: {results['warm', 2][1]:.0f} MiB;"
                   f" cold: {results['cold', 2][1]:.0f} MiB")
             sys.stdout.flush()
