@@ -22,6 +22,7 @@ bool PoolCommandRunner::run(const std::vector<ProcessSpec>& specs, const PoolOpt
     if (zygote_ && !(zygote_->options() == *options.warm)) zygote_.reset();
     if (!zygote_ && !(zygote_failed_ && *zygote_failed_ == *options.warm)) {
       try {
+        observer.on_warm_starting(*options.warm);
         zygote_ = std::make_unique<Zygote>(*options.warm);
       } catch (const Error& e) {
         zygote_failed_ = options.warm;

@@ -53,6 +53,8 @@ class PoolObserver {
   virtual void on_tick() {}
   /// With a zygote: file `index` starts cold because the zygote could not fork it (why).
   virtual void on_cold_start(std::size_t /*index*/, const std::string& /*why*/) {}
+  /// With PoolOptions::warm, before a zygote starts (its imports may take a while).
+  virtual void on_warm_starting(const ZygoteOptions& /*options*/) {}
   /// With PoolOptions::warm, before the first start: the zygote is ready (zygote set) or could
   /// not start (zygote null, why says why) and every file starts cold.
   virtual void on_warm_start(const Zygote* /*zygote*/, const std::string& /*why*/) {}

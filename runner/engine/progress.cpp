@@ -38,7 +38,13 @@ Progress::Progress(std::FILE* out, TerminalInfo term, std::size_t total, Progres
   for (const auto& [file, seconds] : plan_.expected_s) expected_left_s_ += seconds;
 }
 
+void Progress::preparing(const std::string& what) {
+  preparing_ = what;
+  redraw();
+}
+
 void Progress::started(const std::string& file) {
+  preparing_.clear();
   Running& r = running_[file];
   if (r.starts++ == 0) r.started = r.last_beat = Clock::now();
   redraw();
@@ -107,6 +113,7 @@ std::optional<double> Progress::eta_s() const {
 std::string Progress::status_line() const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string running;
+  if (!preparing_.empty()) running = " " + printable(preparing_);
   if (!running_.empty()) {
     running = " running: " + printable(running_.begin()->first);
     if (running_.size() > 1) running += fmt::format(" (+{} more)", running_.size() - 1);

@@ -42,6 +42,9 @@ class Progress {
  public:
   Progress(std::FILE* out, TerminalInfo term, std::size_t total, ProgressPlan plan = {});
 
+  /// What the runner does before its first file starts (the warm start's imports), shown in the
+  /// status line of a smart terminal until a file starts; nothing elsewhere.
+  void preparing(const std::string& what);
   void started(const std::string& file);
   /// A file finished; log is shown for failures so a person can open it at once.
   void finished(const std::string& file, FileStatus status, double duration_s,
@@ -79,6 +82,7 @@ class Progress {
   ProgressPlan plan_;
   double expected_left_s_ = 0;  // expected seconds of the files not finished
   std::map<std::string, Running> running_;
+  std::string preparing_;  // shown while no file has started
   Clock::time_point start_;
   bool line_drawn_ = false;
 };

@@ -117,6 +117,12 @@ class RunObserver : public PoolObserver {
     progress_.finished(rec.path, *rec.status, r.duration_s, spec.log_path.string(), rec.note);
   }
 
+  void on_warm_starting(const ZygoteOptions& zygote) override {
+    std::vector<std::string> names;
+    for (const auto& m : zygote.preload) names.push_back(m.starts_with('?') ? m.substr(1) : m);
+    progress_.preparing(fmt::format("warm start: importing {}", fmt::join(names, ", ")));
+  }
+
   void on_warm_start(const Zygote* zygote, const std::string& why) override {
     if (zygote != nullptr) {
       start_ = {

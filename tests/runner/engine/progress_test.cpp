@@ -89,6 +89,27 @@ TEST(Progress, StatusLineCountsAndNamesRunningFiles) {
   EXPECT_NE(line.find("running: x.py (+1 more)"), std::string::npos) << line;
 }
 
+TEST(Progress, WhatHappensBeforeTheFirstFileIsOnTheStatusLineOfASmartTerminalOnly) {
+  std::FILE* f = std::tmpfile();
+  TerminalInfo t;
+  t.smart = true;
+  Progress p(f, t, 2);
+  p.preparing("warm start: importing torch, pytest");
+  EXPECT_NE(drain(f).find("\r[0/2] passed 0, failed 0, 0:00 warm start: importing torch, pytest"),
+            std::string::npos);
+  p.started("x.py");
+  EXPECT_EQ(p.status_line().find("warm start"), std::string::npos) << p.status_line();
+  EXPECT_NE(p.status_line().find("running: x.py"), std::string::npos) << p.status_line();
+  std::fclose(f);
+
+  std::FILE* log = std::tmpfile();
+  Progress plain(log, TerminalInfo{}, 2);
+  plain.preparing("warm start: importing torch");
+  plain.tick();
+  EXPECT_EQ(drain(log), "") << "off a terminal, lines are for finished files";
+  std::fclose(log);
+}
+
 TEST(FormatElapsed, MinutesAndHours) {
   EXPECT_EQ(format_elapsed(65), "1:05");
   EXPECT_EQ(format_elapsed(3723), "1:02:03");
