@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "runner/base/error.h"
@@ -60,10 +61,18 @@ std::string_view advice(int code) {
   }
 }
 
+// SQLite's allocation statistics take a process-wide mutex on every malloc and free inside
+// SQLite; nothing here reads them (sqlite3_memory_used). Set once, before SQLite initialises.
+void configure_sqlite_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
 }  // namespace
 
 Database::Database(const fs::path& path, Access access, int busy_ms)
     : busy_ms_(busy_ms), path_(path) {
+  configure_sqlite_once();
   std::error_code ec;
   int rc = SQLITE_OK;
   if (access == Access::kWrite) {
