@@ -237,16 +237,6 @@ def reset_signals():
 def become_child(request, intermediate, pytest_config):
     """In the forked child: the process a cold start would have been. Does not return."""
     os.setpgid(0, 0)
-    # Re-parented to the runner once the intermediate has exited; only then can the death signal
-    # be tied to the runner (PDEATHSIG fires when the parent dies).
-    deadline = time.monotonic() + REPARENT_WAIT_S
-    while os.getppid() == intermediate and time.monotonic() < deadline:
-        time.sleep(0.0005)
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() == 1:  # the runner died before the death signal was set
-        os._exit(137)
-
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -271,6 +261,17 @@ def become_child(request, intermediate, pytest_config):
         sys.modules["numpy"].random.seed()
     if "devshim.patches" in sys.modules:  # the shim, applied in the zygote: the file's record
         sys.modules["devshim.patches"].refresh_from_environ()
+
+    # Re-parented to the runner once the intermediate has exited (which takes it a few ms, while
+    # the above is done); only then can the death signal be tied to the runner (PDEATHSIG fires
+    # when the parent dies).
+    deadline = time.monotonic() + REPARENT_WAIT_S
+    while os.getppid() == intermediate and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() == 1:  # the runner died before the death signal was set
+        os._exit(137)
 
     argv = request["argv"]
     module, args = argv[1], argv[2:]  # ["-m", MODULE, ARGS...]: checked by the zygote
