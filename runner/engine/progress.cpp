@@ -43,6 +43,15 @@ void Progress::preparing(const std::string& what) {
   redraw();
 }
 
+void Progress::note(const std::string& line) {
+  if (term_.smart && line_drawn_) std::fputs("\r\x1b[K", out_);
+  std::fputs(printable(line).c_str(), out_);
+  std::fputc('\n', out_);
+  std::fflush(out_);
+  line_drawn_ = false;
+  redraw();
+}
+
 void Progress::started(const std::string& file) {
   preparing_.clear();
   Running& r = running_[file];

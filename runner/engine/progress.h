@@ -45,6 +45,9 @@ class Progress {
   /// What the runner does before its first file starts (the warm start's imports), shown in the
   /// status line of a smart terminal until a file starts; nothing elsewhere.
   void preparing(const std::string& what);
+  /// A line of its own (what the run says once: the warm start unavailable, a file started
+  /// cold), written above the status line of a smart terminal, never glued to it.
+  void note(const std::string& line);
   void started(const std::string& file);
   /// A file finished; log is shown for failures so a person can open it at once.
   void finished(const std::string& file, FileStatus status, double duration_s,

@@ -133,7 +133,8 @@ class RunObserver : public PoolObserver {
       return;
     }
     start_ = {{"mode", "cold"}, {"why", "the zygote could not start: " + why}};
-    std::printf("runner: warm start unavailable (%s): every file starts cold\n", why.c_str());
+    progress_.preparing("");
+    progress_.note(fmt::format("runner: warm start unavailable ({}): every file starts cold", why));
     plan_.log->line(fmt::format("Warm start unavailable ({}): every file starts cold", why));
   }
 
@@ -147,7 +148,7 @@ class RunObserver : public PoolObserver {
   void on_cold_start(std::size_t i, const std::string& why) override {
     plan_.log->line(fmt::format("Cold start of {}: {}", plan_.files[i].rel_path, why));
     if (!said_cold_)
-      std::printf("runner: %s: starting it cold (run.log lists each)\n", why.c_str());
+      progress_.note(fmt::format("runner: {}: starting it cold (run.log lists each)", why));
     said_cold_ = true;
   }
 

@@ -110,6 +110,27 @@ TEST(Progress, WhatHappensBeforeTheFirstFileIsOnTheStatusLineOfASmartTerminalOnl
   std::fclose(log);
 }
 
+TEST(Progress, ANoteGetsALineOfItsOwnAboveTheStatusLine) {
+  std::FILE* f = std::tmpfile();
+  TerminalInfo t;
+  t.smart = true;
+  Progress p(f, t, 2);
+  p.preparing("warm start: importing torch");
+  p.note("runner: warm start unavailable (x): every file starts cold");
+  const std::string out = drain(f);
+  EXPECT_NE(out.find("importing torch\x1b[K\r\x1b[Krunner: warm start unavailable (x): every file "
+                     "starts cold\n\r[0/2]"),
+            std::string::npos)
+      << out;
+  std::fclose(f);
+
+  std::FILE* log = std::tmpfile();
+  Progress plain(log, TerminalInfo{}, 2);
+  plain.note("runner: a\x1b[31mb");
+  EXPECT_EQ(drain(log), "runner: a\\x1b[31mb\n");
+  std::fclose(log);
+}
+
 TEST(FormatElapsed, MinutesAndHours) {
   EXPECT_EQ(format_elapsed(65), "1:05");
   EXPECT_EQ(format_elapsed(3723), "1:02:03");
