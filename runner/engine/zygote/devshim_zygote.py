@@ -56,6 +56,7 @@ import weakref
 
 PR_SET_PDEATHSIG = 1
 REPARENT_WAIT_S = 5.0
+RUNNER = os.getppid()  # the zygote's parent, to which each child is re-parented
 
 
 def threads_now():
@@ -270,7 +271,7 @@ def become_child(request, intermediate, pytest_config):
         time.sleep(0.0005)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() == 1:  # the runner died before the death signal was set
+    if os.getppid() != RUNNER:  # the runner died before the death signal was set
         os._exit(137)
 
     argv = request["argv"]
