@@ -16,6 +16,13 @@ std::string drain(std::FILE* f) {
   return out;
 }
 
+TerminalInfo smart_terminal(int width = 80) {
+  TerminalInfo t;
+  t.smart = true;
+  t.width = width;
+  return t;
+}
+
 TEST(Progress, DumbTerminalPrintsOneLinePerFinishedFile) {
   std::FILE* f = std::tmpfile();
   Progress p(f, TerminalInfo{}, 2);
@@ -57,10 +64,7 @@ TEST(Progress, ControlCharactersInNamesAreWrittenAsEscapes) {
 
 TEST(Progress, SmartTerminalRedrawsOneLineAndPrintsFailuresAbove) {
   std::FILE* f = std::tmpfile();
-  TerminalInfo t;
-  t.smart = true;
-  t.width = 60;
-  Progress p(f, t, 3);
+  Progress p(f, smart_terminal(60), 3);
   p.started("pipelines/test_a_very_long_file_name_that_needs_eliding.py");
   p.finished("pipelines/test_a_very_long_file_name_that_needs_eliding.py", FileStatus::kFailed, 1,
              "/l", "");
@@ -91,9 +95,7 @@ TEST(Progress, StatusLineCountsAndNamesRunningFiles) {
 
 TEST(Progress, WhatHappensBeforeTheFirstFileIsOnTheStatusLineOfASmartTerminalOnly) {
   std::FILE* f = std::tmpfile();
-  TerminalInfo t;
-  t.smart = true;
-  Progress p(f, t, 2);
+  Progress p(f, smart_terminal(), 2);
   p.preparing("warm start: importing torch, pytest");
   EXPECT_NE(drain(f).find("\r[0/2] passed 0, failed 0, 0:00 warm start: importing torch, pytest"),
             std::string::npos);
@@ -112,9 +114,7 @@ TEST(Progress, WhatHappensBeforeTheFirstFileIsOnTheStatusLineOfASmartTerminalOnl
 
 TEST(Progress, ANoteGetsALineOfItsOwnAboveTheStatusLine) {
   std::FILE* f = std::tmpfile();
-  TerminalInfo t;
-  t.smart = true;
-  Progress p(f, t, 2);
+  Progress p(f, smart_terminal(), 2);
   p.preparing("warm start: importing torch");
   p.note("runner: warm start unavailable (x): every file starts cold");
   const std::string out = drain(f);
