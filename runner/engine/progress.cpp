@@ -44,12 +44,16 @@ void Progress::preparing(const std::string& what) {
 }
 
 void Progress::note(const std::string& line) {
+  write_line(printable(line));
+  redraw();
+}
+
+void Progress::write_line(const std::string& text) {
   if (term_.smart && line_drawn_) std::fputs("\r\x1b[K", out_);
-  std::fputs(printable(line).c_str(), out_);
+  std::fputs(text.c_str(), out_);
   std::fputc('\n', out_);
   std::fflush(out_);
   line_drawn_ = false;
-  redraw();
 }
 
 void Progress::started(const std::string& file) {
@@ -96,11 +100,7 @@ void Progress::finished(const std::string& file, FileStatus status, double durat
                     paint(std::string(to_string(status)), status), printable(file), duration_s);
     if (!detail.empty()) line += " " + printable(detail);
     if (is_failure(status) && !log.empty()) line += "\n    log: " + printable(log);
-    if (term_.smart && line_drawn_) std::fputs("\r\x1b[K", out_);
-    std::fputs(line.c_str(), out_);
-    std::fputc('\n', out_);
-    std::fflush(out_);
-    line_drawn_ = false;
+    write_line(line);
   }
   redraw();
 }

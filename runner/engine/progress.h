@@ -73,6 +73,8 @@ class Progress {
   };
 
   void redraw();
+  /// Writes text (already printable) and a newline, first clearing a drawn status line.
+  void write_line(const std::string& text);
   void heartbeat(Clock::time_point now);
   std::string paint(const std::string& text, FileStatus status) const;
 
