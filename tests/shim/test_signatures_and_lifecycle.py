@@ -66,6 +66,8 @@ def test_every_patched_callable_keeps_its_signature(shim):
         where = f"{getattr(owner, '__name__', owner)}.{name}"
         assert signature(new) == expected, where
         own = own_parameters(new)
+        if own is not None and name == "__new__":
+            own = own[1:]  # a constructor replaced in place (devshim/native.py) also takes cls
         if own is not None:
             assert accepts_the_originals(own, params(expected)), (where, own, params(expected))
         checked += 1

@@ -200,10 +200,8 @@ def plan(torch):
     if accelerator is None:  # torch < 2.6
         return []
     _torch = torch
-    device_type = torch.device
-    # The original constructor even when torch.device is devshim's (a re-plan while active).
-    device_type = getattr(device_type, "__devshim_original__", device_type)
-    _cuda_device = device_type("cuda")
+    # "cuda" without an index is built as written under every device-object policy.
+    _cuda_device = torch.device("cuda")
     patches = []
     for impl in _FUNCTIONS:
         name = impl.__name__

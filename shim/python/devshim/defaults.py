@@ -7,15 +7,15 @@ torch.device(...)``, ``torch.Generator(device=...)``.
   for it). ``torch.get_default_device()`` then answers ``cpu``, the truth.
 - ``with torch.device("cuda"):`` (and ``torch.utils._device.set_device``): torch builds a
   ``torch.utils._device.DeviceContext``; its constructor's device goes through the policy.
-- ``torch.Generator`` becomes a subclass of ``torch._C.Generator`` whose metaclass redirects the
-  ``device`` and returns a real ``torch._C.Generator``; ``isinstance(g, torch.Generator)`` holds
-  for every generator, including ``torch.default_generator``.
+- ``torch.Generator(device=...)``: the device goes through the policy. ``torch.Generator`` stays
+  torch's own class (``torch._C.Generator``): its constructor is replaced in place
+  (devshim/native.py), so ``type(g) is torch.Generator`` and annotations hold as without devshim.
 """
 
 from __future__ import annotations
 
 from devshim import record, runtime
-from devshim.patching import Patch, wraps
+from devshim.patching import CONSTRUCTOR, Patch, wraps
 
 __all__ = ["plan"]
 
@@ -48,31 +48,23 @@ def _device_context_init(original):
     return __init__
 
 
-def _generator(original):
-    meta = type(original)
+def _generator_new(original_new):
+    """``torch.Generator.__new__``: ``Generator(device="cpu")`` with the device redirected."""
 
-    class _GeneratorMeta(meta):
-        """Makes ``torch.Generator(device=...)`` a redirected ``torch._C.Generator``."""
-
-        def __call__(cls, device="cpu"):
+    def __new__(cls, *args, **kwargs):
+        if args:
+            device, args = args[0], args[1:]
+        else:
+            device = kwargs.pop("device", None)
+        if device is not None:
             used = runtime.redirect(device)
             if used is not None:
                 record.hit("torch.Generator", device, used)
                 device = used
-            return original(device)
+            kwargs["device"] = device
+        return original_new(cls, args, kwargs)
 
-        def __instancecheck__(cls, obj):
-            return isinstance(obj, original)
-
-        def __subclasscheck__(cls, sub):
-            return issubclass(sub, original)
-
-    generator = _GeneratorMeta("Generator", (original,), {
-        "__doc__": original.__doc__,
-        "__module__": "torch",
-        "__qualname__": "Generator",
-    })
-    return generator
+    return __new__
 
 
 def plan(torch):
@@ -82,5 +74,6 @@ def plan(torch):
         Patch(torch, "set_default_device", _set_default_device, ("torch.set_default_device",)),
         Patch(device_module.DeviceContext, "__init__", _device_context_init,
               ("torch.device.__enter__",)),
-        Patch(torch, "Generator", _generator, ("torch.Generator",)),
+        Patch(torch.Generator, "__new__", _generator_new, ("torch.Generator",),
+              target=CONSTRUCTOR),
     ]

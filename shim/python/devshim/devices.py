@@ -26,20 +26,15 @@ Both: while masquerading, a bare index (``torch.device(0)``), which torch resolv
 accelerator and refuses when there is none (``RuntimeError: Cannot access accelerator device
 when none is available``), means ``cuda:<index>`` — what it gives on a CUDA machine.
 
-``torch.device`` cannot be subclassed; the replacement is a class whose metaclass builds and
-returns torch's own device objects, so every device object is still torch's type:
-``isinstance(d, torch.device)`` and ``issubclass`` hold through the metaclass, and pickling a
-device object (``copyreg`` entry for torch's type, installed and removed with the patch) refers to
-``torch.device`` by name, so the pickle loads without devshim too. ``type(d) is torch.device`` is
-False while the patch is on (torch's type is ``torch.device.__devshim_original__``).
+``torch.device`` stays torch's own class: its constructor is replaced in place
+(devshim/native.py), so ``type(d) is torch.device``, annotations, pickles, ``copy``, TorchScript,
+``torch.library``'s schemas and fx's generated code see what they would without devshim.
 """
 
 from __future__ import annotations
 
-import copyreg
-
 from devshim import record, runtime
-from devshim.patching import MISSING, REDIRECT, Patch
+from devshim.patching import CONSTRUCTOR, REDIRECT, Patch
 
 __all__ = ["plan", "POLICIES", "configure"]
 
@@ -81,95 +76,44 @@ def _identity_possible(device) -> bool:
 _REDIRECTED_TYPES = ("cuda", "mps")
 
 
-def _device_class(original):
-    class _DeviceMeta(type):
-        """Builds torch's own device objects; applies the device-identity policy."""
+def _device_new(original_new):
+    """``torch.device.__new__``: builds torch's own device objects; applies the policy."""
 
-        def __call__(cls, *args, **kwargs):
-            if not kwargs:
-                try:
-                    made = _made[args]
-                except (KeyError, TypeError):  # new, or an unhashable argument
-                    pass
-                else:
-                    if made[1] is not None:
-                        record.hit("torch.device", made[1], made[2])
-                    return made[0]
-            if (len(args) == 1 and not kwargs and type(args[0]) is int and args[0] >= 0
-                    and runtime.masquerading):
-                device = original("cuda", args[0])
+    def __new__(cls, *args, **kwargs):
+        if not kwargs:
+            try:
+                made = _made[args]
+            except (KeyError, TypeError):  # new, or an unhashable argument
+                pass
             else:
-                device = original(*args, **kwargs)
-            made = (device, None, None)
-            if (redirect_objects and device.type in _REDIRECTED_TYPES
-                    and _identity_possible(device)):
-                used = runtime.redirect(device)
-                if used is not None:
-                    record.hit("torch.device", device, used)
-                    built = original(used)
-                    if built.type == "mps" and built.index is None:
-                        built = original("mps", 0)  # what an MPS tensor's .device is
-                    made = (built, device, used)
-            if not kwargs and not any(type(a) is bool for a in args):
-                try:
-                    _made[args] = made
-                except TypeError:
-                    pass
-            return made[0]
-
-        def __instancecheck__(cls, obj):
-            return isinstance(obj, original)
-
-        def __subclasscheck__(cls, sub):
-            return issubclass(sub, original)
-
-    return _DeviceMeta("device", (), {
-        "__doc__": original.__doc__,
-        "__module__": "torch",
-        "__qualname__": "device",
-        "__devshim_original__": original,
-    })
-
-
-class _DictItem:
-    """One key of a dict seen as the attribute ``value`` (so patching.install can set and restore
-    it): absent key -> MISSING, set -> the item, delete -> the key removed."""
-
-    def __init__(self, mapping, key):
-        self.__dict__["_mapping"] = mapping
-        self.__dict__["_key"] = key
-
-    def __getattr__(self, name):
-        if name != "value":
-            raise AttributeError(name)
-        return self._mapping.get(self._key, MISSING)
-
-    def __setattr__(self, name, value):
-        if value is MISSING:
-            self._mapping.pop(self._key, None)
+                if made[1] is not None:
+                    record.hit("torch.device", made[1], made[2])
+                return made[0]
+        if (len(args) == 1 and not kwargs and type(args[0]) is int and args[0] >= 0
+                and runtime.masquerading):
+            device = original_new(cls, ("cuda", args[0]), {})
         else:
-            self._mapping[self._key] = value
+            device = original_new(cls, args, kwargs)
+        made = (device, None, None)
+        if (redirect_objects and device.type in _REDIRECTED_TYPES
+                and _identity_possible(device)):
+            used = runtime.redirect(device)
+            if used is not None:
+                record.hit("torch.device", device, used)
+                built = original_new(cls, (used,), {})
+                if built.type == "mps" and built.index is None:
+                    built = original_new(cls, ("mps", 0), {})  # what an MPS tensor's .device is
+                made = (built, device, used)
+        if not kwargs and not any(type(a) is bool for a in args):
+            try:
+                _made[args] = made
+            except TypeError:
+                pass
+        return made[0]
 
-    def __delattr__(self, name):
-        self._mapping.pop(self._key, None)
-
-    def __repr__(self):
-        return f"copyreg.dispatch_table[{self._key!r}]"
-
-
-def _reducer(torch):
-    def reduce_device(device):
-        # torch.device by name: devshim's class while active, torch's own when loaded elsewhere.
-        args = (device.type,) if device.index is None else (device.type, device.index)
-        return (torch.device, args)
-
-    return lambda original: reduce_device
+    return __new__
 
 
 def plan(torch):
-    original = getattr(torch.device, "__devshim_original__", torch.device)
-    return [
-        Patch(torch, "device", _device_class, ("torch.device",), when=REDIRECT),
-        Patch(_DictItem(copyreg.dispatch_table, original), "value", _reducer(torch), (),
-              when=REDIRECT),
-    ]
+    return [Patch(torch.device, "__new__", _device_new, ("torch.device",), when=REDIRECT,
+                  target=CONSTRUCTOR)]

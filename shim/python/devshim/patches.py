@@ -21,6 +21,12 @@ modules named for what they carry:
 
 (*) only while masquerading: the device a "cuda" request lands on is not CUDA.
 
+``torch.device`` and ``torch.Generator`` stay torch's own classes: their constructors are replaced
+in place (devshim/native.py). Once everything is installed, torch's own tables keyed by function
+identity (TorchScript's builtins, Dynamo's rules, torch.overrides') are told that each wrapper
+stands for the function it replaced (devshim/machinery.py), so TorchScript, fx, torch.compile,
+torch.export and ``__torch_function__`` handlers see what they would without devshim.
+
 Modes: on a machine whose accelerator is CUDA, without TORCH_ALLOW_REDIRECTS, the mode is
 "passthrough" and nothing is patched (CUDA code runs as written; the record is still written).
 Otherwise the mode is "redirect"; with CUDA used (TORCH_ALLOW_REDIRECTS on a CUDA machine) the
@@ -36,6 +42,7 @@ import atexit
 import dataclasses
 import importlib
 import os
+import sys
 import threading
 
 from devshim import (
@@ -48,6 +55,7 @@ from devshim import (
     distributed,
     legacy,
     log,
+    machinery,
     patching,
     pinning,
     placed,
@@ -129,7 +137,7 @@ def apply(torch):
             logger.error("%s", problem)
         devices.configure(_settings.device_objects)
         hardware = runtime.probe_hardware(torch)
-        runtime.configure(hardware, _settings.policy, _settings.allow_redirects)
+        runtime.configure(hardware, _settings.policy, _settings.allow_redirects, torch.device)
         record.set_internal_dirs(os.path.dirname(os.path.abspath(torch.__file__)))
         logger.debug("hardware %s, policy %s, mode %s, a 'cuda' request lands on %s",
                      hardware, runtime.policy, runtime.mode, runtime.used)
@@ -154,6 +162,25 @@ def apply(torch):
                 except Exception as e:  # one torch attribute must not stop the program
                     logger.error("could not patch %s: %s: %s", ", ".join(patch.apis),
                                  type(e).__name__, e)
+        _hide_from_machinery(torch)
+
+
+def _hide_from_machinery(torch):
+    """torch's own tables see each patched function as the one it replaced
+    (devshim/machinery.py)."""
+    pairs = [(original, new) for _, _, original, new in patching.installed()
+             if original is not patching.MISSING]
+    try:
+        machinery.sync_builtins(torch, pairs)
+    except Exception as e:  # another torch version: TorchScript keeps its own view
+        logger.error("TorchScript's builtin table: %s: %s", type(e).__name__, e)
+    for patch in machinery.overrides_patches(torch, pairs):
+        try:
+            patching.install(patch)
+        except Exception as e:
+            logger.error("could not patch torch.overrides.%s: %s: %s", patch.name,
+                         type(e).__name__, e)
+    machinery.reset_dynamo_rules()
 
 
 def refresh_from_environ():
@@ -183,6 +210,10 @@ def remove():
     global _applied
     with _lock:
         patching.restore_all()
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            machinery.unsync_builtins(torch)
+        machinery.reset_dynamo_rules()
         record.drop_site_caches()
         record._first_hit_listeners[:] = []
         _applied = False

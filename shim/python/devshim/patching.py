@@ -11,6 +11,10 @@ Contracts:
 - ``install`` remembers (owner, name, original, owned) of what it set; ``restore_all`` puts back
   exactly what was there — re-setting an attribute the owner defined itself, deleting one it only
   inherited or did not have — in reverse order.
+- A CONSTRUCTOR patch replaces the constructor of one of torch's C types in place
+  (devshim/native.py): the type object stays torch's, ``make`` gets the type's own C constructor
+  (``original_new(cls, args, kwargs)``) and returns its ``__new__``. ``installed()`` lists it as
+  (type, "__new__", the type's own ``__new__``, the replacement).
 - ``wraps(original)(replacement)`` (functools.wraps) keeps the original's name, docstring and
   ``inspect.signature``; replacement classes get a ``__signature__`` copied from the original
   where it has one (see ``copy_signature``).
@@ -24,10 +28,11 @@ import inspect
 import threading
 from typing import Any, Callable
 
+from devshim import native
 from devshim.log import logger
 
 __all__ = ["Patch", "install", "restore_all", "installed", "wraps", "copy_signature", "MISSING",
-           "REDIRECT", "MASQUERADE", "CARRIES", "RAISES"]
+           "REDIRECT", "MASQUERADE", "CARRIES", "RAISES", "ATTRIBUTE", "CONSTRUCTOR"]
 
 MISSING = object()
 
@@ -39,6 +44,10 @@ MASQUERADE = "masquerade"  # only when the device used is not CUDA (torch.cuda a
 CARRIES = "carries"
 RAISES = "raises"
 
+# What a patch replaces:
+ATTRIBUTE = "attribute"  # owner.<name>
+CONSTRUCTOR = "constructor"  # the constructor of the C type ``owner`` (name "__new__"), in place
+
 
 @dataclasses.dataclass(frozen=True)
 class Patch:
@@ -46,6 +55,7 @@ class Patch:
 
     ``when``: REDIRECT (whenever the shim redirects) or MASQUERADE (only while torch.cuda answers
     for a device that is not CUDA). ``kind``: CARRIES, or RAISES for a NotImplementedError.
+    ``target``: ATTRIBUTE, or CONSTRUCTOR for a C type's constructor replaced in place.
     """
 
     owner: Any
@@ -54,10 +64,12 @@ class Patch:
     apis: tuple[str, ...]
     when: str = REDIRECT
     kind: str = CARRIES
+    target: str = ATTRIBUTE
 
 
 _lock = threading.RLock()
-_installed: list[tuple[Any, str, Any, bool, Any]] = []  # (owner, name, original, owned, new)
+# (owner, name, original, owned, new); for a CONSTRUCTOR patch ``owned`` is native's handle.
+_installed: list[tuple[Any, str, Any, Any, Any]] = []
 
 
 wraps = functools.wraps  # (C method descriptors too: missing attributes are skipped)
@@ -76,6 +88,12 @@ def install(patch: Patch) -> None:
     """Replaces ``patch.owner.<name>`` with ``patch.make(original)``; remembers the original."""
     with _lock:
         owner, name = patch.owner, patch.name
+        if patch.target == CONSTRUCTOR:
+            handle = native.override_new(owner, patch.make)
+            _installed.append((owner, name, handle.entry, handle, handle.replacement))
+            logger.debug("patched the constructor of %s (%s)", owner.__qualname__,
+                         ", ".join(patch.apis))
+            return
         original = getattr(owner, name, MISSING)
         owned = isinstance(owner, type) and name in vars(owner) or not isinstance(owner, type)
         if original is MISSING:
@@ -92,7 +110,9 @@ def restore_all() -> None:
     with _lock:
         while _installed:
             owner, name, original, owned, _ = _installed.pop()
-            if original is MISSING or not owned:
+            if isinstance(owned, native.Handle):
+                native.restore_new(owned)
+            elif original is MISSING or not owned:
                 try:
                     delattr(owner, name)
                 except AttributeError:

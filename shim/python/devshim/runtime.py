@@ -9,7 +9,9 @@
 - ``default_device`` is the device a factory called without one is given, or None when torch's own
   default (the CPU) is already the policy's answer;
 - ``cache`` maps a request (a string, torch.device or ordinal) to the device string it is rewritten
-  to, or to None when the request stands as it is. The patches read it directly — one dict lookup
+  to, or to None when the request stands as it is. Anything else (a tracer's proxy, a bool) is
+  not a request: it stands as it is, is not cached and is not looked into (an fx ``Proxy`` would
+  record every attribute read as a graph node). The patches read it directly — one dict lookup
   on the hot path — and call ``resolve_uncached`` on a miss. ``cpu:-1`` (which toggles the CPU
   override) is never cached, and a toggle empties the cache, so every cached answer is current.
 """
@@ -31,6 +33,7 @@ used_type = "cpu"
 masquerading = True
 default_device: str | None = None
 override = False
+_request_types: tuple = (str, int)  # and torch.device, once configure() is given it
 _lock = threading.Lock()
 
 
@@ -42,10 +45,15 @@ def probe_hardware(torch) -> Hardware:
     return Hardware(mps=has_mps, cuda_device_count=cuda_count)
 
 
-def configure(hw: Hardware, policy_name: str = "default", allow_redirects: bool = False) -> None:
-    """Binds the policy to ``hw`` and resets the override and the cache."""
+def configure(hw: Hardware, policy_name: str = "default", allow_redirects: bool = False,
+              device_class: type | None = None) -> None:
+    """Binds the policy to ``hw`` and resets the override and the cache. ``device_class``
+    (torch.device) is a request type besides strings and ordinals."""
     global hardware, policy, mode, used, used_type, masquerading, default_device, override
+    global _request_types
     with _lock:
+        if device_class is not None:
+            _request_types = (str, int, device_class)
         hardware, policy, override = hw, policy_name, False
         cache.clear()
         mode = "passthrough" if hw.accelerator == "cuda" and not allow_redirects else "redirect"
@@ -73,6 +81,8 @@ def resolve_uncached(device) -> str | None:
     the cache; every other answer is cached.
     """
     global override
+    if not isinstance(device, _request_types) or type(device) is bool:
+        return None
     try:
         req = parse_device(device)
     except (ValueError, TypeError):

@@ -1,4 +1,5 @@
-"""``torch.load(map_location=...)`` (also reached as ``torch.serialization.load``).
+"""``torch.load(map_location=...)`` (also reached as ``torch.serialization.load``), and
+``torch.jit.load(map_location=...)`` for TorchScript archives.
 
 What the caller gave as ``map_location``:
 
@@ -14,6 +15,12 @@ Dicts and "nothing" become a restore callable (torch's documented ``map_location
 location)`` form). One ``torch.load`` call that rewrote anything is recorded once, with requested
 = the caller's map_location when it was a string or device, else the first saved location that was
 rewritten (e.g. "cuda:0").
+
+``torch.jit.load`` takes a string or ``torch.device`` only (it goes through the policy). Without
+one, an archive with tensors saved on CUDA fails to load where CUDA is missing (torch raises
+before it builds anything); the shim then loads it again, from the same position of the same file,
+with the device a ``cuda`` request lands on: every tensor of it goes there (recorded as requested
+"cuda"). An archive that loads as it is is left as torch loads it.
 """
 
 from __future__ import annotations
@@ -71,10 +78,43 @@ def _load(default_restore):
     return make
 
 
+# What torch.jit.load raises for an archive with CUDA tensors where CUDA is missing: a CUDA build
+# without a GPU (RuntimeError), a CPU build (NotImplementedError: no CUDA kernel for the storage).
+_CUDA_ARCHIVE = ("on a CUDA device", "support for cuda devices", "from the 'CUDA' backend")
+
+
+def _jit_load(original):
+    @wraps(original)
+    def load(f, map_location=None, *args, **kwargs):
+        if map_location is not None:
+            used = runtime.redirect(map_location)
+            if used is not None:
+                record.hit("torch.jit.load", map_location, used)
+                map_location = used
+            return original(f, map_location, *args, **kwargs)
+        start = f.tell() if hasattr(f, "seek") and hasattr(f, "tell") else None
+        try:
+            return original(f, None, *args, **kwargs)
+        except (RuntimeError, NotImplementedError) as e:
+            used = runtime.redirect("cuda")
+            if used is None or not any(text in str(e) for text in _CUDA_ARCHIVE) or \
+                    (start is None and not isinstance(f, (str, bytes)) and
+                     not hasattr(f, "__fspath__")):
+                raise
+        if start is not None:
+            f.seek(start)
+        record.hit("torch.jit.load", "cuda", used)
+        return original(f, used, *args, **kwargs)
+
+    return load
+
+
 def plan(torch):
     default_restore = torch.serialization.default_restore_location
     make = _load(default_restore)
     return [
         Patch(torch, "load", make, ("torch.load",)),
         Patch(torch.serialization, "load", make, ("torch.load",)),
+        Patch(torch.jit, "load", _jit_load, ("torch.jit.load",)),
+        Patch(torch.jit._serialization, "load", _jit_load, ("torch.jit.load",)),
     ]

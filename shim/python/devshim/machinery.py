@@ -1,0 +1,143 @@
+"""torch's own machinery sees a patched function as the function it replaces.
+
+torch keeps tables keyed by a function's identity, each filled from torch's namespace at a moment
+that depends on the program (import order, the first ``torch.compile``), so a table may hold the
+original functions, devshim's wrappers, or both:
+
+- TorchScript's builtin table (``torch.jit._builtins``, filled when torch is imported): ``id(fn)``
+  -> ``"aten::zeros_like"``. A scripted function that calls a wrapper it does not find there is
+  compiled from the wrapper's source, which ``inspect`` follows (``__wrapped__``) to a C builtin:
+  ``TypeError: module, class, method, function, traceback, frame, or code object was expected``.
+  ``sync_builtins`` gives every wrapper of a builtin the builtin's op; ``unsync_builtins`` takes
+  those entries out again. Code inside TorchScript is then compiled as without devshim, and runs
+  as without devshim too: TorchScript never calls Python, so a ``device="cuda"`` written inside a
+  scripted function is not redirected (docs/shim.md).
+- Dynamo's rule map (``torch._dynamo.trace_rules.get_torch_obj_rule_map``, built at the first
+  compile from torch's namespace as it is then): a wrapper found there is traced like the function
+  it replaced (in the graph, run at trace time, so the device is redirected); one not found is
+  inlined, and its frame introspection breaks the graph. ``reset_dynamo_rules`` empties the map
+  whenever the namespace changes (patching, unpatching), so it is rebuilt from what is there.
+- ``torch.overrides``' tables (``get_ignored_functions``, ``get_testing_overrides``,
+  ``_get_overridable_functions``, ``_get_tensor_methods``, each cached on first use):
+  ``overrides_patches`` makes each hold both identities of every patched function, whenever it is
+  built: ``__torch_function__`` handlers receive the original builtins of the factories (a
+  wrapper calls its original) but the wrappers of ``Tensor`` methods (torch looks a method up by
+  name), and code asks the tables about either.
+
+A pair is (original, replacement) of one installed patch (devshim/patching.py ``installed()``).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+from devshim.patching import Patch, wraps
+
+__all__ = ["sync_builtins", "unsync_builtins", "reset_dynamo_rules", "overrides_patches"]
+
+_registered: dict[int, object] = {}  # id(replacement) -> replacement, entries we added
+
+
+def sync_builtins(torch, pairs) -> None:
+    """TorchScript resolves each replacement to its original's builtin op."""
+    table = torch.jit._builtins._get_builtin_table()
+    for original, replacement in pairs:
+        op = table.get(id(original))
+        if op is not None and id(replacement) not in table:
+            table[id(replacement)] = op
+            _registered[id(replacement)] = replacement  # keeps the id from naming another
+
+
+def unsync_builtins(torch) -> None:
+    """Takes out every entry ``sync_builtins`` added."""
+    table = torch.jit._builtins._get_builtin_table()
+    for key in _registered:
+        table.pop(key, None)
+    _registered.clear()
+
+
+def reset_dynamo_rules() -> None:
+    """Dynamo rebuilds its rule map from torch's namespace at its next lookup (if it was built)."""
+    rules = sys.modules.get("torch._dynamo.trace_rules")
+    builder = getattr(rules, "get_torch_obj_rule_map", None)
+    if builder is not None and hasattr(builder, "cache_clear"):
+        builder.cache_clear()
+
+
+def _with_both_identities(table, twins):
+    """Adds to ``table`` (a set or a dict) the twin of every key that has one."""
+    if isinstance(table, dict):
+        for key in [k for k in table if k in twins and twins[k] not in table]:
+            table[twins[key]] = table[key]
+    elif isinstance(table, list):
+        present = set(table)
+        table.extend(t for t in [twins[k] for k in table if k in twins] if t not in present)
+    else:
+        table.update([twins[k] for k in table if k in twins])
+    return table
+
+
+def _augmenting(twins, pick):
+    """A maker of wrappers for one of torch.overrides' cached table builders."""
+
+    def make(original):
+        done = set()  # ids of the cached tables already augmented (the cache keeps them alive)
+
+        @wraps(original)
+        def builder():
+            result = original()
+            for table in pick(result):
+                if id(table) not in done:
+                    _with_both_identities(table, twins)
+                    done.add(id(table))
+            return result
+
+        for name in ("cache_clear", "cache_info", "cache_parameters"):
+            if hasattr(original, name):
+                setattr(builder, name, getattr(original, name))
+        return builder
+
+    return make
+
+
+def overrides_patches(torch, pairs) -> list[Patch]:
+    """Patches of torch.overrides' table builders: each table holds both identities of every
+    pair. ``pairs`` is read when a table is built, so it may still grow after this call."""
+    overrides = torch.overrides
+    twins = _Twins(pairs)
+    builders = (("get_ignored_functions", lambda r: (r,)),
+                ("get_testing_overrides", lambda r: (r,)),
+                ("_get_overridable_functions", lambda r: (r[1], *r[0].values())),
+                ("_get_tensor_methods", lambda r: (r,)))
+    return [Patch(overrides, name, _augmenting(twins, pick), ())
+            for name, pick in builders if isinstance(getattr(overrides, name, None),
+                                                     functools._lru_cache_wrapper)]
+
+
+class _Twins:
+    """original <-> replacement of the pairs, looked up either way (read when first used)."""
+
+    def __init__(self, pairs):
+        self._pairs = pairs
+        self._map = None
+
+    def _mapping(self):
+        if self._map is None:
+            self._map = {}
+            for original, replacement in self._pairs:
+                try:
+                    self._map[original] = replacement
+                    self._map[replacement] = original
+                except TypeError:  # unhashable
+                    pass
+        return self._map
+
+    def __contains__(self, key):
+        try:
+            return key in self._mapping()
+        except TypeError:
+            return False
+
+    def __getitem__(self, key):
+        return self._mapping()[key]

@@ -1,0 +1,240 @@
+"""The shim is invisible to torch's own machinery (issue 31): TorchScript, fx, torch.compile,
+torch.export, torch.library.custom_op, torch.overrides, pickling and copying, whatever was
+imported or built before the shim patched torch (devshim/machinery.py, devshim/native.py).
+
+Each test was first seen failing with the shim as it was: a scripted function calling a patched
+factory (TypeError from inspect), torch.distributed.optim at import, custom_op with a
+torch.device parameter (infer_schema), fx code generation of a device (NameError), ..."""
+import copy
+import io
+import os
+import pickle
+import subprocess
+import sys
+import typing
+import zipfile
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from conftest import SHIM_DIR, cpu_only  # noqa: E402
+from devshim import record  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not cpu_only(torch),
+                                reason="expectations are for a CPU-only machine")
+
+
+def zeros_like_plus_one(x: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(x) + torch.ones(2)
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.lin(x) + torch.ones(2, device=x.device)
+
+
+class OnCuda(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(2, device="cuda") + torch.ones_like(x).to("cuda")
+
+
+def test_script_a_function_that_calls_patched_factories(shim):
+    assert torch.equal(torch.jit.script(zeros_like_plus_one)(torch.ones(2)), torch.ones(2))
+
+
+def test_script_trace_freeze_save_and_load_a_module_that_calls_a_factory(shim):
+    x = torch.ones(2)
+    module = Scaled().eval()
+    expected = module(x)
+    scripted = torch.jit.script(module)
+    assert torch.equal(scripted(x), expected)
+    assert torch.equal(torch.jit.trace(module, x)(x), expected)
+    frozen = torch.jit.freeze(scripted)
+    buf = io.BytesIO()
+    torch.jit.save(frozen, buf)
+    buf.seek(0)
+    assert torch.equal(torch.jit.load(buf)(x), expected)
+
+
+def test_script_if_tracing_and_annotations_naming_torch_device(shim):
+    @torch.jit._script_if_tracing
+    def ones(x):
+        return torch.ones_like(x)
+
+    def to(x: torch.Tensor, d: torch.device) -> torch.Tensor:
+        return x.to(d) + ones(x)
+
+    def build(x: torch.Tensor) -> torch.Tensor:
+        return x.to(torch.device("cpu"))
+
+    x = torch.ones(2)
+    assert torch.equal(torch.jit.trace(lambda t: ones(t), x)(x), x)
+    assert torch.equal(torch.jit.script(to)(x, torch.device("cpu")), 2 * x)
+    assert torch.equal(torch.jit.script(build)(x), x)
+
+
+def test_torch_device_and_generator_stay_torchs_own_classes(shim):
+    d = torch.ones(1).device
+    assert type(d) is torch.device and type(torch.device("cuda")) is torch.device
+    assert type(torch.Generator()) is torch.Generator is torch._C.Generator
+    assert torch.Generator(device="cuda").device.type == "cpu"  # still redirected
+    assert pickle.loads(pickle.dumps(torch.device("cuda", 1))) == torch.device("cuda", 1)
+
+
+def test_custom_op_with_a_torch_device_parameter(shim):
+    # torch._library.infer_schema keeps torch.device in a table made when torch was imported.
+    @torch.library.custom_op("devshim_machinery::move", mutates_args=())
+    def move(x: torch.Tensor, device: torch.device,
+             other: typing.Optional[torch.device] = None) -> torch.Tensor:
+        return x.to(device).clone()
+
+    assert torch.equal(move(torch.ones(2), torch.device("cpu")), torch.ones(2))
+
+
+def run_shimmed(code):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHDEVICE_")}
+    env.update(ACTIVATE_TORCH_DEVICE="1", PYTHONPATH=str(SHIM_DIR))
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_torch_modules_that_script_or_register_ops_at_import():
+    # torch.distributed.optim scripts its functional optimizers when it is imported; offload_ops
+    # registers a custom op with a torch.device parameter. Both after the shim patched torch.
+    done = run_shimmed("import torch, devshim\n"
+                       "assert devshim.status()['torch_patched']\n"
+                       "import torch.distributed.optim\n"
+                       "import torch._functorch._activation_offloading.offload_ops\n"
+                       "import torch._decomp.decompositions_for_jvp\n"
+                       "print('imported')")
+    assert done.returncode == 0 and "imported" in done.stdout, done.stderr[-2000:]
+
+
+def test_fx_symbolic_trace_records_what_it_would_without_the_shim(clean_env):
+    import devshim
+
+    devshim.deactivate()
+    plain = torch.fx.symbolic_trace(Scaled()).code
+    devshim.activate()
+    try:
+        traced = torch.fx.symbolic_trace(Scaled())
+        assert traced.code == plain  # a Proxy device is not looked into (no extra nodes)
+        assert traced(torch.ones(2)).shape == (2,)
+    finally:
+        devshim.deactivate()
+
+
+def test_compile_with_the_whole_graph(shim):
+    x = torch.ones(2)
+    compiled = torch.compile(OnCuda(), fullgraph=True, backend="eager")
+    assert torch.equal(compiled(x), 2 * x)
+
+
+def test_export_strict_and_not_strict(shim):
+    x = torch.ones(2)
+    for strict in (True, False):
+        program = torch.export.export(OnCuda(), (x,), strict=strict)
+        assert torch.equal(program.module()(x), 2 * x), strict
+        assert "cuda" not in program.graph_module.code
+
+
+def test_dynamo_traces_factories_in_the_graph_after_deactivation(clean_env):
+    # Dynamo's rule map is rebuilt from torch's namespace when the shim patches or unpatches it.
+    import devshim
+
+    def fn(x):
+        return x + torch.zeros(2)
+
+    devshim.activate()
+    torch.compile(fn, fullgraph=True, backend="eager")(torch.ones(2))
+    devshim.deactivate()
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(fn, fullgraph=True, backend="eager")(torch.ones(2)),
+                       torch.ones(2))
+
+
+def test_overrides_tables_know_both_the_original_and_the_patched_function(clean_env):
+    import devshim
+
+    devshim.deactivate()
+    original_zeros, original_to = torch.zeros, torch.Tensor.to
+    torch.overrides.get_ignored_functions()  # built before the patch: holds the originals
+    devshim.activate()
+    try:
+        ignored = torch.overrides.get_ignored_functions()
+        assert torch.zeros is not original_zeros
+        assert torch.zeros in ignored and original_zeros in ignored
+        testing = torch.overrides.get_testing_overrides()  # built while patched
+        assert torch.zeros_like in testing
+        assert torch.zeros_like.__wrapped__ in testing
+        assert torch.overrides.is_tensor_method_or_property(torch.Tensor.to)
+        assert torch.overrides.is_tensor_method_or_property(original_to)
+        assert torch.overrides.resolve_name(original_zeros) == "torch.zeros"
+    finally:
+        devshim.deactivate()
+
+
+def test_torch_function_modes_and_device_contexts(shim):
+    with torch.device("meta"):
+        assert torch.zeros(2).device.type == "meta"
+        assert torch.nn.Linear(2, 2).weight.device.type == "meta"
+
+    seen = []
+
+    class Spy(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Spy():
+        torch.zeros(2, device="cuda").to("cuda")
+    assert seen and all(f is not None for f in seen)
+
+
+def test_deepcopy_and_pickle_of_modules_and_optimizers(shim):
+    model = Scaled().to("cuda")
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.ones(2)).sum().backward()
+    optimizer.step()
+    copy.deepcopy(model)
+    copy.deepcopy(optimizer.state_dict())
+    restored = pickle.loads(pickle.dumps(model))
+    assert torch.equal(restored(torch.ones(2)), model(torch.ones(2)))
+
+
+def cuda_archive():
+    """A TorchScript archive whose tensors say they were saved on cuda:0."""
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(Scaled()), buf)
+    src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    location = b"X" + (6).to_bytes(4, "little") + b"cuda:0"
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename.endswith(".pkl"):
+                data = data.replace(b"X\x03\x00\x00\x00cpu", location)
+            dst.writestr(info, data)
+    return out.getvalue()
+
+
+def test_the_archive_fixture_really_holds_cuda_tensors(clean_env):
+    with pytest.raises((RuntimeError, NotImplementedError), match="CUDA"):
+        torch.jit.load(io.BytesIO(cuda_archive()))
+
+
+@pytest.mark.parametrize("map_location", [None, "cuda", "cuda:1", "cpu"])
+def test_jit_load_of_an_archive_saved_on_cuda(shim, map_location, tmp_path):
+    data = cuda_archive()
+    loaded = torch.jit.load(io.BytesIO(data), map_location=map_location)
+    assert loaded.lin.weight.device.type == "cpu"
+    path = tmp_path / "m.pt"
+    path.write_bytes(data)
+    assert torch.jit.load(str(path), map_location=map_location)(torch.ones(2)).shape == (2,)
+    if map_location is None:
+        assert {(r["requested"], r["used"]) for r in record.rows()
+                if r["api"] == "torch.jit.load"} == {("cuda", "cpu")}
