@@ -1,4 +1,5 @@
-"""``python -m devshim carried|status [--json]``: what the shim carries, and what it is doing.
+"""``python -m devshim carried|status [--json]``: what the shim carries, and what it is doing;
+``python -m devshim sweep PACKAGE ...``: the import sweep (devshim/sweep.py, its own options).
 
 - ``carried --json``: {"carried": [...], "raises_not_implemented": [...]} (imports torch).
 - ``status --json``: devshim.status() after importing torch when it is importable, so that the
@@ -51,8 +52,14 @@ def _status(as_json: bool) -> int:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["sweep"]:
+        from devshim import sweep
+
+        return sweep.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m devshim", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("carried", "status"))
+    parser.add_argument("command", choices=("carried", "status", "sweep"),
+                        help="sweep: see python -m devshim sweep --help")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     if args.command == "carried":

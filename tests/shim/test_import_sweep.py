@@ -1,0 +1,133 @@
+"""The import sweep (devshim/sweep.py, ``python -m devshim sweep``): every module imported with
+and without the shim in child processes; the modules that fail only with it.
+
+The tool is checked on a purpose-made package whose modules fail only with the shim, crash, hang,
+print, or fail only after another module; then the torch modules that failed to import under the
+shim before issue 31 are swept for real (the whole of torch is ctest's torch_import_sweep)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import SHIM_DIR
+
+torch = pytest.importorskip("torch")
+
+# Every torch module that failed to import only with the shim before issue 31 (a sweep of torch
+# 2.13 with the shim of e747358: TorchScript's TypeError, infer_schema's ValueError).
+FAILED_BEFORE = (
+    "torch._decomp.decompositions_for_jvp",
+    "torch._functorch._activation_offloading.activation_offloading",
+    "torch._functorch._activation_offloading.offload_ops",
+    "torch.distributed.algorithms._optimizer_overlap",
+    "torch.distributed.algorithms._optimizer_overlap.optimizer_overlap",
+    "torch.distributed.algorithms.ddp_comm_hooks.ddp_zero_hook",
+    "torch.distributed.optim",
+    "torch.distributed.optim.functional_adadelta",
+    "torch.distributed.optim.functional_adagrad",
+    "torch.distributed.optim.functional_adam",
+    "torch.distributed.optim.functional_adamax",
+    "torch.distributed.optim.functional_adamw",
+    "torch.distributed.optim.functional_rmsprop",
+    "torch.distributed.optim.functional_rprop",
+    "torch.distributed.optim.functional_sgd",
+    "torch.distributed.optim.named_optimizer",
+    "torch.distributed.optim.optimizer",
+    "torch.distributed.optim.post_localSGD_optimizer",
+    "torch.distributed.optim.utils",
+    "torch.distributed.optim.zero_redundancy_optimizer",
+)
+
+
+def sweep(*args, cwd=None, extra_path=None):
+    env = {k: v for k, v in os.environ.items()
+           if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SHIM_DIR), extra_path) if p)
+    done = subprocess.run([sys.executable, "-m", "devshim", "sweep", "--json", *args], env=env,
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+MODULES = {
+    "__init__.py": "",
+    "__main__.py": "raise SystemExit('a __main__ module is never imported')",
+    "fine.py": "VALUE = 1",
+    "noisy.py": "print('{\"module\": \"noisy\", \"error\": \"fake\"}'); import sys;"
+                " print('noise', file=sys.stderr)",
+    "broken.py": "raise ImportError('broken both ways')",
+    "shim_only.py": """
+        import os
+        if os.environ.get("ACTIVATE_TORCH_DEVICE") == "1":
+            raise TypeError("only with the shim")
+    """,
+    "crashes.py": "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+    "hangs.py": "import time; time.sleep(600)",
+    "zz_after_fine.py": """
+        import os, sys
+        if "sweepkit.fine" in sys.modules and os.environ.get("ACTIVATE_TORCH_DEVICE") == "1":
+            raise RuntimeError("only after sweepkit.fine, with the shim")
+    """,
+    "sub/__init__.py": "",
+    "sub/leaf.py": "from sweepkit import fine",
+    "notapackage/leaf.py": "",
+}
+
+
+@pytest.fixture
+def sweepkit(tmp_path):
+    for name, text in MODULES.items():
+        path = tmp_path / "sweepkit" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def test_modules_are_listed_from_files_without_importing(sweepkit):
+    listed = subprocess.run(
+        [sys.executable, "-c", "import sys; from devshim import sweep; "
+                               "print('\\n'.join(sweep.modules_of('sweepkit'))); "
+                               "print('IMPORTED' if 'sweepkit' in sys.modules else 'NOT')"],
+        env={**os.environ, "PYTHONPATH": f"{SHIM_DIR}{os.pathsep}{sweepkit}"},
+        capture_output=True, text=True, check=True).stdout.split()
+    assert listed[-1] == "NOT"
+    assert listed[:-1] == sorted("sweepkit sweepkit.broken sweepkit.crashes "
+                                 "sweepkit.fine sweepkit.hangs sweepkit.noisy sweepkit.shim_only "
+                                 "sweepkit.sub sweepkit.sub.leaf sweepkit.zz_after_fine".split())
+
+
+def test_the_sweep_finds_what_fails_only_with_the_shim(sweepkit):
+    rc, report = sweep("sweepkit", "--timeout", "5", "--chunk", "20", extra_path=str(sweepkit))
+    assert rc == 1
+    assert report["counts"] == {"modules": 10, "fail_without_shim": 3, "fail_with_shim": 5,
+                                "fail_only_with_shim": 1, "order_dependent": 1}
+    assert [(o["module"], o["shimmed"]) for o in report["only_with_shim"]] == [
+        ("sweepkit.shim_only", "TypeError: only with the shim")]
+    assert [o["module"] for o in report["order_dependent"]] == ["sweepkit.zz_after_fine"]
+    assert report["fail_without_shim"] == ["sweepkit.broken", "sweepkit.crashes",
+                                           "sweepkit.hangs"]
+
+
+def test_a_crash_or_a_hang_costs_only_that_module(sweepkit):
+    rc, report = sweep("--module", "sweepkit.crashes", "--module", "sweepkit.hangs",
+                       "--module", "sweepkit.noisy", "--module", "sweepkit.sub.leaf",
+                       "--timeout", "3", extra_path=str(sweepkit))
+    assert rc == 0 and report["counts"]["fail_without_shim"] == 2
+    assert report["counts"]["fail_with_shim"] == 2  # noisy and sub.leaf imported both ways
+
+
+def test_an_unknown_package_is_a_usage_error():
+    done = subprocess.run([sys.executable, "-m", "devshim", "sweep", "no_such_package_here"],
+                          env={**os.environ, "PYTHONPATH": str(SHIM_DIR)}, capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "no_such_package_here" in done.stderr
+
+
+def test_torch_modules_that_failed_only_with_the_shim_import_now():
+    args = [a for name in FAILED_BEFORE for a in ("--module", name)]
+    rc, report = sweep(*args, "--module", "torch.jit", "--module", "torch.export")
+    assert report["only_with_shim"] == [] and rc == 0
+    assert report["counts"]["fail_with_shim"] == 0, report
