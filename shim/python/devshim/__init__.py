@@ -17,24 +17,26 @@ import os
 import sys
 
 __all__ = ["activate", "deactivate", "is_active", "requested_by_environment", "status",
-           "carried_apis", "raising_apis", "__version__"]
+           "carried_apis", "raising_apis", "after_import", "__version__"]
 __version__ = "0.2.0"
 
 _lock = _thread.RLock()
 _active = False
 _torch_patched = False
 _finder = None
+_after_import = {}  # module name -> callbacks to run once, right after that module has executed
 
 
-class _TorchImportHook:
-    """A meta-path finder (the protocol needs only ``find_spec``) for the name ``torch``.
-
-    Finds torch's spec with the finders after it and wraps its loader so the shim is applied
-    right after torch's module has executed; every other name is left to the others (None).
+class _ImportHook:
+    """A meta-path finder (the protocol needs only ``find_spec``) for the names of
+    ``_after_import``: ``torch`` (the shim is applied right after torch's module has executed)
+    and the modules of torch whose tables the patches must reach when they are loaded later
+    (devshim/machinery.py). Finds the spec with the finders after it and wraps its loader; every
+    other name is left to the others (None).
     """
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != "torch":
+        if fullname not in _after_import:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
@@ -47,7 +49,7 @@ class _TorchImportHook:
         loader = spec.loader
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
-        spec.loader = _PatchingLoader(loader)
+        spec.loader = _PatchingLoader(loader, fullname)
         return spec
 
     def invalidate_caches(self):
@@ -55,11 +57,12 @@ class _TorchImportHook:
 
 
 class _PatchingLoader:
-    """Delegates to torch's own loader (any other attribute too, e.g. get_resource_reader);
-    runs the shim once torch's module has executed."""
+    """Delegates to the module's own loader (any other attribute too, e.g. get_resource_reader);
+    runs the module's ``_after_import`` callbacks once it has executed."""
 
-    def __init__(self, loader):
+    def __init__(self, loader, name):
         self._loader = loader
+        self._name = name
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
@@ -69,7 +72,30 @@ class _PatchingLoader:
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        _on_torch_imported(module)
+        with _lock:
+            callbacks = _after_import.pop(self._name, ())
+        for callback in callbacks:
+            callback(module)
+
+
+def after_import(name, callback):
+    """Runs ``callback(module)`` once the module ``name`` has been imported: now if it is (fully)
+    imported, else right after it is. Callbacks are dropped by ``deactivate()``."""
+    with _lock:
+        module = sys.modules.get(name)
+        spec = getattr(module, "__spec__", None)
+        if module is None or getattr(spec, "_initializing", False):
+            _after_import.setdefault(name, []).append(callback)
+            _install_finder()
+            return
+    callback(module)
+
+
+def _install_finder():
+    global _finder
+    if _finder is None:
+        _finder = _ImportHook()
+        sys.meta_path.insert(0, _finder)
 
 
 def _on_torch_imported(torch_module):
@@ -89,7 +115,7 @@ def activate():
     Also sets PYTORCH_ENABLE_MPS_FALLBACK=1 unless it is set (torch reads it when it starts: MPS
     operators it lacks then run on the CPU), as the runner does for every process it starts.
     """
-    global _active, _finder
+    global _active
     with _lock:
         if _active:
             return
@@ -98,8 +124,8 @@ def activate():
         if "torch" in sys.modules:
             _on_torch_imported(sys.modules["torch"])
         else:
-            _finder = _TorchImportHook()
-            sys.meta_path.insert(0, _finder)
+            _after_import.setdefault("torch", []).append(_on_torch_imported)
+            _install_finder()
 
 
 def deactivate():
@@ -109,6 +135,7 @@ def deactivate():
         if _finder is not None and _finder in sys.meta_path:
             sys.meta_path.remove(_finder)
         _finder = None
+        _after_import.clear()
         if _torch_patched:
             from devshim import patches
 

@@ -1,5 +1,7 @@
 """``python -m devshim carried|status [--json]``: what the shim carries, and what it is doing;
-``python -m devshim sweep PACKAGE ...``: the import sweep (devshim/sweep.py, its own options).
+``python -m devshim sweep PACKAGE ...``: the import sweep (devshim/sweep.py, its own options);
+``python -m devshim conformance``: every patched API under torch's machinery
+(devshim/conformance.py).
 
 - ``carried --json``: {"carried": [...], "raises_not_implemented": [...]} (imports torch).
 - ``status --json``: devshim.status() after importing torch when it is importable, so that the
@@ -57,9 +59,13 @@ def main(argv=None) -> int:
         from devshim import sweep
 
         return sweep.main(argv[1:])
+    if argv[:1] == ["conformance"]:
+        from devshim import conformance
+
+        return conformance.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m devshim", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("carried", "status", "sweep"),
-                        help="sweep: see python -m devshim sweep --help")
+    parser.add_argument("command", choices=("carried", "status", "sweep", "conformance"),
+                        help="sweep, conformance: see python -m devshim <command> --help")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     if args.command == "carried":

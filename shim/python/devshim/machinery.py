@@ -13,10 +13,23 @@ original functions, devshim's wrappers, or both:
   as without devshim too: TorchScript never calls Python, so a ``device="cuda"`` written inside a
   scripted function is not redirected (docs/shim.md).
 - Dynamo's rule map (``torch._dynamo.trace_rules.get_torch_obj_rule_map``, built at the first
-  compile from torch's namespace as it is then): a wrapper found there is traced like the function
-  it replaced (in the graph, run at trace time, so the device is redirected); one not found is
-  inlined, and its frame introspection breaks the graph. ``reset_dynamo_rules`` empties the map
-  whenever the namespace changes (patching, unpatching), so it is rebuilt from what is there.
+  compile from torch's namespace as it is then, keyed by object): how to trace each torch
+  function (in the graph, inlined, skipped). ``dynamo_rules_patch`` makes the map hold both
+  identities of every wrapper whenever it is built: a wrapper is traced like the function it
+  wraps (kept in the graph as that function and run while tracing, so the device is redirected),
+  and an original reached through its wrapper too (``set_default_device`` is inlined, not skipped
+  as any other function of torch/__init__.py). The masquerade's replacements are taken out of
+  the map: Dynamo's rules for torch.cuda's own functions assume CUDA (it calls them with fake
+  tensors, expects CUDA tensors back); a replacement is traced as the Python function it is,
+  and runs eagerly where it cannot be traced (a graph break). ``torch._dynamo.trace_rules`` is
+  imported on the first compile, after the patches: the patch is installed then
+  (``devshim.after_import``).
+- Dynamo's device interface for CUDA (``torch._dynamo.device_interface.CudaInterface``, made when
+  Dynamo is imported, after the patches): it keeps ``torch.cuda.Event``, ``Stream``,
+  ``current_stream``, ... to recognise CUDA's streams and events in a graph. Holding the
+  masquerade's logical ones, it turned them into stream operators of the graph that crash
+  (``streams::record_event`` with no index). ``device_interface_patches`` gives it back torch's
+  own: the masquerade's streams and events are then traced as the Python objects they are.
 - ``torch.overrides``' tables (``get_ignored_functions``, ``get_testing_overrides``,
   ``_get_overridable_functions``, ``_get_tensor_methods``, each cached on first use):
   ``overrides_patches`` makes each hold both identities of every patched function, whenever it is
@@ -30,11 +43,11 @@ A pair is (original, replacement) of one installed patch (devshim/patching.py ``
 from __future__ import annotations
 
 import functools
-import sys
 
 from devshim.patching import Patch, wraps
 
-__all__ = ["sync_builtins", "unsync_builtins", "reset_dynamo_rules", "overrides_patches"]
+__all__ = ["sync_builtins", "unsync_builtins", "dynamo_rules_patch", "device_interface_patches",
+           "overrides_patches"]
 
 _registered: dict[int, object] = {}  # id(replacement) -> replacement, entries we added
 
@@ -55,14 +68,6 @@ def unsync_builtins(torch) -> None:
     for key in _registered:
         table.pop(key, None)
     _registered.clear()
-
-
-def reset_dynamo_rules() -> None:
-    """Dynamo rebuilds its rule map from torch's namespace at its next lookup (if it was built)."""
-    rules = sys.modules.get("torch._dynamo.trace_rules")
-    builder = getattr(rules, "get_torch_obj_rule_map", None)
-    if builder is not None and hasattr(builder, "cache_clear"):
-        builder.cache_clear()
 
 
 def _with_both_identities(table, twins):
@@ -113,6 +118,34 @@ def overrides_patches(torch, pairs) -> list[Patch]:
     return [Patch(overrides, name, _augmenting(twins, pick), ())
             for name, pick in builders if isinstance(getattr(overrides, name, None),
                                                      functools._lru_cache_wrapper)]
+
+
+def dynamo_rules_patch(trace_rules, wrapped, replaced) -> Patch:
+    """The patch of Dynamo's rule-map builder: the map holds both identities of every
+    ``wrapped`` pair and none of the ``replaced`` replacements."""
+    drop = _Twins([(new, new) for _, new in replaced])
+
+    def pick(rules):
+        for key in [k for k in rules if k in drop]:
+            del rules[key]
+        return (rules,)
+
+    return Patch(trace_rules, "get_torch_obj_rule_map", _augmenting(_Twins(wrapped), pick), ())
+
+
+def device_interface_patches(device_interface, replaced) -> list[Patch]:
+    """Patches of Dynamo's CUDA device interface: each attribute that holds one of the
+    ``replaced`` replacements (as is, or as a staticmethod) holds torch's original again."""
+    interface = getattr(device_interface, "CudaInterface", None)
+    originals = {id(new): original for original, new in replaced}
+    patches = []
+    for name, value in list(vars(interface).items()) if interface is not None else ():
+        static = isinstance(value, staticmethod)
+        original = originals.get(id(value.__func__ if static else value))
+        if original is not None:
+            back = staticmethod(original) if static else original
+            patches.append(Patch(interface, name, lambda current, back=back: back, ()))
+    return patches
 
 
 class _Twins:

@@ -139,6 +139,7 @@ def apply(torch):
         hardware = runtime.probe_hardware(torch)
         runtime.configure(hardware, _settings.policy, _settings.allow_redirects, torch.device)
         record.set_internal_dirs(os.path.dirname(os.path.abspath(torch.__file__)))
+        record.compiling = getattr(getattr(torch, "compiler", None), "is_compiling", bool)
         logger.debug("hardware %s, policy %s, mode %s, a 'cuda' request lands on %s",
                      hardware, runtime.policy, runtime.mode, runtime.used)
         if _settings.record_path and not _atexit_registered:
@@ -155,6 +156,7 @@ def apply(torch):
             placed.reset()
             streams.reset()
             record._first_hit_listeners[:] = [cuda_masquerade.note_first_use]
+        wrapped, replaced = [], []  # (original, new): REDIRECT wrappers, MASQUERADE replacements
         for patch in plan(torch):
             if patch.when == REDIRECT or (patch.when == MASQUERADE and runtime.masquerading):
                 try:
@@ -162,25 +164,49 @@ def apply(torch):
                 except Exception as e:  # one torch attribute must not stop the program
                     logger.error("could not patch %s: %s: %s", ", ".join(patch.apis),
                                  type(e).__name__, e)
-        _hide_from_machinery(torch)
+                    continue
+                _, _, original, new = patching.installed()[-1]
+                if original is not patching.MISSING:
+                    (wrapped if patch.when == REDIRECT else replaced).append((original, new))
+        _hide_from_machinery(torch, wrapped, replaced)
 
 
-def _hide_from_machinery(torch):
+def _hide_from_machinery(torch, wrapped, replaced):
     """torch's own tables see each patched function as the one it replaced
-    (devshim/machinery.py)."""
-    pairs = [(original, new) for _, _, original, new in patching.installed()
-             if original is not patching.MISSING]
+    (devshim/machinery.py). ``wrapped``: (original, wrapper) of the patches that call what they
+    replace (REDIRECT); ``replaced``: (original, replacement) of the masquerade's, which answer
+    instead of it."""
+    pairs = wrapped + replaced
     try:
         machinery.sync_builtins(torch, pairs)
     except Exception as e:  # another torch version: TorchScript keeps its own view
         logger.error("TorchScript's builtin table: %s: %s", type(e).__name__, e)
     for patch in machinery.overrides_patches(torch, pairs):
-        try:
-            patching.install(patch)
-        except Exception as e:
-            logger.error("could not patch torch.overrides.%s: %s: %s", patch.name,
-                         type(e).__name__, e)
-    machinery.reset_dynamo_rules()
+        _install_quietly(patch)
+
+    def on_dynamo(trace_rules):
+        with _lock:
+            if _applied and hasattr(trace_rules, "get_torch_obj_rule_map"):
+                _install_quietly(machinery.dynamo_rules_patch(trace_rules, wrapped, replaced))
+
+    def on_device_interface(device_interface):
+        with _lock:
+            if _applied:
+                for patch in machinery.device_interface_patches(device_interface, replaced):
+                    _install_quietly(patch)
+
+    import devshim
+
+    devshim.after_import("torch._dynamo.trace_rules", on_dynamo)
+    devshim.after_import("torch._dynamo.device_interface", on_device_interface)
+
+
+def _install_quietly(patch):
+    try:
+        patching.install(patch)
+    except Exception as e:  # another torch version: that table keeps its own view
+        logger.error("could not patch %s.%s: %s: %s", getattr(patch.owner, "__name__", "?"),
+                     patch.name, type(e).__name__, e)
 
 
 def refresh_from_environ():
@@ -213,9 +239,9 @@ def remove():
         torch = sys.modules.get("torch")
         if torch is not None:
             machinery.unsync_builtins(torch)
-        machinery.reset_dynamo_rules()
         record.drop_site_caches()
         record._first_hit_listeners[:] = []
+        record.compiling = bool
         _applied = False
 
 

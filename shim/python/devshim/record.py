@@ -50,6 +50,7 @@ _kept_codes = []  # every code object whose id() is a key above: kept alive, so 
 _internal_dirs = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
 _lock = threading.Lock()
 _first_hit_listeners = []  # called with the api on the first hit of every new row
+compiling = bool  # torch.compiler.is_compiling once torch is patched (compiling() is False)
 # A row: [count, api, requested, used, file, line, function]
 
 
@@ -102,8 +103,12 @@ def hit(api: str, requested, used: str, depth: int = 2) -> None:
 
     Must be called directly by the function the program called: the call site is looked for from
     ``depth`` frames up (2: the caller of hit's caller). ``requested`` is the request as given
-    (None: no device given) and must be hashable.
+    (None: no device given) and must be hashable. Counts nothing while Dynamo traces the caller
+    (torch.compile, torch.export): a traced frame is not a call site, and frame introspection
+    would break the graph.
     """
+    if compiling():
+        return
     try:
         f = _getframe(depth)
     except ValueError:  # called from C with no Python caller

@@ -34,6 +34,7 @@ masquerading = True
 default_device: str | None = None
 override = False
 _request_types: tuple = (str, int)  # and torch.device, once configure() is given it
+device_class: type | None = None  # torch.device, once configure() is given it
 _lock = threading.Lock()
 
 
@@ -46,14 +47,15 @@ def probe_hardware(torch) -> Hardware:
 
 
 def configure(hw: Hardware, policy_name: str = "default", allow_redirects: bool = False,
-              device_class: type | None = None) -> None:
-    """Binds the policy to ``hw`` and resets the override and the cache. ``device_class``
+              torch_device: type | None = None) -> None:
+    """Binds the policy to ``hw`` and resets the override and the cache. ``torch_device``
     (torch.device) is a request type besides strings and ordinals."""
     global hardware, policy, mode, used, used_type, masquerading, default_device, override
-    global _request_types
+    global _request_types, device_class
     with _lock:
-        if device_class is not None:
-            _request_types = (str, int, device_class)
+        if torch_device is not None:
+            _request_types = (str, int, torch_device)
+            device_class = torch_device
         hardware, policy, override = hw, policy_name, False
         cache.clear()
         mode = "passthrough" if hw.accelerator == "cuda" and not allow_redirects else "redirect"
@@ -102,6 +104,13 @@ def resolve_uncached(device) -> str | None:
             except TypeError:  # unhashable request: answer without caching
                 pass
     return result
+
+
+# A pure function of its argument and this activation's policy, hardware and override: Dynamo
+# (torch.compile) calls it while tracing and keeps the answer as a constant of the graph, instead of
+# tracing into it (its lock would break the graph). torch._dynamo's own assume_constant_result sets
+# this attribute; importing torch._dynamo to call it would cost every process.
+resolve_uncached._dynamo_marked_constant = True
 
 
 def redirect(device) -> str | None:

@@ -9,6 +9,11 @@ documented in other words (``scalar_tensor``, ``normal``, ``fft.fftfreq``, ...).
 device. While the device used is not CUDA, ``pin_memory=True`` is dropped (pinned memory exists
 for CUDA copies) and the result is marked as pinned (devshim/pinning.py).
 
+Under Dynamo (torch.compile, torch.export), a wrapper that it traces through (rather than keeps
+in the graph as the function it replaced, devshim/machinery.py) still redirects, but counts
+nothing and tracks no placed tensor: a traced frame is not a call site, and frames and weak
+references would break the graph (``record.compiling``, asked only when a request is rewritten).
+
 The hot path of every wrapper here is a dict lookup in ``runtime.cache`` and, only when the
 request is rewritten, the record's count — inlined in the factories and ``.to`` (a frame, an
 int-keyed dict lookup, three identity checks; see record.SiteCache). The wrappers call the
@@ -55,6 +60,7 @@ def _factory(api, inject_default):
         drop_pinning = runtime.masquerading
         track = placed.wanted()
         used_device = runtime.used
+        compiling = record.compiling
 
         @wraps(original)
         def factory(*args, **kwargs):
@@ -65,7 +71,7 @@ def _factory(api, inject_default):
                     used = cache[device]
                 except (KeyError, TypeError):
                     used = resolve(device)
-                if used is not None:
+                if used is not None and not compiling():
                     kwargs["device"] = used
                     placing = track
                     # record.hit, inlined (see record.SiteCache)
@@ -78,6 +84,8 @@ def _factory(api, inject_default):
                         e[3][0] += 1
                     else:
                         count(f, device, used)
+                elif used is not None:
+                    kwargs["device"] = used
             elif default is not None:
                 kwargs["device"] = default
                 hit(api, None, default)
@@ -120,6 +128,8 @@ def _to(api):
 
         track = placed.track_module if api == "torch.nn.Module.to" else placed.track
         counting = placed.wanted()
+        compiling = record.compiling
+        device_class = runtime.device_class
 
         @wraps(original)
         def to(self, *args, **kwargs):
@@ -127,15 +137,16 @@ def _to(api):
             if args:
                 first = args[0]
                 kind = type(first)
-                if kind is str or kind is int or kind.__name__ == "device":
+                if kind is str or kind is int or kind is device_class:
                     try:
                         used = cache[first]
                     except (KeyError, TypeError):
                         used = resolve(first)
                     if used is not None:
                         args = (used,) + args[1:]
-                        count(first, used)
-                        placing = counting
+                        if not compiling():
+                            count(first, used)
+                            placing = counting
             if kwargs:
                 device = kwargs.get("device")
                 if device is not None:
@@ -145,8 +156,9 @@ def _to(api):
                         used = resolve(device)
                     if used is not None:
                         kwargs["device"] = used
-                        count(device, used)
-                        placing = counting
+                        if not compiling():
+                            count(device, used)
+                            placing = counting
             if placing:
                 result = original(self, *args, **kwargs)
                 track(result)
@@ -186,7 +198,7 @@ def _tensor_cuda(tensor_to, preserve_format):
                 return original(self, device, non_blocking, memory_format=memory_format)
             hit("torch.Tensor.cuda", requested, used)
             result = tensor_to(self, used, non_blocking=non_blocking, memory_format=memory_format)
-            if counting:
+            if counting and not record.compiling():
                 placed.track(result)
             return result
 
@@ -209,7 +221,7 @@ def _module_cuda(module_to):
                 return original(self, device)
             hit("torch.nn.Module.cuda", requested, used)
             result = module_to(self, used)
-            if counting:
+            if counting and not record.compiling():
                 placed.track_module(self)
             return result
 
