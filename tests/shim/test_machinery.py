@@ -238,3 +238,18 @@ def test_jit_load_of_an_archive_saved_on_cuda(shim, map_location, tmp_path):
     if map_location is None:
         assert {(r["requested"], r["used"]) for r in record.rows()
                 if r["api"] == "torch.jit.load"} == {("cuda", "cpu")}
+
+
+def test_compiled_graphs_name_torchs_functions_not_devshims(shim):
+    # Dynamo reads _torchdynamo_inline when it builds its rule map from names: the wrappers' twins
+    # for tracing must not end up in graphs as their targets.
+    codes = []
+
+    def backend(gm, example_inputs):
+        codes.append(gm.code)
+        return gm
+
+    x = torch.ones(2)
+    assert torch.equal(torch.compile(OnCuda(), fullgraph=True, backend=backend)(x), 2 * x)
+    assert codes and "devshim" not in codes[0] and "torch.zeros" in codes[0]
+    assert torch.equal(torch.zeros._torchdynamo_inline(2, device="cuda"), torch.zeros(2))

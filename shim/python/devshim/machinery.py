@@ -122,12 +122,24 @@ def overrides_patches(torch, pairs) -> list[Patch]:
 
 def dynamo_rules_patch(trace_rules, wrapped, replaced) -> Patch:
     """The patch of Dynamo's rule-map builder: the map holds both identities of every
-    ``wrapped`` pair and none of the ``replaced`` replacements."""
+    ``wrapped`` pair and none of the ``replaced`` replacements.
+
+    Dynamo reads a function's ``_torchdynamo_inline`` when it builds the map from names, so a
+    wrapper with a twin for tracing (devshim/tensors.py) comes in as its twin: the twin's rule
+    goes to the wrapper and the original instead (the graph then calls ``torch.zeros``, the
+    wrapper, not devshim's twin)."""
     drop = _Twins([(new, new) for _, new in replaced])
+    twins = [(getattr(new, "_torchdynamo_inline", None), original, new)
+             for original, new in wrapped]
 
     def pick(rules):
         for key in [k for k in rules if k in drop]:
             del rules[key]
+        for twin, original, new in twins:
+            if twin is not None and twin in rules:
+                rule = rules.pop(twin)
+                rules.setdefault(new, rule)
+                rules.setdefault(original, rule)
         return (rules,)
 
     return Patch(trace_rules, "get_torch_obj_rule_map", _augmenting(_Twins(wrapped), pick), ())

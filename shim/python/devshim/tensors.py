@@ -9,10 +9,12 @@ documented in other words (``scalar_tensor``, ``normal``, ``fft.fftfreq``, ...).
 device. While the device used is not CUDA, ``pin_memory=True`` is dropped (pinned memory exists
 for CUDA copies) and the result is marked as pinned (devshim/pinning.py).
 
-Under Dynamo (torch.compile, torch.export), a wrapper that it traces through (rather than keeps
-in the graph as the function it replaced, devshim/machinery.py) still redirects, but counts
-nothing and tracks no placed tensor: a traced frame is not a call site, and frames and weak
-references would break the graph (``record.compiling``, asked only when a request is rewritten).
+Under Dynamo (torch.compile, torch.export) a wrapper is kept in the graph as the function it
+replaced and run as it is while tracing (devshim/machinery.py). Where Dynamo would trace through
+a factory or ``.to`` instead, it traces their ``_torchdynamo_inline`` twin (Dynamo's own
+attribute for a function that stands for another): the same redirection without the count and
+the placed tensors, whose frames and weak references would break the graph. The twin costs the
+eager call nothing.
 
 The hot path of every wrapper here is a dict lookup in ``runtime.cache`` and, only when the
 request is rewritten, the record's count — inlined in the factories and ``.to`` (a frame, an
@@ -60,7 +62,6 @@ def _factory(api, inject_default):
         drop_pinning = runtime.masquerading
         track = placed.wanted()
         used_device = runtime.used
-        compiling = record.compiling
 
         @wraps(original)
         def factory(*args, **kwargs):
@@ -71,7 +72,7 @@ def _factory(api, inject_default):
                     used = cache[device]
                 except (KeyError, TypeError):
                     used = resolve(device)
-                if used is not None and not compiling():
+                if used is not None:
                     kwargs["device"] = used
                     placing = track
                     # record.hit, inlined (see record.SiteCache)
@@ -84,8 +85,6 @@ def _factory(api, inject_default):
                         e[3][0] += 1
                     else:
                         count(f, device, used)
-                elif used is not None:
-                    kwargs["device"] = used
             elif default is not None:
                 kwargs["device"] = default
                 hit(api, None, default)
@@ -99,6 +98,17 @@ def _factory(api, inject_default):
                 return result
             return original(*args, **kwargs)
 
+        def traced(*args, **kwargs):
+            device = kwargs.get("device")
+            if device is not None:
+                used = runtime.redirect(device)
+                if used is not None:
+                    kwargs["device"] = used
+            elif default is not None:
+                kwargs["device"] = default
+            return original(*args, **kwargs)
+
+        factory._torchdynamo_inline = traced
         return factory
 
     return make
@@ -128,7 +138,6 @@ def _to(api):
 
         track = placed.track_module if api == "torch.nn.Module.to" else placed.track
         counting = placed.wanted()
-        compiling = record.compiling
         device_class = runtime.device_class
 
         @wraps(original)
@@ -144,9 +153,8 @@ def _to(api):
                         used = resolve(first)
                     if used is not None:
                         args = (used,) + args[1:]
-                        if not compiling():
-                            count(first, used)
-                            placing = counting
+                        count(first, used)
+                        placing = counting
             if kwargs:
                 device = kwargs.get("device")
                 if device is not None:
@@ -156,15 +164,27 @@ def _to(api):
                         used = resolve(device)
                     if used is not None:
                         kwargs["device"] = used
-                        if not compiling():
-                            count(device, used)
-                            placing = counting
+                        count(device, used)
+                        placing = counting
             if placing:
                 result = original(self, *args, **kwargs)
                 track(result)
                 return result
             return original(self, *args, **kwargs)
 
+        def traced(self, *args, **kwargs):
+            if args and type(args[0]) in (str, int, device_class):
+                used = runtime.redirect(args[0])
+                if used is not None:
+                    args = (used,) + args[1:]
+            device = kwargs.get("device")
+            if device is not None:
+                used = runtime.redirect(device)
+                if used is not None:
+                    kwargs["device"] = used
+            return original(self, *args, **kwargs)
+
+        to._torchdynamo_inline = traced
         return to
 
     return make
