@@ -97,3 +97,26 @@ def test_autocast_training_with_scaler_runs(shim):
     scaler.step(opt)
     scaler.update()
     assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_autocast_state_of_cuda_answers_for_the_device_used(shim):
+    # Lightning's FSDP precision asks the deprecated torch.get_autocast_gpu_dtype() inside an
+    # autocast("cuda", dtype=bfloat16) block (tests_pytorch/plugins/precision/test_fsdp.py).
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        assert torch.get_autocast_gpu_dtype() == torch.get_autocast_dtype("cuda") == torch.bfloat16
+        assert torch.is_autocast_enabled()
+    cuda_dtype = torch.get_autocast_dtype("cuda")
+    cpu_dtype = torch.get_autocast_dtype("cpu")
+    try:
+        torch.set_autocast_gpu_dtype(torch.float16)
+        assert torch.get_autocast_gpu_dtype() == torch.get_autocast_dtype("cuda") == torch.float16
+        with torch.autocast("cuda"):  # without a dtype: the one set for CUDA
+            assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.float16
+        torch.set_autocast_dtype("cuda", torch.bfloat16)
+        assert torch.get_autocast_dtype("cuda") == torch.bfloat16
+        torch.set_autocast_enabled("cuda", True)
+        assert torch.is_autocast_enabled("cuda") and torch.is_autocast_enabled("cpu")
+    finally:
+        torch.set_autocast_enabled("cuda", False)
+        torch.set_autocast_dtype("cpu", cpu_dtype)
+        torch.set_autocast_dtype("cuda", cuda_dtype)

@@ -10,9 +10,13 @@
 - GradScaler: its ``device`` (default "cuda") goes through the policy; torch's own CPU and MPS
   GradScaler then do the work (``scale``, ``unscale_``, ``step``, ``update`` and the inf/NaN
   checks have CPU kernels), so a scaled training step gives what an unscaled one does.
-- While the device used is not CUDA, ``torch.is_autocast_enabled()`` / ``("cuda")`` and
-  ``torch.get_autocast_dtype("cuda")`` answer for the device used, so code that asks inside a
-  redirected ``autocast("cuda")`` block sees it enabled.
+- While the device used is not CUDA, ``torch.is_autocast_enabled()`` / ``("cuda")``,
+  ``torch.get_autocast_dtype("cuda")`` and the deprecated ``torch.get_autocast_gpu_dtype()``
+  answer for the device used, so code that asks inside a redirected ``autocast("cuda")`` block
+  sees it enabled, with its dtype. ``torch.set_autocast_dtype("cuda", dtype)`` (and
+  ``set_autocast_gpu_dtype``) set both CUDA's dtype, which a later ``autocast("cuda")`` without a
+  dtype takes, and the device used's, which the getters read; ``torch.set_autocast_enabled("cuda",
+  flag)`` (and its one-argument form, which means CUDA) sets the device used's.
 
 The patches are on the classes' ``__init__`` (not replacements of the classes), so subclasses —
 torch.cuda.amp's among them — and ``isinstance`` checks keep working.
@@ -89,6 +93,50 @@ def _cuda_query(api):
     return make
 
 
+def _unpatched(fn):
+    """torch's own function even when ``plan`` runs while the shim is active."""
+    return getattr(fn, "__wrapped__", fn)
+
+
+def _gpu_dtype(get_autocast_dtype):
+    """``torch.get_autocast_gpu_dtype()`` (CUDA's, deprecated): the device used's."""
+
+    def make(original):
+        @wraps(original)
+        def get_autocast_gpu_dtype():
+            record.hit("torch.get_autocast_gpu_dtype", "cuda", runtime.used_type)
+            return get_autocast_dtype(runtime.used_type)
+
+        return get_autocast_gpu_dtype
+
+    return make
+
+
+def _cuda_setter(api, set_autocast_dtype):
+    """``set_autocast_dtype("cuda", d)``, ``set_autocast_gpu_dtype(d)``,
+    ``set_autocast_enabled("cuda", flag)`` / ``(flag)``: the device used's state (see above)."""
+
+    def make(original):
+        @wraps(original)
+        def setter(*args, **kwargs):
+            if api == "torch.set_autocast_gpu_dtype" or (
+                    api == "torch.set_autocast_enabled" and len(args) + len(kwargs) == 1):
+                args = ("cuda",) + args  # CUDA's, in the one-argument form
+            elif not args and "device_type" in kwargs:
+                args = (kwargs.pop("device_type"),)
+            if not args or args[0] != "cuda":
+                return original(*args, **kwargs)
+            record.hit(api, "cuda", runtime.used_type)
+            if api == "torch.set_autocast_enabled":
+                return original(runtime.used_type, *args[1:], **kwargs)
+            set_autocast_dtype("cuda", *args[1:], **kwargs)
+            return set_autocast_dtype(runtime.used_type, *args[1:], **kwargs)
+
+        return setter
+
+    return make
+
+
 def plan(torch):
     autocast = torch.amp.autocast_mode.autocast
     patches = [
@@ -100,5 +148,14 @@ def plan(torch):
     for name in ("is_autocast_enabled", "get_autocast_dtype"):
         if hasattr(torch, name):
             patches.append(Patch(torch, name, _cuda_query(f"torch.{name}"), (f"torch.{name}",),
-                                 when=MASQUERADE))
+                                 when=MASQUERADE, calls_original=True))
+    get_dtype = _unpatched(getattr(torch, "get_autocast_dtype", None))
+    set_dtype = _unpatched(getattr(torch, "set_autocast_dtype", None))
+    if hasattr(torch, "get_autocast_gpu_dtype") and get_dtype is not None:
+        patches.append(Patch(torch, "get_autocast_gpu_dtype", _gpu_dtype(get_dtype),
+                             ("torch.get_autocast_gpu_dtype",), when=MASQUERADE))
+    for name in ("set_autocast_dtype", "set_autocast_gpu_dtype", "set_autocast_enabled"):
+        if hasattr(torch, name) and set_dtype is not None:
+            patches.append(Patch(torch, name, _cuda_setter(f"torch.{name}", set_dtype),
+                                 (f"torch.{name}",), when=MASQUERADE, calls_original=True))
     return patches

@@ -57,6 +57,17 @@ TENSOR_ONLY = ("trace", "export")  # machineries that need tensors out
 # Samples of the APIs whose call cannot be derived from their name: a body with "{d}" (and
 # "{legacy}") for both forms, or {"cuda": body, "cpu": body}.
 SAMPLES = {
+    "torch.set_autocast_dtype": """
+        old = torch.get_autocast_dtype('{d}')
+        torch.set_autocast_dtype('{d}', torch.float16)
+        y = str(torch.get_autocast_dtype('{d}'))
+        torch.set_autocast_dtype('{d}', old)
+        return y""",
+    "torch.set_autocast_enabled": """
+        torch.set_autocast_enabled('{d}', True)
+        y = torch.is_autocast_enabled('{d}')
+        torch.set_autocast_enabled('{d}', False)
+        return y""",
     "torch.arange": "return torch.arange(4, device='{d}')",
     "torch.as_tensor": "return torch.as_tensor([1.0, 2.0], device='{d}')",
     "torch.asarray": "return torch.asarray([1.0, 2.0], device='{d}')",
@@ -187,6 +198,13 @@ SAMPLES = {
 # The masquerade (torch.cuda, torch.accelerator & co. answering for the device used): a "cuda"
 # form only, since without devshim nothing on the CPU says the same.
 CUDA_ONLY = {
+    "torch.get_autocast_gpu_dtype": "return str(torch.get_autocast_gpu_dtype())",
+    "torch.set_autocast_gpu_dtype": """
+        old = torch.get_autocast_gpu_dtype()
+        torch.set_autocast_gpu_dtype(torch.float16)
+        y = str(torch.get_autocast_gpu_dtype())
+        torch.set_autocast_gpu_dtype(old)
+        return y""",
     "torch.accelerator.current_accelerator": "return str(torch.accelerator.current_accelerator())",
     "torch.accelerator.current_device_idx": "return torch.accelerator.current_device_idx()",
     "torch.accelerator.current_device_index": "return torch.accelerator.current_device_index()",

@@ -156,7 +156,7 @@ def apply(torch):
             placed.reset()
             streams.reset()
             record._first_hit_listeners[:] = [cuda_masquerade.note_first_use]
-        wrapped, replaced = [], []  # (original, new): REDIRECT wrappers, MASQUERADE replacements
+        wrapped, replaced = [], []  # (original, new): wrappers, replacements (Patch.wraps_original)
         for patch in plan(torch):
             if patch.when == REDIRECT or (patch.when == MASQUERADE and runtime.masquerading):
                 try:
@@ -167,15 +167,14 @@ def apply(torch):
                     continue
                 _, _, original, new = patching.installed()[-1]
                 if original is not patching.MISSING:
-                    (wrapped if patch.when == REDIRECT else replaced).append((original, new))
+                    (wrapped if patch.wraps_original else replaced).append((original, new))
         _hide_from_machinery(torch, wrapped, replaced)
 
 
 def _hide_from_machinery(torch, wrapped, replaced):
     """torch's own tables see each patched function as the one it replaced
     (devshim/machinery.py). ``wrapped``: (original, wrapper) of the patches that call what they
-    replace (REDIRECT); ``replaced``: (original, replacement) of the masquerade's, which answer
-    instead of it."""
+    replace; ``replaced``: (original, replacement) of those that answer instead of it."""
     pairs = wrapped + replaced
     try:
         machinery.sync_builtins(torch, pairs)

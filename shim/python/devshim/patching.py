@@ -56,6 +56,9 @@ class Patch:
     ``when``: REDIRECT (whenever the shim redirects) or MASQUERADE (only while torch.cuda answers
     for a device that is not CUDA). ``kind``: CARRIES, or RAISES for a NotImplementedError.
     ``target``: ATTRIBUTE, or CONSTRUCTOR for a C type's constructor replaced in place.
+    ``calls_original``: whether the replacement calls what it replaces (a wrapper, which torch's
+    machinery may treat as the original: devshim/machinery.py) or answers instead of it; None
+    means "when == REDIRECT" (the policy's wrappers call torch; the masquerade answers for it).
     """
 
     owner: Any
@@ -65,6 +68,11 @@ class Patch:
     when: str = REDIRECT
     kind: str = CARRIES
     target: str = ATTRIBUTE
+    calls_original: bool | None = None
+
+    @property
+    def wraps_original(self) -> bool:
+        return self.when == REDIRECT if self.calls_original is None else self.calls_original
 
 
 _lock = threading.RLock()
