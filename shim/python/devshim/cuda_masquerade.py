@@ -76,7 +76,11 @@ def _requested(device) -> str:
 
 
 def _note(api, device=None) -> None:
-    """Records a call of ``api`` made by the program (calls from inside torch are not recorded)."""
+    """Records a call of ``api`` made by the program (calls from inside torch are not recorded,
+    nor calls while Dynamo traces: its own stream bookkeeping asks for the current stream in
+    every compiled module, and a frame lookup there would break the graph)."""
+    if record.compiling():
+        return
     caller = _getframe(2)
     if caller.f_code.co_filename.startswith(_torch_dir):
         return
