@@ -127,19 +127,92 @@ std::string torch_call_in(std::string_view code) {
   return "";
 }
 
-// An assertion comparing a device the shim used (cpu, mps) with a CUDA one, as pytest and
-// unittest word it: "assert device(type='cpu') == device(type='cuda', index=0)",
-// "device(type='cpu') != device(type='cuda', index=0)", "assert 'cpu' == 'cuda:64'",
-// "assert 'cpu' in ['cuda', 'mps', ...]". Only the message's first line is read (pytest's
-// "+  where" explanation lines follow it).
-bool device_identity_assertion(std::string_view exception, std::string_view message) {
-  if (exception.find("AssertionError") == std::string_view::npos) return false;
-  const std::string_view first = message.substr(0, message.find('\n'));
-  auto has = [&](std::string_view n) { return first.find(n) != std::string_view::npos; };
-  const bool used =
-      has("device(type='cpu'") || has("device(type='mps'") || has("'cpu'") || has("'mps'");
-  const bool cuda = has("device(type='cuda'") || has("'cuda'") || has("'cuda:");
-  return used && cuda;
+// The lines of text, without their line ends.
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back(line);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return out;
+}
+
+// pytest's last block of `E` lines, each without its "E" and indentation; empty when none.
+std::vector<std::string_view> pytest_e_lines(std::string_view traceback) {
+  std::vector<std::string_view> block;
+  bool in_block = false;
+  for (std::string_view line : lines_of(traceback)) {
+    const bool e_line =
+        !line.empty() && line.front() == 'E' && (line.size() == 1 || line[1] == ' ');
+    if (!e_line) {
+      in_block = false;
+      continue;
+    }
+    if (!in_block) block.clear();
+    in_block = true;
+    if (const std::string_view t = trim(line.substr(1)); !t.empty()) block.push_back(t);
+  }
+  return block;
+}
+
+// Python's traceback format: the exception's lines after the last frame ("  File ..." and the
+// indented source lines under it); empty when there is no frame.
+std::vector<std::string_view> python_exception_lines(std::string_view traceback) {
+  const std::vector<std::string_view> lines = lines_of(traceback);
+  std::size_t last_frame = lines.size();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("  File \"", 0) == 0) last_frame = i;
+  }
+  std::vector<std::string_view> out;
+  if (last_frame == lines.size()) return out;
+  std::size_t i = last_frame + 1;
+  while (i < lines.size() && (lines[i].empty() || lines[i].front() == ' ')) ++i;
+  for (; i < lines.size(); ++i) out.push_back(lines[i]);
+  while (!out.empty() && trim(out.back()).empty()) out.pop_back();
+  return out;
+}
+
+bool has(std::string_view text, std::string_view needle) {
+  return text.find(needle) != std::string_view::npos;
+}
+
+// A device object of the device the shim used, as pytest and unittest print one.
+bool names_used_device_object(std::string_view line) {
+  return has(line, "device(type='cpu'") || has(line, "device(type='mps'") ||
+         has(line, "torch.device'>:cpu") || has(line, "torch.device'>:mps");
+}
+bool names_cuda_device_object(std::string_view line) {
+  return has(line, "device(type='cuda'") || has(line, "torch.device'>:cuda");
+}
+
+// Which named device gap an AssertionError is, from its explanation (failure_explanation):
+// kGapDeviceIdentity when its assertion compares device objects, the device used with a CUDA
+// one; kGapDeviceType when it compares device type strings or reads the type or index of a
+// device the shim used (pytest's "+ where" lines); empty otherwise.
+std::string_view device_gap(std::string_view exception, std::string_view explanation) {
+  if (!has(exception, "AssertionError")) return {};
+  const std::vector<std::string_view> lines = lines_of(explanation);
+  const std::string_view assertion = lines.front();
+  if (names_used_device_object(assertion) && names_cuda_device_object(assertion)) {
+    return kGapDeviceIdentity;
+  }
+  const bool used_string = has(assertion, "'cpu'") || has(assertion, "'mps'");
+  const bool cuda_string = has(assertion, "'cuda'") || has(assertion, "'cuda:");
+  if (used_string && cuda_string) return kGapDeviceType;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::string_view l = lines[i];
+    if (has(l, ").is_cuda")) return kGapDeviceType;  // "+  where False = tensor(...).is_cuda"
+    if (names_used_device_object(l) && (has(l, ").type") || has(l, ").index"))) {
+      return kGapDeviceType;
+    }
+  }
+  return {};
 }
 
 constexpr std::array<std::string_view, 4> kCudaInitFailures = {
@@ -171,6 +244,50 @@ std::string module_of_file(std::string_view file) {
     rel.resize(rel.size() - 9);
   std::replace(rel.begin(), rel.end(), '/', '.');
   return rel;
+}
+
+std::string failure_explanation(std::string_view message, std::string_view traceback) {
+  std::vector<std::string_view> lines = pytest_e_lines(traceback);
+  if (lines.empty()) lines = python_exception_lines(traceback);
+  if (lines.empty()) return std::string(message);
+  // The exception's name off the first line: "AssertionError: assert x", or "AssertionError:"
+  // alone with the message on the lines below.
+  std::string_view& first = lines.front();
+  if (const std::string_view name = exception_prefix(first); !name.empty()) {
+    first.remove_prefix(name.size() + 2);
+  } else if (!first.empty() && first.back() == ':' &&
+             exception_prefix(std::string(first) + " ").size() + 1 == first.size()) {
+    lines.erase(lines.begin());
+  }
+  std::string out;
+  for (std::string_view line : lines) {
+    if (out.empty() && line.empty()) continue;
+    out += (out.empty() ? "" : "\n") + std::string(line);
+  }
+  return out.empty() ? std::string(message) : out;
+}
+
+namespace {
+
+// The test framework's and the import machinery's own files: not where an error happened.
+bool is_framework_file(std::string_view file) {
+  static constexpr std::array<std::string_view, 9> kFramework = {
+      "/_pytest/", "/pluggy/",       "/unittest/",          "<frozen ", "/importlib/", "/runpy.py",
+      "/pytest/",  "devshim_zygote", "/site-packages/py.py"};
+  return std::any_of(kFramework.begin(), kFramework.end(),
+                     [&](std::string_view f) { return file.find(f) != std::string_view::npos; }) ||
+         file.rfind("<frozen", 0) == 0;
+}
+
+}  // namespace
+
+std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::size_t n) {
+  const std::vector<TracebackFrame> frames = failure_frames(traceback);
+  std::vector<TracebackFrame> out;
+  for (auto it = frames.rbegin(); it != frames.rend() && out.size() < n; ++it) {
+    if (!is_framework_file(it->file)) out.push_back(*it);
+  }
+  return out;
 }
 
 std::vector<TracebackFrame> failure_frames(std::string_view traceback) {
@@ -208,9 +325,13 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
     }
   }
   // 4. A named semantic gap: the test compares a tensor's (or the program's) device with CUDA.
-  if (device_identity_assertion(exception, message)) {
-    return GapAttribution{std::string(kGapDeviceIdentity), std::string(kGapFailing),
-                          "an assertion compares the device used with a CUDA device"};
+  const std::string explanation = failure_explanation(message, traceback);
+  if (const std::string_view gap = device_gap(exception, explanation); !gap.empty()) {
+    return GapAttribution{std::string(gap), std::string(kGapFailing),
+                          gap == kGapDeviceIdentity
+                              ? "an assertion compares a device object of the device used with "
+                                "a CUDA one"
+                              : "an assertion reads the type or index of the device used"};
   }
   const std::vector<TracebackFrame> frames = failure_frames(traceback);
   // 5. CUDA initialisation: blame the caller of torch.cuda._lazy_init.

@@ -26,6 +26,13 @@ inline constexpr std::string_view kGapMasqueradeSkip = "masquerade_skip";
 /// The named semantic gap of device identity (docs/shim.md, "Device identity"): a tensor the
 /// shim placed is on the device used, so `x.device == torch.device("cuda", 0)` is False.
 inline constexpr std::string_view kGapDeviceIdentity = "tensor.device identity";
+/// The named gap of device types: a test reads the type or the index of the device a tensor is on
+/// (`x.device.type == "cuda"`, `x.device.index == 0`, `x.is_cuda`), which is the device used.
+/// Unlike identity, no shim setting changes it: a tensor always reports where it is.
+inline constexpr std::string_view kGapDeviceType = "tensor.device type check";
+/// Kind of the entries of files that reported no test (their import or collection failed, or
+/// their process died before the first test): runner/results/gap_log.h.
+inline constexpr std::string_view kGapFileError = "file_error";
 
 struct GapAttribution {
   std::string api;   ///< "torch.cuda.get_device_properties", "aten::_fft_r2c", "torch.zeros"
@@ -38,6 +45,18 @@ struct GapAttribution {
 /// (`path:line: in function`, `>` source lines, `path:line: Error` locations).
 std::vector<TracebackFrame> failure_frames(std::string_view traceback);
 
+/// The whole explanation of a failure: its message's first line followed by what the framework
+/// printed after it. pytest: the last block of `E` lines (`assert False`, then `+  where False =
+/// ...`, `+    where 'cpu' = device(type='cpu').type`); Python's traceback format (unittest):
+/// the exception's lines after the last frame. The exception's name is left out of the first
+/// line. message alone when the traceback has neither.
+std::string failure_explanation(std::string_view message, std::string_view traceback);
+
+/// The innermost frames of a traceback (failure_frames) that are not the test framework's or the
+/// import machinery's (pytest, pluggy, unittest, importlib, runpy, the runner's zygote), innermost
+/// first, at most n: where a file's import or collection error really happened.
+std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::size_t n);
+
 /// The API at fault for one failing test, from its exception, message and traceback text; nullopt
 /// when nothing points into torch (an assertion of the test itself). Rules, first match wins:
 ///  1. the shim's own NotImplementedError ("devshim: <feature> (torch.x.Y) have no equivalent")
@@ -45,9 +64,13 @@ std::vector<TracebackFrame> failure_frames(std::string_view traceback);
 ///  2. "The operator 'aten::x' is not currently implemented for the MPS device", "Could not run
 ///     'aten::x' with arguments from the '…' backend" → aten::x, unsupported_op;
 ///  3. "module 'torch._C' has no attribute '_cuda_getDevice'" → torch._C._cuda_getDevice;
-///  4. an AssertionError whose message compares the device used (cpu, mps) with a CUDA device
-///     (`device(type='cpu') == device(type='cuda', index=0)`, `'cpu' == 'cuda:64'`) → the
-///     semantic gap kGapDeviceIdentity, failing;
+///  4. an AssertionError whose explanation (failure_explanation: every line, not only the first)
+///     compares device objects, the device used (cpu, mps) with a CUDA one (`device(type='cpu')
+///     == device(type='cuda', index=0)`, `<class 'torch.device'>:cpu vs ... cuda:0`) → the
+///     semantic gap kGapDeviceIdentity; one that compares device type strings (`'cpu' ==
+///     'cuda'`, `'cpu' in ['cuda', ...]`) or reads a tensor's device type or index (`+ where
+///     'cpu' = device(type='cpu').type`, `device(type='cpu').index`, `.is_cuda`) → kGapDeviceType;
+///     both failing;
 ///  5. "Torch not compiled with CUDA enabled" (and the other CUDA initialisation failures) → the
 ///     torch function that called the initialisation (torch.cuda._lazy_init's caller); when torch
 ///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the

@@ -591,6 +591,20 @@ class PytestTextParser {
   }
 
   void header_line(std::string_view l) {
+    // A conftest.py that fails to import stops pytest before its session starts (exit code 4):
+    // "ImportError while loading conftest '<path>'." and a short traceback follow. It is the
+    // file's collection error: every test of the file is lost.
+    if (l.starts_with("ImportError while loading conftest ")) {
+      end_block();
+      Block b;
+      b.status = CaseStatus::kError;
+      b.collection = true;
+      b.title = std::string(l);
+      block_.emplace(std::move(b));
+      block_->text.add(l);
+      section_ = Section::kErrors;
+      return;
+    }
     if (std::size_t c = l.find("collected "); c != std::string_view::npos) {
       collected_line(l.substr(c + 10));
       section_ = Section::kProgress;

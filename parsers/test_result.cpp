@@ -16,6 +16,10 @@ constexpr std::array<std::pair<CaseStatus, std::string_view>, 6> kCaseStatusName
 }};
 }  // namespace
 
+bool is_import_error_case(const TestCase& c) {
+  return c.name == "<collection>" || c.classname.rfind("unittest.loader.", 0) == 0;
+}
+
 std::string failure_text(const TestCase& c) {
   if (c.exception.empty()) return c.message;
   return c.message.empty() ? c.exception : c.exception + ": " + c.message;

@@ -38,6 +38,11 @@ struct TestCase {
   std::string culprit;
 };
 
+/// Whether a result stands for its file's import or collection error, not for a test: pytest's
+/// `<collection>` (the runner records one per collection error, runner/engine/collect.cpp) and
+/// unittest's `unittest.loader._FailedTest` (and the loader's other stand-ins).
+bool is_import_error_case(const TestCase& c);
+
 /// A failure in one line: "Exception: message", or whichever of the two is not empty. Reports,
 /// `runner show`, `runner history` and rerun attempts show failures so.
 std::string failure_text(const TestCase& c);

@@ -125,12 +125,8 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     }
   }
 
-  bool only_import_errors = true;
-  for (const TestCase& c : out.cases) {
-    if (c.classname.rfind("unittest.loader.", 0) != 0 && c.name != "<collection>") {
-      only_import_errors = false;
-    }
-  }
+  const bool only_import_errors =
+      std::all_of(out.cases.begin(), out.cases.end(), is_import_error_case);
   const int code = result.exit_code.value_or(-1);
   const bool nothing_ran = out.reported.present && out.reported.ran == 0;
   if (ended == FileStatus::kError || killed) {

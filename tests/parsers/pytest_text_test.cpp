@@ -137,6 +137,24 @@ TEST(PytestTracebackText, CapsHugeTracebacksKeepingHeadAndTail) {
 }
 
 // The runner's command line on a module with every outcome.
+// A conftest.py that fails to import stops pytest before its session (exit code 4): ignite's
+// under the shim of issue 32 (tests/parsers/fixtures/gaps/issue32/README.md). The log is all
+// there is: it is the file's collection error.
+TEST(PytestText, AConftestThatFailsToImportIsTheFilesCollectionError) {
+  LineReader lines(fs::path(PARSER_FIXTURES_DIR) / "gaps" / "issue32" /
+                   "ignite-oldshim-conftest-import-error.log");
+  const ParsedFile p = parse_pytest_text(lines);
+  EXPECT_TRUE(p.cases.empty());
+  EXPECT_TRUE(p.import_error);
+  EXPECT_EQ(p.import_error_text.rfind("ImportError while loading conftest '", 0), 0U)
+      << p.import_error_text;
+  const PytestFailure f = summarize_pytest_failure(p.import_error_text, "tests/ignite/x.py");
+  EXPECT_EQ(f.exception, "TypeError");
+  EXPECT_EQ(f.message,
+            "module, class, method, function, traceback, frame, or code object was expected, got "
+            "builtin_function_or_method");
+}
+
 TEST(PytestText, EveryOutcome) {
   ParsedFile p = parse_sample("outcomes.log");
   EXPECT_FALSE(p.import_error);
