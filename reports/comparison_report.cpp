@@ -120,7 +120,7 @@ ComparisonReport build_comparison_report(Store& store, const RunRecord& a, const
     std::vector<SourceLinks>& links = out.links[cls];
     links.reserve(tests.size());
     for (const ComparedTest& t : tests) {
-      links.push_back(source_links(t.source, cls == "gone" ? base_a : base_b));
+      links.push_back(source_links(t.source, cls == "lost" ? base_a : base_b));
     }
   }
   std::tie(out.a_md, out.a_html) = other_report_links(store, a.id, dir);
@@ -216,6 +216,8 @@ std::string render_comparison_text(const ComparisonReport& report) {
   for (const auto& [cls, meaning] : comparison_classes()) {
     out += fmt::format("{:<14} {:>6}  {}\n", cls, c.counts.at(cls), meaning);
   }
+  out += fmt::format("{:<14} {:>6}  regressed + lost\n", "regressions",
+                     c.counts.at("regressed") + c.counts.at("lost"));
   for (const auto& [cls, meaning] : comparison_classes()) {
     const auto it = c.tests.find(cls);
     if (it == c.tests.end()) continue;

@@ -19,7 +19,7 @@ namespace devshim {
 struct ComparisonReport {
   RunComparison comparison;
   /// Per class, parallel to comparison.tests: each test's source links (B's source; A's for a
-  /// test that is gone).
+  /// test that is lost).
   std::map<std::string, std::vector<SourceLinks>> links;
   /// Each run's report.md and report.html (other_report_links); empty when not there.
   std::string a_md, a_html, b_md, b_html;

@@ -6,6 +6,19 @@
 
 namespace devshim {
 
+namespace {
+
+// The tests that fail now and did not before, and those lost since: what new-failures counts.
+int new_failures(const ReportPrevious& previous) {
+  int n = 0;
+  for (const char* cls : {"new_failure", "lost"}) {
+    if (auto it = previous.counts.find(cls); it != previous.counts.end()) n += it->second;
+  }
+  return n;
+}
+
+}  // namespace
+
 std::optional<FailOn> parse_fail_on(const std::string& text) {
   if (text == "any") return FailOn::kAny;
   if (text == "new-failures") return FailOn::kNewFailures;
@@ -16,11 +29,11 @@ std::optional<FailOn> parse_fail_on(const std::string& text) {
 int fail_on_exit_code(FailOn policy, const Report& report, int exit_code) {
   if (exit_code != kExitOk && exit_code != kExitFailures) return exit_code;
   if (policy == FailOn::kRegressions && report.differential) {
-    return report.differential->regressions.empty() ? kExitOk : kExitFailures;
+    const ReportDifferential& d = *report.differential;
+    return d.regressions.empty() && d.lost.empty() ? kExitOk : kExitFailures;
   }
   if (policy == FailOn::kAny || !report.previous) return exit_code;
-  auto it = report.previous->counts.find("new_failure");
-  return it != report.previous->counts.end() && it->second > 0 ? kExitFailures : kExitOk;
+  return new_failures(*report.previous) > 0 ? kExitFailures : kExitOk;
 }
 
 std::string fail_on_reason(FailOn policy, const Report& report, int exit_code) {
@@ -28,9 +41,13 @@ std::string fail_on_reason(FailOn policy, const Report& report, int exit_code) {
   const int result = fail_on_exit_code(policy, report, exit_code);
   if (policy == FailOn::kRegressions && report.differential) {
     const std::size_t n = report.differential->regressions.size();
-    return fmt::format("--fail-on regressions: {} against baseline run {}, so exit {}",
-                       n == 0 ? std::string("no regression")
-                              : fmt::format("{} regression{}", n, n == 1 ? "" : "s"),
+    const std::size_t lost = report.differential->lost.size();
+    const std::string found =
+        lost > 0 ? fmt::format("{} failing and {} lost test{} (missing from this run)", n, lost,
+                               lost == 1 ? "" : "s")
+        : n == 0 ? std::string("no regression")
+                 : fmt::format("{} regression{}", n, n == 1 ? "" : "s");
+    return fmt::format("--fail-on regressions: {} against baseline run {}, so exit {}", found,
                        report.differential->baseline_run, result);
   }
   const char* option = policy == FailOn::kRegressions
@@ -40,8 +57,7 @@ std::string fail_on_reason(FailOn policy, const Report& report, int exit_code) {
     return fmt::format("{}: no previous run to compare with, so every failure is new: exit {}",
                        option, result);
   }
-  auto it = report.previous->counts.find("new_failure");
-  const int n = it == report.previous->counts.end() ? 0 : it->second;
+  const int n = new_failures(*report.previous);
   return fmt::format("{}: {} that did not in run {}, so exit {}", option,
                      n == 0
                          ? std::string("no test fails")

@@ -444,6 +444,7 @@ class Page {
     flaky();
     differential();
     out_ += "</div>\n";
+    file_errors();
     summary();
     clusters();
     failures();
@@ -659,6 +660,12 @@ class Page {
     return s;
   }
 
+  std::size_t file_error_count() const {
+    return static_cast<std::size_t>(
+        std::count_if(report_.files.begin(), report_.files.end(),
+                      [](const ReportFile& f) { return f.error.has_value(); }));
+  }
+
   void nav() {
     out_ += fmt::format(
         "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#environment\">Environment</a>{}{}{}"
@@ -668,7 +675,10 @@ class Page {
         report_.flaky.empty()
             ? std::string()
             : fmt::format("<a href=\"#flaky\">Flaky ({})</a>", report_.flaky.size()),
-        report_.differential ? "<a href=\"#differential\">Differential</a>" : "",
+        std::string(report_.differential ? "<a href=\"#differential\">Differential</a>" : "") +
+            (file_error_count() == 0 ? std::string()
+                                     : fmt::format("<a href=\"#file-errors\">File errors ({})</a>",
+                                                   file_error_count())),
         report_.clusters.size(), rows_.size(),
         (report_.gaps.empty()
              ? std::string()
@@ -732,8 +742,34 @@ class Page {
       out_ += "</ul>\n";
     };
     list("New failures", p.new_failures, "None: nothing fails that did not fail before.");
+    folded_changes("Lost",
+                   "In the previous run, missing from this one: their file stopped before "
+                   "reporting them. Counted with the new failures.",
+                   p.lost);
     list("Fixed", p.fixed, "None.");
+    folded_changes("Missing from the previous run",
+                   "Their file stopped before reporting them in the previous run: not compared "
+                   "(neither new nor fixed).",
+                   p.missing_before);
     out_ += "</section>\n";
+  }
+
+  // Tests of a run-to-run class under a heading and a hint, folded: every one of them; nothing
+  // when there is none.
+  void folded_changes(const char* title, const char* hint,
+                      const std::vector<ReportPrevious::Change>& changes) {
+    if (changes.empty()) return;
+    out_ += fmt::format("<h3>{}</h3>\n<p class=\"hint\">", title);
+    text(hint);
+    out_ += "</p>\n";
+    out_ += fmt::format("<details class=\"tests\"><summary>{} test{}</summary>\n", changes.size(),
+                        changes.size() == 1 ? "" : "s");
+    out_ += "<ul class=\"regressions\">\n";
+    for (const auto& c : changes) {
+      test_item(c.file, c.classname, c.name, c.previous_status + " → " + c.status, c.links,
+                c.message);
+    }
+    out_ += "</ul>\n</details>\n";
   }
 
   // Tests that failed, then passed on a rerun (--rerun-failures), with every attempt.
@@ -781,10 +817,39 @@ class Page {
                           html::escape(differential_meaning(d, cls, meaning)));
     }
     out_ += "</tbody></table>\n<h3>Regressions</h3>\n";
-    if (d.regressions.empty()) {
+    if (d.regressions.empty() && !d.lost.empty()) {
+      out_ += "<p>";
+      text(fmt::format(
+          "No test fails that passed without the shim, but {} test{} the baseline "
+          "reported {} missing from this run (lost, below), and count as "
+          "regressions.",
+          d.lost.size(), d.lost.size() == 1 ? "" : "s", d.lost.size() == 1 ? "is" : "are"));
+      out_ += "</p>\n";
+    } else if (d.regressions.empty()) {
       out_ += "<p>None: every test that passed without the shim passes with it.</p>\n";
     } else {
       diff_tests(d.regressions);
+    }
+    if (!d.lost.empty()) {
+      out_ += "<h3>Lost</h3>\n<p class=\"hint\">";
+      text(
+          "Reported by the baseline, missing from this run: their file failed, crashed or timed "
+          "out before reporting them. They count as regressions.");
+      out_ +=
+          "</p>\n<table class=\"lost\"><thead><tr><th>File</th><th>Status</th>"
+          "<th>Tests lost</th><th>Why</th></tr></thead><tbody>\n";
+      for (const ReportFile& f : report_.files) {
+        if (f.lost == 0) continue;
+        out_ += "<tr><td class=\"path\">";
+        name_text(f.file.path);
+        out_ += "</td><td>";
+        status_badge(f.status);
+        out_ += fmt::format("</td><td class=\"num\">{}</td><td>", f.lost);
+        long_text(missing_reason(&f.file, f.error));
+        out_ += "</td></tr>\n";
+      }
+      out_ += "</tbody></table>\n";
+      folded_tests("Lost tests", d.lost);
     }
     folded_tests("Unlocked", d.unlocked);
     folded_tests("Newly skipped", d.newly_skipped);
@@ -841,6 +906,40 @@ class Page {
     if (linked && !md.empty()) out_ += " · ";
     link(md, "report.md");
     out_ += "</p>\n";
+  }
+
+  // Files that reported no test: the exception that stopped each and where it happened.
+  void file_errors() {
+    const std::size_t n = file_error_count();
+    if (n == 0) return;
+    const bool lost = report_.differential.has_value();
+    out_ += fmt::format(
+        "<section id=\"file-errors\">\n<h2>File errors <span class=\"count\">({})</span></h2>\n"
+        "<p class=\"hint\">Files that reported no test, and what stopped each.</p>\n"
+        "<table class=\"file-errors\">\n<thead><tr><th>File</th><th>Status</th><th>Error</th>"
+        "<th>Where (innermost first)</th>{}<th>Log</th></tr></thead>\n<tbody>\n",
+        n, lost ? "<th>Tests lost</th>" : "");
+    for (const ReportFile& f : report_.files) {
+      if (!f.error) continue;
+      out_ += "<tr><td class=\"path\">";
+      name_text(f.file.path);
+      out_ += "</td><td>";
+      status_badge(f.status);
+      out_ += "</td><td>";
+      long_text(file_error_text(*f.error));
+      out_ += "</td><td>";
+      std::string where;
+      for (const TracebackFrame& frame : f.error->frames) {
+        where += (where.empty() ? "" : "\n") + frame_text(frame);
+      }
+      long_text(where);
+      out_ += "</td>";
+      if (lost) out_ += fmt::format("<td class=\"num\">{}</td>", f.lost);
+      out_ += "<td><span class=\"links\">";
+      link(f.log_link, "log");
+      out_ += "</span></td></tr>\n";
+    }
+    out_ += "</tbody>\n</table>\n</section>\n";
   }
 
   void summary() {
@@ -997,7 +1096,8 @@ class Page {
         "<p class=\"hint\">Torch APIs this run's failures under the shim are attributed to "
         "(<code>runner gaps</code>).</p>\n"
         "<table class=\"gaps\">\n<thead><tr><th>API</th><th>Kind</th><th>Status</th>"
-        "<th>Severity</th><th>Tests</th><th>Affected tests</th></tr></thead>\n<tbody>\n",
+        "<th>Severity</th><th>Tests</th><th>Action</th><th>Affected tests</th></tr></thead>\n"
+        "<tbody>\n",
         list.size());
     for (const auto& g : list) {
       out_ += "<tr><td class=\"path\">";
@@ -1009,6 +1109,11 @@ class Page {
       out_ += "</td><td>";
       text(g.severity);
       out_ += fmt::format("</td><td class=\"num\">{}</td><td>", g.tests);
+      std::string action = g.action;
+      if (!g.equivalent.empty()) action += "\nequivalent: " + g.equivalent;
+      if (!g.trial.setting.empty()) action += "\ntrial: " + gap_trial_text(g.trial);
+      long_text(action);
+      out_ += "</td><td>";
       std::string tests;
       for (const auto& t : g.test_list) {
         tests += (tests.empty() ? "" : "\n") + t.file + "::" + t.classname + "::" + t.name;

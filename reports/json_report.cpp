@@ -48,7 +48,9 @@ json previous_json(const Report& r) {
             {"html", json_text(r.previous->previous_html)}}},
           {"counts", r.previous->counts},
           {"new_failures", changes(r.previous->new_failures)},
-          {"fixed", changes(r.previous->fixed)}};
+          {"fixed", changes(r.previous->fixed)},
+          {"lost", changes(r.previous->lost)},
+          {"missing_before", changes(r.previous->missing_before)}};
 }
 
 // Every flaky test of the run with its attempts ([] when none).
@@ -113,6 +115,20 @@ json case_json(const ReportCase& c) {
   };
 }
 
+// What stopped a file that reported no test; null for the others.
+json file_error_json(const std::optional<FileError>& error) {
+  if (!error) return nullptr;
+  json frames = json::array();
+  for (const TracebackFrame& f : error->frames) {
+    frames.push_back({{"file", f.file},
+                      {"line", f.line > 0 ? json(f.line) : json(nullptr)},
+                      {"function", json_text(f.function)}});
+  }
+  return {{"exception", json_text(error->exception)},
+          {"message", json_text(error->message)},
+          {"frames", std::move(frames)}};
+}
+
 // Every file with its tests.
 json files_json(const Report& r) {
   json files = json::array();
@@ -129,6 +145,8 @@ json files_json(const Report& r) {
                {"signal", f.file.signal ? json(*f.file.signal) : json(nullptr)},
                {"note", json_text(f.file.note)},
                {"counts", f.counts},
+               {"error", file_error_json(f.error)},
+               {"lost", r.differential ? json(f.lost) : json(nullptr)},
                {"cases", std::move(cases)}};
     files.push_back(std::move(fj));
   }
@@ -182,6 +200,7 @@ json differential_json(const Report& r) {
           {"counts", d.counts},
           {"masquerade_skips", d.masquerade_skips},
           {"regressions", diff_tests_json(d.regressions)},
+          {"lost", diff_tests_json(d.lost)},
           {"unlocked", diff_tests_json(d.unlocked)},
           {"newly_skipped", diff_tests_json(d.newly_skipped)},
           {"broken_both", diff_tests_json(d.broken_both)}};
@@ -226,6 +245,10 @@ json gaps_json(const Report& r) {
                     {"test_list", std::move(tests)},
                     {"first_seen_run", g.first_seen_run > 0 ? json(g.first_seen_run) : json()},
                     {"action", json_text(g.action)},
+                    {"equivalent", json_text(g.equivalent)},
+                    {"setting", json_text(g.setting)},
+                    {"trial", gap_trial_json(g.trial)},
+                    {"why", json_text(g.why)},
                     {"note", json_text(g.note)}});
   }
   return gaps;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <pugixml.hpp>
 #include <sstream>
 
@@ -60,6 +61,11 @@ std::string render_junit(const Report& r) {
       xml_safe(fmt::format("{} run {}", r.run.suite, r.run.id)).c_str();
   int all_tests = 0, all_failures = 0, all_errors = 0, all_skipped = 0;
   double all_time = 0;
+  // A differential run's lost tests, by file: errors of their file's suite, so that CI counts them.
+  std::map<std::string, std::vector<const ReportDifferential::Test*>> lost;
+  if (r.differential) {
+    for (const auto& t : r.differential->lost) lost[t.file].push_back(&t);
+  }
   for (const auto& f : r.files) {
     auto suite = suites.append_child("testsuite");
     suite.append_attribute("name") = xml_safe(f.file.path).c_str();
@@ -113,12 +119,29 @@ std::string render_junit(const Report& r) {
     if (f.cases.empty() && f.status != "passed" && f.status != "no_tests") {
       auto tc = add_case(f.file.path, "(file)", f.file.duration_s, SourceLocation{});
       auto e = tc.append_child(f.status == "not_run" ? "skipped" : "error");
+      const std::string why = f.error ? file_error_text(*f.error) : f.file.note;
       e.append_attribute("message") =
-          xml_safe(fmt::format("{}{}", f.status, f.file.note.empty() ? "" : ": " + f.file.note))
-              .c_str();
+          xml_safe(fmt::format("{}{}", f.status, why.empty() ? "" : ": " + why)).c_str();
+      if (f.error && !f.error->exception.empty()) {
+        e.append_attribute("type") = xml_safe(f.error->exception).c_str();
+      }
+      if (f.error && !f.error->traceback.empty())
+        e.text().set(xml_safe(f.error->traceback).c_str());
       if (f.status == "not_run") {
         ++skipped;
       } else {
+        ++errors;
+      }
+    }
+    if (auto it = lost.find(f.file.path); it != lost.end()) {
+      for (const ReportDifferential::Test* t : it->second) {
+        auto tc = add_case(t->classname, t->name, 0, SourceLocation{});
+        auto e = tc.append_child("error");
+        e.append_attribute("message") =
+            xml_safe(fmt::format("lost: {} without the shim, missing with it: {}",
+                                 t->baseline_status, t->message))
+                .c_str();
+        e.append_attribute("type") = "lost";
         ++errors;
       }
     }

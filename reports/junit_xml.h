@@ -11,7 +11,9 @@ namespace devshim {
 /// failures errors skipped time> per file and <testcase classname name time file line> with
 /// <failure message type>traceback</failure> (failed, xpassed counted as passed), <error> (error,
 /// culprits), <skipped message> (skipped, xfailed). A file that produced no case but did not
-/// pass (import error, crash before any test) gets one <error> testcase named after the file.
+/// pass (import error, crash before any test) gets one <error> testcase named after the file
+/// (its FileError's message, type and traceback). A differential run's lost tests are <error
+/// type="lost"> testcases of their file's suite.
 /// Characters not allowed in XML 1.0 are removed; everything else is escaped by pugixml.
 std::string render_junit(const Report& report);
 

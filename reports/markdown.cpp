@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "parsers/line_reader.h"
 #include "parsers/text.h"
 #include "runner/results/status.h"
@@ -131,6 +133,9 @@ std::string other_reports(const char* what, std::int64_t run, const std::string&
   return fmt::format("The {} (run {}): {}\n\n", what, run, links);
 }
 
+// Tests of a run-to-run class, folded, at most kListedRowsMax rows (listed_tests' twin).
+void folded_changes(const std::vector<ReportPrevious::Change>& list, std::string& out);
+
 // Changes since the previous run (first when there is one), then the flaky tests.
 void previous_section(const Report& r, std::string& out) {
   if (r.other_versions) {
@@ -167,8 +172,25 @@ void previous_section(const Report& r, std::string& out) {
     };
     out += "\n### New failures\n\n";
     table(p.new_failures, "None: nothing fails that did not fail in the previous run.\n");
+    if (!p.lost.empty()) {
+      out += fmt::format(
+          "\n### Lost\n\n{} test{} of the previous run {} missing from this one: {} file "
+          "stopped before reporting them. Counted with the new failures.\n\n",
+          p.lost.size(), p.lost.size() == 1 ? "" : "s", p.lost.size() == 1 ? "is" : "are",
+          p.lost.size() == 1 ? "its" : "their");
+      folded_changes(p.lost, out);
+    }
     out += "\n### Fixed\n\n";
     table(p.fixed, "None.\n");
+    if (!p.missing_before.empty()) {
+      out += fmt::format(
+          "\n### Missing from the previous run\n\n{} test{} {} missing from the previous run, "
+          "whose file stopped before reporting them there: not compared (neither new nor "
+          "fixed).\n\n",
+          p.missing_before.size(), p.missing_before.size() == 1 ? "" : "s",
+          p.missing_before.size() == 1 ? "was" : "were");
+      folded_changes(p.missing_before, out);
+    }
   }
   if (!r.flaky.empty()) {
     out += fmt::format(
@@ -254,7 +276,41 @@ std::string md_code_block(std::string_view text, std::size_t max_chars) {
 // report.json list every test.
 constexpr std::size_t kListedRowsMax = 100;
 
+// One row of a folded test list: the test, its statuses, message and links.
+std::string test_row(const std::string& file, const std::string& classname, const std::string& name,
+                     const std::string& before, const std::string& now, const std::string& message,
+                     const SourceLinks& links) {
+  return fmt::format("| {} | {} → {} | {} | {} |\n", md_cell(test_label(file, classname, name)),
+                     before, now, md_cell(message, 200), md_source_link(links));
+}
+
+// n tests folded, at most kListedRowsMax rows (row(i): the i-th); statuses names the status
+// column, every says what lists every test.
+void folded_table(std::size_t n, const char* statuses,
+                  const std::function<std::string(std::size_t)>& row, const char* every,
+                  std::string& out) {
+  out += fmt::format("<details><summary>{} test{}</summary>\n\n", n, n == 1 ? "" : "s");
+  out += fmt::format("| test | {} | message | source |\n| --- | --- | --- | --- |\n", statuses);
+  for (std::size_t i = 0; i < n && i < kListedRowsMax; ++i) out += row(i);
+  if (n > kListedRowsMax) {
+    out += fmt::format("\n… and {} more: {} list every test.\n", n - kListedRowsMax, every);
+  }
+  out += "\n</details>\n";
+}
+
 // The tests of one differential class, folded, at most kListedRowsMax rows.
+void listed_tests_body(const std::vector<ReportDifferential::Test>& tests, std::string& out) {
+  folded_table(
+      tests.size(), "baseline → shim",
+      [&](std::size_t i) {
+        const auto& t = tests[i];
+        return test_row(t.file, t.classname, t.name, t.baseline_status, t.status, t.message,
+                        t.links);
+      },
+      "report.html and report.json (`diff_class`)", out);
+}
+
+// The tests of one differential class under a heading (none: what it says without tests).
 void listed_tests(const char* title, const std::vector<ReportDifferential::Test>& tests,
                   const char* none, std::string& out) {
   out += fmt::format("\n### {}\n\n", title);
@@ -262,25 +318,44 @@ void listed_tests(const char* title, const std::vector<ReportDifferential::Test>
     out += none;
     return;
   }
-  out += fmt::format("<details><summary>{} test{}</summary>\n\n", tests.size(),
-                     tests.size() == 1 ? "" : "s");
-  out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
-  for (std::size_t i = 0; i < tests.size() && i < kListedRowsMax; ++i) {
-    const auto& t = tests[i];
-    out += fmt::format("| {} | {} → {} | {} | {} |\n",
-                       md_cell(test_label(t.file, t.classname, t.name)), t.baseline_status,
-                       t.status, md_cell(t.message, 200), md_source_link(t.links));
-  }
-  if (tests.size() > kListedRowsMax) {
-    out += fmt::format(
-        "\n… and {} more: report.html and report.json (`diff_class`) list every test.\n",
-        tests.size() - kListedRowsMax);
-  }
-  out += "\n</details>\n";
+  listed_tests_body(tests, out);
 }
 
-// The baseline comparison of a differential run: classes, the regressions, then the tests the
-// shim unlocked, newly skips, or fails with and without it.
+namespace {
+
+void folded_changes(const std::vector<ReportPrevious::Change>& list, std::string& out) {
+  folded_table(
+      list.size(), "before → now",
+      [&](std::size_t i) {
+        const auto& c = list[i];
+        return test_row(c.file, c.classname, c.name, c.previous_status, c.status, c.message,
+                        c.links);
+      },
+      "report.html and report.json", out);
+}
+
+// The lost tests of a differential run: how many each file lost and why, then the tests folded.
+void lost_section(const ReportDifferential& d, const Report& r, std::string& out) {
+  if (d.lost.empty()) return;
+  out += fmt::format(
+      "\n### Lost\n\n{} test{} the baseline reported {} missing from this run: {} file "
+      "failed, crashed or timed out before reporting them. {} as regressions.\n\n",
+      d.lost.size(), d.lost.size() == 1 ? "" : "s", d.lost.size() == 1 ? "is" : "are",
+      d.lost.size() == 1 ? "its" : "their", d.lost.size() == 1 ? "It counts" : "They count");
+  out += "| file | status | tests lost | why |\n| --- | --- | --- | --- |\n";
+  for (const ReportFile& f : r.files) {
+    if (f.lost == 0) continue;
+    out += fmt::format("| {} | {} | {} | {} |\n", md_cell(f.file.path), f.status, f.lost,
+                       md_cell(missing_reason(&f.file, f.error), 200));
+  }
+  out += "\n";
+  listed_tests_body(d.lost, out);
+}
+
+}  // namespace
+
+// The baseline comparison of a differential run: classes, the regressions and the lost tests,
+// then the tests the shim unlocked, newly skips, or fails with and without it.
 void differential_section(const Report& r, std::string& out) {
   if (!r.differential) return;
   const ReportDifferential& d = *r.differential;
@@ -293,7 +368,12 @@ void differential_section(const Report& r, std::string& out) {
                        differential_meaning(d, cls, meaning));
   }
   out += "\n### Regressions\n\n";
-  if (d.regressions.empty()) {
+  if (d.regressions.empty() && !d.lost.empty()) {
+    out += fmt::format(
+        "No test fails that passed without the shim, but {} test{} the baseline reported {} "
+        "missing from this run (lost, below), and count as regressions.\n",
+        d.lost.size(), d.lost.size() == 1 ? "" : "s", d.lost.size() == 1 ? "is" : "are");
+  } else if (d.regressions.empty()) {
     out += "None: every test that passed without the shim passes with it.\n";
   } else {
     out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
@@ -303,9 +383,34 @@ void differential_section(const Report& r, std::string& out) {
                          g.status, md_cell(g.message, 200), md_source_link(g.links));
     }
   }
+  lost_section(d, r, out);
   listed_tests("Unlocked", d.unlocked, "None.\n", out);
   listed_tests("Newly skipped", d.newly_skipped, "None.\n", out);
   listed_tests("Failing with and without the shim", d.broken_both, "None.\n", out);
+}
+
+// Files that reported no test, and what stopped each (its exception and innermost frames).
+void file_errors_section(const Report& r, std::string& out) {
+  std::size_t n = 0;
+  for (const ReportFile& f : r.files) n += f.error ? 1 : 0;
+  if (n == 0) return;
+  out += fmt::format("\n## File errors\n\n{} file{} reported no test: what stopped {}.\n\n", n,
+                     n == 1 ? "" : "s", n == 1 ? "it" : "each");
+  const bool lost = r.differential.has_value();
+  out += lost ? "| file | status | error | where | tests lost | log |\n"
+                "| --- | --- | --- | --- | --- | --- |\n"
+              : "| file | status | error | where | log |\n| --- | --- | --- | --- | --- |\n";
+  for (const ReportFile& f : r.files) {
+    if (!f.error) continue;
+    std::string where;
+    for (const TracebackFrame& frame : f.error->frames) {
+      where += (where.empty() ? "" : " ← ") + frame_text(frame);
+    }
+    out += fmt::format("| {} | {} | {} | {} |{} {} |\n", md_cell(f.file.path), f.status,
+                       md_cell(file_error_text(*f.error), 300), md_cell(where, 400),
+                       lost ? fmt::format(" {} |", f.lost) : std::string(),
+                       f.log_link.empty() ? "" : md_link("log", f.log_link));
+  }
 }
 
 // Files and tests by status, and the pass rate.
@@ -375,21 +480,23 @@ void gaps_section(const Report& r, std::string& out) {
   if (r.gaps.empty()) return;
   constexpr std::size_t kTop = 10;
   out += fmt::format(
-      "\n## Gaps\n\nTorch APIs this run's failures under the shim are attributed to "
-      "(`runner gaps`, docs/gaps.md){}.\n\n",
+      "\n## Gaps\n\nTorch APIs this run's failures under the shim are attributed to, and what to "
+      "do about each (`runner gaps`, docs/gaps.md){}.\n\n",
       r.gaps.size() > kTop ? fmt::format("; the {} with most tests of {}", kTop, r.gaps.size())
                            : "");
   out +=
-      "| API | kind | status | severity | tests | example |\n"
-      "| --- | --- | --- | --- | --- | --- |\n";
+      "| API | kind | status | severity | tests | action | equivalent | trial | example |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (std::size_t i = 0; i < r.gaps.size() && i < kTop; ++i) {
     const GapEntry& g = r.gaps[i];
     const std::string example = g.test_list.empty() ? ""
                                                     : g.test_list.front().file +
                                                           "::" + g.test_list.front().classname +
                                                           "::" + g.test_list.front().name;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_cell(g.api, 120), g.kind, g.status,
-                       g.severity, g.tests, md_cell(example, 200));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(g.api, 120),
+                       g.kind, g.status, g.severity, g.tests, md_cell(g.action, 300),
+                       md_cell(g.equivalent, 100), md_cell(gap_trial_text(g.trial), 120),
+                       md_cell(example, 200));
   }
 }
 
@@ -446,6 +553,7 @@ std::string render_markdown(const Report& r) {
   environment_section(r, out);
   previous_section(r, out);
   differential_section(r, out);
+  file_errors_section(r, out);
   summary_section(r, out);
   clusters_section(r, out);
   failing_tests_section(r, out);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <ctime>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -145,12 +146,15 @@ nlohmann::json run_summary(const Report& r) {
   for (const auto& [status, n] : r.summary.files) {
     if (status != "passed" && status != "no_tests" && status != "not_run") failing_files += n;
   }
+  int file_errors = 0;
+  for (const ReportFile& f : r.files) file_errors += f.error ? 1 : 0;
   json s{{"tests", r.summary.tests_total},
          {"by_status", r.summary.tests},
          {"pass_rate", r.summary.pass_rate},
          {"duration_s", r.duration_s},
          {"files", r.summary.files_total},
          {"files_failing", failing_files},
+         {"file_errors", file_errors},
          {"flaky", r.flaky.size()},
          {"gaps", r.gaps.size()},
          {"previous_run", nullptr},
@@ -158,17 +162,19 @@ nlohmann::json run_summary(const Report& r) {
          {"fixed", nullptr},
          {"baseline_run", nullptr},
          {"regressions", nullptr},
+         {"lost", nullptr},
          {"unlocked", nullptr},
          {"newly_skipped", nullptr}};
   if (r.previous) {
     s["previous_run"] = r.previous->previous_run;
-    s["new_failures"] = r.previous->new_failures.size();
+    s["new_failures"] = r.previous->new_failures.size() + r.previous->lost.size();
     s["fixed"] = r.previous->fixed.size();
   }
   if (r.differential) {
     const ReportDifferential& d = *r.differential;
     s["baseline_run"] = d.baseline_run;
-    s["regressions"] = count(d.counts, "regression");
+    s["regressions"] = count(d.counts, "regression") + count(d.counts, "lost");
+    s["lost"] = count(d.counts, "lost");
     s["unlocked"] = count(d.counts, "unlocked");
     s["newly_skipped"] = count(d.counts, "newly_skipped");
   }
@@ -207,15 +213,23 @@ std::string differential_meaning(const ReportDifferential& d, const std::string&
 const std::vector<std::pair<std::string, std::string>>& change_classes() {
   static const std::vector<std::pair<std::string, std::string>> classes{
       {"new_failure", "fails now; passed, skipped or was absent in the previous run"},
+      {"lost",
+       "in the previous run, missing now: its file failed, crashed or timed out before it "
+       "(counted with the new failures)"},
       {"fixed", "failed in the previous run, does not fail now"},
       {"still_failing", "failed in the previous run and fails now"},
       {"flaky", "failed, then passed on a rerun (--rerun-failures)"},
+      {"missing_before",
+       "missing from the previous run, whose file failed, crashed or timed out before it: not "
+       "compared"},
       {"unchanged", "did not fail either time"}};
   return classes;
 }
 
-std::string change_class(std::optional<CaseStatus> previous, CaseStatus current, bool flaky) {
+std::string change_class(std::optional<CaseStatus> previous, CaseStatus current, bool flaky,
+                         bool previous_stopped) {
   if (flaky) return "flaky";
+  if (!previous && previous_stopped) return "missing_before";
   const bool before = previous && is_failure(*previous);
   if (is_failure(current)) return before ? "still_failing" : "new_failure";
   return before ? "fixed" : "unchanged";
@@ -310,8 +324,11 @@ std::int8_t class_index(const std::vector<std::pair<std::string, std::string>>& 
   throw std::logic_error("no class " + name);
 }
 
+// previous_stopped: by now's file index, whether the previous run's file stopped before its end
+// (its tests missing there are missing_before, not new).
 std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report& r,
                                      const RunStatuses& baseline, const RunStatuses& previous,
+                                     const std::vector<bool>& previous_stopped,
                                      const std::vector<CaseAttempt>& attempts, ReportCases cases) {
   std::set<std::string_view> rerun_files;
   for (const CaseAttempt& a : attempts) rerun_files.insert(a.file);
@@ -322,6 +339,7 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
   const std::int8_t unlocked = class_index(differential_classes(), "unlocked");
   const std::int8_t newly_skipped = class_index(differential_classes(), "newly_skipped");
   const std::int8_t fixed = class_index(change_classes(), "fixed");
+  const std::int8_t missing_before = class_index(change_classes(), "missing_before");
   std::vector<RowOutcome> out(now.rows.size());
   for (std::size_t k = 0; k < now.rows.size(); ++k) {
     const RunResultStatuses::Row& row = now.rows[k];
@@ -332,12 +350,25 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
     }
     if (r.previous) {
       o.previous = previous.find(row);
-      o.change = class_index(change_classes(), change_class(o.previous, row.status, row.flaky));
+      o.change = class_index(change_classes(), change_class(o.previous, row.status, row.flaky,
+                                                            previous_stopped[row.file]));
     }
     o.full = cases == ReportCases::kAll || is_failure(row.status) || row.culprit || row.signature ||
              row.flaky || file_rerun[row.file] || o.diff == unlocked || o.diff == newly_skipped ||
-             o.change == fixed;
+             o.change == fixed || o.change == missing_before;
   }
+  return out;
+}
+
+// By now's file index: whether that file stopped before its end in the run of files.
+std::vector<bool> stopped_files(const RunResultStatuses& now,
+                                const std::vector<FileRecord>& files) {
+  std::set<std::string_view> stopped;
+  for (const FileRecord& f : files) {
+    if (stopped_early(f)) stopped.insert(f.path);
+  }
+  std::vector<bool> out(now.files.size());
+  for (std::size_t i = 0; i < now.files.size(); ++i) out[i] = stopped.count(now.files[i]) > 0;
   return out;
 }
 
@@ -350,10 +381,10 @@ void add_counts(std::map<std::string, int>& into,
   }
 }
 
-// Fills r.files, r.summary's counts, r.clusters and the differential and run-to-run counts and
-// lists from the run's results: full holds the cases of the rows outcomes marks full, in their
-// order.
-void add_files(Store& store, Report& r, const RunResultStatuses& now,
+// Fills r.files (from files, the run's), r.summary's counts, r.clusters, each file's error and
+// the differential and run-to-run counts and lists from the run's results: full holds the cases
+// of the rows outcomes marks full, in their order.
+void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses& now,
                const std::vector<RowOutcome>& outcomes, std::vector<StoredCase> full,
                SourceLinker& links_for) {
   const std::vector<std::size_t> first = file_row_starts(now);
@@ -365,7 +396,7 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
   std::array<int, kStatuses> run_statuses{};
   std::vector<int> diff_counts(differential_classes().size());
   std::vector<int> change_counts(change_classes().size());
-  for (auto& f : store.files(r.run.id)) {
+  for (auto& f : files) {
     ReportFile rf;
     rf.status = f.status ? std::string(to_string(*f.status)) : "not_run";
     if (!f.log_path.empty()) rf.log_link = relative_link(out_dir / f.log_path, dir);
@@ -375,14 +406,19 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
     const std::size_t file = static_cast<std::size_t>(at - now.files.begin());
     const bool has_rows = at != now.files.end() && *at == f.path;
     std::array<int, kStatuses> file_statuses{};
+    bool reports_test = false;  // a result that is not the file's import or collection error
     for (std::size_t k = has_rows ? first[file] : 0; has_rows && k < first[file + 1]; ++k) {
       const RunResultStatuses::Row& row = now.rows[k];
       const RowOutcome& o = outcomes[k];
       ++file_statuses[static_cast<std::size_t>(row.status)];
       if (o.diff >= 0) ++diff_counts[static_cast<std::size_t>(o.diff)];
       if (o.change >= 0) ++change_counts[static_cast<std::size_t>(o.change)];
-      if (next_full == full.size() || full[next_full].result_id != row.result_id) continue;
+      if (next_full == full.size() || full[next_full].result_id != row.result_id) {
+        reports_test = true;  // not read in full: it did not fail
+        continue;
+      }
       StoredCase& sc = full[next_full++];
+      reports_test = reports_test || !is_import_error_case(sc.test);
       ReportCase rc;
       rc.links = links_for(sc.test.source);
       rc.signature = std::move(sc.signature);
@@ -411,6 +447,11 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
       rf.counts[std::string(to_string(static_cast<CaseStatus>(st)))] = file_statuses[st];
       run_statuses[st] += file_statuses[st];
     }
+    if (!reports_test) {
+      std::vector<const TestCase*> cases;
+      for (const ReportCase& c : rf.cases) cases.push_back(&c.test);
+      rf.error = file_error(f, cases);
+    }
     rf.file = std::move(f);
     r.files.push_back(std::move(rf));
   }
@@ -421,6 +462,67 @@ void add_files(Store& store, Report& r, const RunResultStatuses& now,
   }
   if (r.differential) add_counts(r.differential->counts, differential_classes(), diff_counts);
   if (r.previous) add_counts(r.previous->counts, change_classes(), change_counts);
+}
+
+// A test another run reports that this run does not: a lost test.
+struct MissingTest {
+  std::string file, classname, name, other_status, message;
+  SourceLinks links;
+};
+
+// The tests of `other` missing from the run in r.files whose `take` is true, in other's order,
+// with why each is missing (missing_reason); counted into each file's `lost` when count_lost.
+std::vector<MissingTest> missing_tests(Store& store, Report& r, const RunResultStatuses& now,
+                                       const RunResultStatuses& other,
+                                       const std::function<bool(const ReportFile&)>& take,
+                                       bool count_lost, SourceLinker& links_for) {
+  std::map<std::string, ReportFile*> by_path;
+  for (ReportFile& f : r.files) {
+    if (take(f)) by_path.emplace(f.file.path, &f);
+  }
+  std::vector<std::string> in_files;
+  in_files.reserve(by_path.size());
+  for (const auto& [path, f] : by_path) in_files.push_back(path);
+  std::vector<std::int64_t> ids;
+  for (const auto& row : missing_rows(now, other, in_files)) ids.push_back(row.result_id);
+  std::vector<MissingTest> out;
+  for (StoredCase& c : store.cases_by_id(ids)) {
+    ReportFile* f = by_path.at(c.file);
+    if (count_lost) ++f->lost;
+    out.push_back({c.file, std::move(c.test.classname), std::move(c.test.name),
+                   std::string(to_string(c.test.status)), missing_reason(&f->file, f->error),
+                   links_for(c.test.source)});
+  }
+  return out;
+}
+
+// The differential's lost tests (every file of the run) and the tests lost since the previous run
+// (files that stopped before their end), listed and counted.
+void add_missing(Store& store, Report& r, const RunResultStatuses& now,
+                 const RunResultStatuses* baseline, const RunResultStatuses* previous,
+                 SourceLinker& links_for) {
+  if (r.differential && baseline != nullptr) {
+    ReportDifferential& d = *r.differential;
+    for (MissingTest& t : missing_tests(
+             store, r, now, *baseline, [](const ReportFile&) { return true; }, true, links_for)) {
+      d.lost.push_back({std::move(t.file), std::move(t.classname), std::move(t.name),
+                        std::move(t.other_status), "absent", std::move(t.message),
+                        std::move(t.links)});
+    }
+    d.counts["lost"] = static_cast<int>(d.lost.size());
+    if (d.lost.empty()) d.counts.erase("lost");
+  }
+  if (r.previous && previous != nullptr) {
+    ReportPrevious& p = *r.previous;
+    for (MissingTest& t : missing_tests(
+             store, r, now, *previous, [](const ReportFile& f) { return stopped_early(f.file); },
+             false, links_for)) {
+      p.lost.push_back({std::move(t.file), std::move(t.classname), std::move(t.name),
+                        std::move(t.other_status), "absent", std::move(t.message),
+                        std::move(t.links)});
+    }
+    p.counts["lost"] = static_cast<int>(p.lost.size());
+  }
 }
 
 // The run's redirections, one per (shim, API, requested, used), with links to the first call site.
@@ -493,14 +595,17 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   }
   const RunResultStatuses& now = *now_read;
   RunStatuses baseline;  // differential runs: the baseline's outcome of every test
+  std::shared_ptr<const RunResultStatuses> baseline_read;
   if (run->baseline_run > 0) {
     r.differential.emplace();
     r.differential->baseline_run = run->baseline_run;
     std::tie(r.differential->baseline_md, r.differential->baseline_html) =
         other_report_links(store, run->baseline_run, dir);
-    baseline = RunStatuses(now, *reader.read(run->baseline_run));
+    baseline_read = reader.read(run->baseline_run);
+    baseline = RunStatuses(now, *baseline_read);
   }
   RunStatuses previous;  // the run compared with: its previous run, or --against's
+  std::shared_ptr<const RunResultStatuses> previous_read;
   std::vector<FileRecord> previous_files;
   const std::int64_t other_run = against > 0 ? against : run->previous_run;
   if (auto prev = other_run > 0 ? store.run(other_run) : std::nullopt) {
@@ -508,12 +613,13 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     r.previous->previous_run = prev->id;
     r.previous->started_at = prev->started_at;
     for (const auto& [cls, meaning] : change_classes()) r.previous->counts[cls] = 0;
-    previous = RunStatuses(now, *reader.read(prev->id));
+    previous_read = reader.read(prev->id);
+    previous = RunStatuses(now, *previous_read);
     previous_files = store.files(prev->id);
   }
   std::vector<CaseAttempt> attempts = store.attempts(run_id);
   const std::vector<RowOutcome> outcomes =
-      row_outcomes(now, r, baseline, previous, attempts, cases);
+      row_outcomes(now, r, baseline, previous, stopped_files(now, previous_files), attempts, cases);
   if (cases != ReportCases::kAll) {
     std::vector<std::int64_t> ids;
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
@@ -521,7 +627,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     }
     full = store.cases_by_id(ids);
   }
-  add_files(store, r, now, outcomes, std::move(full), links_for);
+  add_files(r, store.files(run_id), now, outcomes, std::move(full), links_for);
 
   for (auto& cl : r.clusters) {
     cl.message = normalize_message(cl.example_message);
@@ -537,6 +643,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   std::stable_sort(r.files.begin(), r.files.end(), [](const ReportFile& a, const ReportFile& b) {
     return file_rank(a.status) < file_rank(b.status);
   });
+  add_missing(store, r, now, baseline_read.get(), previous_read.get(), links_for);
   add_run_to_run(r, std::move(attempts), previous_files, previous.failing_files());
   if (!r.previous && against == 0 && run->status != "running") {
     RunRecord any_versions = *run;

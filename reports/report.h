@@ -14,6 +14,7 @@
 
 #include "parsers/test_result.h"
 #include "runner/results/differential.h"
+#include "runner/results/file_error.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/store.h"
 
@@ -42,10 +43,11 @@ struct ReportCase {
 };
 
 /// A shim run compared with its baseline (shim off) run, test by test (shared/DESIGN.md):
-/// compatible (pass/pass), regression (pass → fail), unlocked (skip or fail → pass),
-/// broken_both (fail or skip → fail), skipped_both (skip or fail → skip), newly_skipped
-/// (pass → skip). xfailed and xpassed count as passes; a test missing from the baseline counts
-/// as a failure there.
+/// compatible (pass/pass), regression (pass → fail), lost (reported by the baseline, missing
+/// from the shim run, in a file the shim run planned: counted as a regression), unlocked (skip
+/// or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or fail → skip),
+/// newly_skipped (pass → skip). xfailed and xpassed count as passes; a test missing from the
+/// baseline counts as a failure there.
 struct ReportDifferential {
   std::int64_t baseline_run = 0;
   /// The baseline run's report.md and report.html relative to this report's folder; empty when
@@ -55,12 +57,14 @@ struct ReportDifferential {
   /// newly_skipped tests whose skip reason says they want no GPU (skip_wants_no_gpu): expected
   /// under the CUDA masquerade.
   int masquerade_skips = 0;
-  /// One test of a listed class, in file order; message: the shim run's failure or skip reason.
+  /// One test of a listed class, in file order; message: the shim run's failure or skip reason
+  /// (lost tests: why the shim run lacks it, missing_reason; status "absent").
   struct Test {
     std::string file, classname, name, baseline_status, status, message;
     SourceLinks links;
   };
   std::vector<Test> regressions;
+  std::vector<Test> lost;
   std::vector<Test> unlocked;
   std::vector<Test> newly_skipped;
   std::vector<Test> broken_both;
@@ -75,8 +79,10 @@ std::string differential_meaning(const ReportDifferential& d, const std::string&
 /// mode and shard), test by test, matched by file, class name and test name:
 /// new_failure (fails now; passed, skipped or was absent before), fixed (failed before, does not
 /// fail now), still_failing, unchanged (did not fail either time), flaky (failed, then passed
-/// on a rerun: neither a new failure nor a fix). Failed and error are failures. A file that
-/// failed without any test result counts as one test named "(file)".
+/// on a rerun: neither a new failure nor a fix), lost (in the previous run, missing now from a file
+/// that stopped before its end: counted with the new failures), missing_before (missing from the
+/// previous run, whose file stopped before its end there: not compared). Failed and error are
+/// failures. A file that failed without any test result counts as one test named "(file)".
 struct ReportPrevious {
   std::int64_t previous_run = 0;
   /// The other run was chosen with `runner report --against`, not recorded as the run's previous
@@ -94,6 +100,8 @@ struct ReportPrevious {
   };
   std::vector<Change> new_failures;
   std::vector<Change> fixed;
+  std::vector<Change> lost;            ///< status "absent"; message: missing_reason
+  std::vector<Change> missing_before;  ///< previous_status "absent"
 };
 
 /// A run without a previous run because every earlier run of its suite, targets, mode and policy
@@ -123,8 +131,10 @@ std::string later_relation_text(const std::string& relation);
 const std::vector<std::pair<std::string, std::string>>& change_classes();
 
 /// The class of one test from its status in the previous run (nullopt: absent) and now.
-std::string change_class(std::optional<CaseStatus> previous, CaseStatus current,
-                         bool flaky = false);
+/// previous_stopped: absent from the previous run, whose file stopped before its end there
+/// (missing_before).
+std::string change_class(std::optional<CaseStatus> previous, CaseStatus current, bool flaky = false,
+                         bool previous_stopped = false);
 
 /// A flaky test of the run: its attempts in order (Store::attempts).
 struct ReportFlaky {
@@ -139,6 +149,9 @@ struct ReportFile {
   std::string log_link;               ///< relative to the report's folder; empty if no log
   std::map<std::string, int> counts;  ///< test status → count
   std::vector<ReportCase> cases;
+  /// It ended failing without reporting a test (file_error): what stopped it.
+  std::optional<FileError> error;
+  int lost = 0;  ///< differential runs: tests of the baseline lost in this file
 };
 
 /// Failures that share a signature (parsers/signature.h), biggest first.
@@ -226,9 +239,10 @@ std::pair<std::string, std::string> other_report_links(Store& store, std::int64_
 
 /// What lists and trends of runs show of a run, from its report, stored as runs.summary
 /// (docs/database.md): {"tests", "by_status", "pass_rate", "duration_s", "files",
-/// "files_failing", "flaky", "gaps", "previous_run", "new_failures", "fixed", "baseline_run",
-/// "regressions", "unlocked", "newly_skipped"}; the comparisons' are null when the run has no
-/// previous or baseline run.
+/// "files_failing", "file_errors", "flaky", "gaps", "previous_run", "new_failures" (lost since
+/// the previous run included), "fixed", "baseline_run", "regressions" (lost tests included),
+/// "lost", "unlocked", "newly_skipped"}; the comparisons' are null when the run has no previous
+/// or baseline run.
 nlohmann::json run_summary(const Report& report);
 
 /// build_report, then its run_summary stored as the run's runs.summary: what every writer of a

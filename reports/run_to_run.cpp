@@ -1,5 +1,6 @@
-// A run against its previous run (new_failure, fixed, still_failing, flaky, unchanged) and its
-// flaky tests' attempts (docs/report-format.md, "Changes since the previous run").
+// A run against its previous run (new_failure, lost, fixed, still_failing, flaky, missing_before,
+// unchanged) and its flaky tests' attempts (docs/report-format.md, "Changes since the previous
+// run").
 #include <map>
 #include <set>
 
@@ -44,7 +45,10 @@ void add_run_to_run(Report& r, std::vector<CaseAttempt> all_attempts,
       if (rc.flaky)
         r.flaky.push_back({path, rc.test.classname, rc.test.name, rc.attempts, rc.links});
       failing_case = failing_case || is_failure(rc.test.status);
-      if (!r.previous || (rc.change != "new_failure" && rc.change != "fixed")) continue;
+      if (!r.previous ||
+          (rc.change != "new_failure" && rc.change != "fixed" && rc.change != "missing_before")) {
+        continue;
+      }
       const std::optional<CaseStatus>& prev = rc.previous_status;
       ReportPrevious::Change change{path,
                                     rc.test.classname,
@@ -57,6 +61,8 @@ void add_run_to_run(Report& r, std::vector<CaseAttempt> all_attempts,
         r.previous->new_failures.push_back(std::move(change));
       } else if (rc.change == "fixed") {
         r.previous->fixed.push_back(std::move(change));
+      } else {
+        r.previous->missing_before.push_back(std::move(change));
       }
     }
 
@@ -86,7 +92,7 @@ void add_run_to_run(Report& r, std::vector<CaseAttempt> all_attempts,
         kFileTest,
         prev_status == before_files.end() ? "absent" : std::string(to_string(prev_status->second)),
         rf.status,
-        rf.file.note,
+        rf.error ? file_error_text(*rf.error) : rf.file.note,
         {}};
     if (cls == "new_failure") {
       r.previous->new_failures.push_back(std::move(change));

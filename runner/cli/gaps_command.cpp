@@ -71,17 +71,19 @@ void require_db(const fs::path& db) {
 
 std::string gaps_markdown(const std::vector<GapEntry>& entries) {
   std::string out =
-      "| API | kind | status | severity | tests | first seen | last seen | action | note |\n"
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+      "| API | kind | status | severity | tests | first seen | last seen | action | equivalent "
+      "| trial | note |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& e : entries) {
     out += fmt::format(
-        "| `{}` | {} | {}{} | {}{} | {} | {} | {} | {} | {} |\n", cell(e.api), e.kind, e.status,
-        e.status_by_person ? " (set)" : "", e.severity, e.severity_by_person ? " (set)" : "",
-        e.tests,
+        "| `{}` | {} | {}{} | {}{} | {} | {} | {} | {}{} | {}{} | {} | {} |\n", cell(e.api), e.kind,
+        e.status, e.status_by_person ? " (set)" : "", e.severity,
+        e.severity_by_person ? " (set)" : "", e.tests,
         e.first_seen_run > 0 ? fmt::format("run {}", e.first_seen_run)
                              : e.first_seen_at.substr(0, 10),
         e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at.substr(0, 10),
-        cell(e.action), cell(e.note));
+        cell(e.action), e.action_by_person ? " (set)" : "", cell(e.equivalent),
+        e.equivalent_by_person ? " (set)" : "", cell(gap_trial_text(e.trial)), cell(e.note));
   }
   return out;
 }
@@ -108,7 +110,12 @@ std::string gaps_json(const std::vector<GapEntry>& entries) {
                     {"last_seen_run", opt_run(e.last_seen_run)},
                     {"fixed_in_run", opt_run(e.fixed_in_run)},
                     {"equivalent", opt_text(e.equivalent)},
+                    {"equivalent_set_by_person", e.equivalent_by_person},
                     {"action", opt_text(e.action)},
+                    {"action_set_by_person", e.action_by_person},
+                    {"setting", opt_text(e.setting)},
+                    {"trial", gap_trial_json(e.trial)},
+                    {"lost_by_file", e.kind == kGapFileError ? json(lost_by_file(e)) : json()},
                     {"note", opt_text(e.note)},
                     {"why", opt_text(e.why)}});
   }
@@ -155,11 +162,24 @@ int gaps_show(const fs::path& db, const std::string& api) {
              e->last_seen_run > 0 ? fmt::format("run {}", e->last_seen_run) : e->last_seen_at,
              e->fixed_in_run > 0 ? fmt::format("; fixed in run {}", e->fixed_in_run) : "");
   if (!e->why.empty()) fmt::print("  why       {}\n", e->why);
-  if (!e->equivalent.empty()) fmt::print("  shim has  {}\n", e->equivalent);
-  if (!e->action.empty()) fmt::print("  action    {}\n", e->action);
+  if (!e->action.empty()) {
+    fmt::print("  action    {}{}\n", e->action, e->action_by_person ? " (set by a person)" : "");
+  }
+  if (!e->equivalent.empty()) {
+    fmt::print("  on {:<6} {}{}\n", "device", e->equivalent,
+               e->equivalent_by_person ? " (set by a person)" : "");
+  }
+  if (!e->setting.empty()) {
+    fmt::print("  setting   {} (runner SUITE --differential --try-settings tries it)\n",
+               e->setting);
+  }
+  if (!e->trial.setting.empty()) fmt::print("  trial     {}\n", gap_trial_text(e->trial));
   if (!e->note.empty()) fmt::print("  note      {}\n", e->note);
   fmt::print("  tests     {} in {} file{} (run {})\n", e->tests, e->files, e->files == 1 ? "" : "s",
              e->last_seen_run);
+  for (const auto& [file, lost] : lost_by_file(*e)) {
+    fmt::print("    {} lost {} test{} of the baseline\n", file, lost, lost == 1 ? "" : "s");
+  }
   for (const auto& t : e->test_list) fmt::print("    {}::{}::{}\n", t.file, t.classname, t.name);
   return kExitOk;
 }

@@ -81,6 +81,20 @@ struct ReportsAtTheEnd {
     devshim::Report report = devshim::build_and_store_report(store, run_id, out_dir);
     std::vector<fs::path> written =
         devshim::write_reports(report, out_dir, devshim::parse_report_formats(""));
+    if (report.differential) {
+      // The differential in one line: a shim run that lost tests never reads as harmless.
+      const devshim::ReportDifferential& d = *report.differential;
+      auto count = [&](const char* cls) {
+        auto it = d.counts.find(cls);
+        return it == d.counts.end() ? 0 : it->second;
+      };
+      const int regressions = count("regression") + count("lost");
+      std::printf(
+          "runner: against baseline run %lld: %d regression%s (%d failing, %d lost), %d "
+          "unlocked\n",
+          static_cast<long long>(d.baseline_run), regressions, regressions == 1 ? "" : "s",
+          count("regression"), count("lost"), count("unlocked"));
+    }
     if (policy != devshim::FailOn::kAny) verdict = std::move(report);
     return written;
   }
@@ -178,6 +192,10 @@ int run_main(int argc, char** argv) {
                  "to N times; a test that then passes is flaky")
       ->check(cli::whole_number(0, kMaxReruns));
   app.add_flag("--failed-first", o.failed_first, "start the previous run's failing files first");
+  app.add_flag("--try-settings", o.try_settings,
+               "shim runs (with --differential): rerun the tests of each gap-log entry whose "
+               "action is a documented shim setting with that setting, and record in the entry "
+               "how many pass");
   app.add_option("--shard", o.shard,
                  "run shard I of N (1-based, e.g. 2/4); also TEST_TOTAL_SHARDS/TEST_SHARD_INDEX "
                  "or JOB_COMPLETION_INDEX");
@@ -208,6 +226,9 @@ int run_main(int argc, char** argv) {
   }
   o.shim = !no_shim;
   o.warm = !cold;
+  if (o.try_settings && no_shim) {
+    throw devshim::UsageError("--try-settings tries the shim's settings: drop --no-shim");
+  }
   if (!out.empty()) o.out_dir = out;
   if (!db.empty()) o.db_path = db;
   if (!shim_dir.empty()) o.shim_dir = shim_dir;
@@ -315,7 +336,7 @@ int gaps_main(int argc, char** argv) {
   list->add_option("--status", status, "only entries with this status (open, fixed, wontfix)");
   list->add_option("--kind", kind,
                    "only this kind (failing, unpatched, unsupported_op, cuda_only, unattributed, "
-                   "newly_skipped, masquerade_skip)");
+                   "newly_skipped, masquerade_skip, file_error)");
   auto* show = app.add_subcommand("show", "one entry and its affected tests");
   std::string api;
   show->add_option("api", api, "the API, e.g. torch.cuda.get_device_properties")->required();
@@ -326,10 +347,12 @@ int gaps_main(int argc, char** argv) {
   set->add_option("--status", edit.status, "open, fixed, wontfix, or auto");
   set->add_option("--kind", edit.kind,
                   "failing, unpatched, unsupported_op, cuda_only, unattributed, newly_skipped, "
-                  "masquerade_skip");
-  set->add_option("--action", edit.action, "planned action");
+                  "masquerade_skip, file_error");
+  set->add_option("--action", edit.action,
+                  "what to do (replaces the runs' own action); auto: the runs' again");
   set->add_option("--note", edit.note, "free text");
-  set->add_option("--equivalent", edit.equivalent, "the shim's equivalent, if any");
+  set->add_option("--equivalent", edit.equivalent,
+                  "the equivalent on the device used (replaces the runs'); auto: the runs' again");
   auto* scan = app.add_subcommand("scan", "compare torch's public CUDA surface with the shim");
   std::string python = "python3", shim_dir;
   scan->add_option("--python", python, "interpreter with torch")->capture_default_str();

@@ -8,6 +8,8 @@
 #include "parsers/text.h"
 #include "runner/base/error.h"
 #include "runner/base/printable.h"
+#include "runner/results/differential.h"
+#include "runner/results/file_error.h"
 #include "runner/results/status.h"
 #include "runner/results/store.h"
 
@@ -19,11 +21,36 @@ using nlohmann::json;
 
 json opt_text(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
+// The file's error (file_error), from its results.
+std::optional<FileError> error_of(const FileRecord& f, const std::vector<StoredCase>& cases) {
+  std::vector<const TestCase*> tests;
+  tests.reserve(cases.size());
+  for (const StoredCase& c : cases) tests.push_back(&c.test);
+  return file_error(f, tests);
+}
+
+json error_json(const std::optional<FileError>& e) {
+  if (!e) return nullptr;
+  json frames = json::array();
+  for (const TracebackFrame& f : e->frames) frames.push_back(frame_text(f));
+  return {{"exception", opt_text(e->exception)},
+          {"message", opt_text(e->message)},
+          {"frames", std::move(frames)}};
+}
+
+// The lost tests of a differential shim run (lost_cases), by file.
+std::map<std::string, std::vector<StoredCase>> lost_by_file(Store& store, const RunRecord& rec) {
+  std::map<std::string, std::vector<StoredCase>> out;
+  for (auto& c : lost_cases(store, rec)) out[c.file].push_back(std::move(c));
+  return out;
+}
+
 // The run, and its files with their tests, as JSON: every file and test, or those with
 // status_filter (a file's status, a test's status or culprit) when it is not empty.
 json run_json(Store& store, const RunRecord& rec, const std::string& status_filter) {
   std::map<std::string, std::vector<StoredCase>> cases_by_file;
   for (auto& c : store.cases(rec.id)) cases_by_file[c.file].push_back(std::move(c));
+  std::map<std::string, std::vector<StoredCase>> lost = lost_by_file(store, rec);
   json files = json::array();
   for (const auto& f : store.files(rec.id)) {
     const std::string fstatus = f.status ? std::string(to_string(*f.status)) : "not_run";
@@ -45,12 +72,23 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
            {"source", t.source.line > 0 ? json{{"path", t.source.path}, {"line", t.source.line}}
                                         : json(nullptr)}});
     }
-    if (!status_filter.empty() && fstatus != status_filter && tests.empty()) continue;
+    json lost_tests = json::array();
+    for (const auto& c : lost[f.path]) {
+      lost_tests.push_back({{"classname", c.test.classname},
+                            {"name", c.test.name},
+                            {"baseline_status", std::string(to_string(c.test.status))}});
+    }
+    if (!status_filter.empty() && fstatus != status_filter && tests.empty() &&
+        (status_filter != "lost" || lost_tests.empty())) {
+      continue;
+    }
     files.push_back(
         {{"path", f.path},
          {"status", fstatus},
          {"duration_s", f.duration_s},
          {"note", opt_text(f.note)},
+         {"error", error_json(error_of(f, cases_by_file[f.path]))},
+         {"lost", rec.baseline_run > 0 ? std::move(lost_tests) : json(nullptr)},
          {"log", f.log_path.empty()
                      ? json(nullptr)
                      : json((std::filesystem::path(rec.out_dir) / f.log_path).string())},
@@ -67,8 +105,36 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
             {"jobs", rec.jobs},
             {"project_root", rec.project_root},
             {"project_commit", opt_text(rec.project_commit)},
-            {"out_dir", rec.out_dir}}},
+            {"out_dir", rec.out_dir},
+            {"baseline_run", rec.baseline_run > 0 ? json(rec.baseline_run) : json(nullptr)}}},
           {"files", std::move(files)}};
+}
+
+// Under a file's line: what stopped it, the tests of the baseline it lost (listed when
+// list_lost), and its log.
+void print_file_details(const RunRecord& rec, const FileRecord& f,
+                        const std::optional<FileError>& error, const std::vector<StoredCase>& lost,
+                        bool list_lost) {
+  if (error) {
+    std::string what = file_error_text(*error);
+    if (what.size() > 300) what = std::string(cut_utf8(what, 297)) + "...";
+    fmt::print("            error: {}\n", printable(what));
+    for (const TracebackFrame& frame : error->frames) {
+      fmt::print("              at {}\n", printable(frame_text(frame)));
+    }
+  }
+  if (!lost.empty()) {
+    fmt::print("            lost: {} test{} of baseline run {} missing from this run\n",
+               lost.size(), lost.size() == 1 ? "" : "s", rec.baseline_run);
+  }
+  if (!f.log_path.empty()) {
+    fmt::print("            log: {}/{}\n", printable(rec.out_dir), printable(f.log_path));
+  }
+  for (const StoredCase& c : lost) {
+    if (!list_lost) break;
+    fmt::print("  {:<9} {}::{}  ({} in baseline run {})\n", "lost", printable(c.test.classname),
+               printable(c.test.name), to_string(c.test.status), rec.baseline_run);
+  }
 }
 
 }  // namespace
@@ -79,10 +145,10 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
   if (!status_filter.empty() && !parse_file_status(status_filter) &&
-      !parse_case_status(status_filter) && status_filter != "not_run") {
+      !parse_case_status(status_filter) && status_filter != "not_run" && status_filter != "lost") {
     throw UsageError(fmt::format(
         "unknown status \"{}\" (passed, failed, error, skipped, xfailed, xpassed, timeout, "
-        "crashed, no_tests, interrupted, not_run)",
+        "crashed, no_tests, interrupted, not_run, lost)",
         status_filter));
   }
   Store store(db_path, Store::Purpose::kRead);
@@ -105,6 +171,9 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
 
   std::map<std::string, std::vector<StoredCase>> cases_by_file;
   for (auto& c : store.cases(id)) cases_by_file[c.file].push_back(std::move(c));
+  std::map<std::string, std::vector<StoredCase>> lost = lost_by_file(store, *rec);
+  std::size_t lost_total = 0;
+  for (const auto& [path, tests] : lost) lost_total += tests.size();
 
   std::map<std::string, int> file_counts, test_counts;
   int files_shown = 0;
@@ -126,19 +195,26 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
                               : cstatus == status_filter || c.test.culprit == status_filter;
       if (wanted) shown.push_back(&c);
     }
-    if (!status_filter.empty() && fstatus != status_filter && shown.empty()) continue;
+    const std::vector<StoredCase>& file_lost = lost[f.path];
+    const bool show_lost = status_filter.empty() || status_filter == "lost";
+    if (!status_filter.empty() && fstatus != status_filter && shown.empty() &&
+        (status_filter != "lost" || file_lost.empty())) {
+      continue;
+    }
     // A passed file with nothing to show is one of thousands on a real suite: counted, not listed.
-    if (status_filter.empty() && !all_tests && shown.empty() && f.status == FileStatus::kPassed) {
+    if (status_filter.empty() && !all_tests && shown.empty() && file_lost.empty() &&
+        f.status == FileStatus::kPassed) {
       ++passed_hidden;
       continue;
     }
     ++files_shown;
+    const std::optional<FileError> error = error_of(f, cases);
     fmt::print("\n{:<11} {}  {:.1f}s  {}{}\n", fstatus, printable(f.path), f.duration_s,
-               per_file.empty() ? "no tests parsed" : counts_text(per_file),
+               error              ? std::string("no test reported")
+               : per_file.empty() ? "no tests parsed"
+                                  : counts_text(per_file),
                f.note.empty() ? "" : "  (" + printable(f.note) + ")");
-    if (!f.log_path.empty()) {
-      fmt::print("            log: {}/{}\n", printable(rec->out_dir), printable(f.log_path));
-    }
+    print_file_details(*rec, f, error, file_lost, show_lost);
     for (const StoredCase* c : shown) {
       const TestCase& t = c->test;
       std::string where =
@@ -160,6 +236,11 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
   }
   fmt::print("\nfiles: {}\ntests: {}\n", counts_text(file_counts),
              test_counts.empty() ? "none parsed" : counts_text(test_counts));
+  if (lost_total > 0) {
+    fmt::print(
+        "lost:  {} test{} of baseline run {} missing from this run (counted as regressions)\n",
+        lost_total, lost_total == 1 ? "" : "s", rec->baseline_run);
+  }
   if (rec->status == "interrupted" && rec->framework != "imported") {
     fmt::print("Interrupted: finish it with  runner {} --resume {}\n", rec->suite_file, id);
   }

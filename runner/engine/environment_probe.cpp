@@ -35,13 +35,16 @@ if shim is not None:
                     "active": bool(st.get("active")),
                     "policy": st.get("policy") or os.environ.get("TORCHDEVICE_POLICY", "default"),
                     "cuda_lands_on": st.get("cuda_lands_on"),
-                    "masquerading": bool(st.get("masquerading"))}
+                    "masquerading": bool(st.get("masquerading")),
+                    "device_objects": st.get("device_objects")}
     hw = st.get("hardware")
     if hw and info.get("torch"):
         # Under the shim torch.cuda answers for the device used; report the hardware itself.
         info["cuda_device_count"] = int(hw.get("cuda_device_count") or 0)
         info["cuda_available"] = info["cuda_device_count"] > 0
         info["mps_available"] = bool(hw.get("mps"))
+# The shim's settings as the test processes get them (docs/shim.md, "Environment").
+info["shim_settings"] = {k: v for k, v in os.environ.items() if k.startswith("TORCHDEVICE_")}
 print(json.dumps(info))
 )py";
 

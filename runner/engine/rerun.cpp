@@ -88,14 +88,21 @@ std::optional<std::vector<std::string>> rerun_selectors(const Suite& suite, cons
   return framework_traits(suite.framework).rerun_selectors(suite, file, failing);
 }
 
-ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const Environment& env,
-                       const TestFile& file, const fs::path& out_dir, int attempt,
-                       const std::optional<std::vector<std::string>>& selectors) {
+ProcessSpec plan_selected(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                          const TestFile& file, const fs::path& logs_dir,
+                          const std::optional<std::vector<std::string>>& selectors) {
   LaunchOptions options = launch;
-  options.logs_dir = out_dir / "reruns" / fmt::format("attempt-{}", attempt);
+  options.logs_dir = logs_dir;
   ProcessSpec spec = plan_process(suite, options, env, file);
   if (selectors) framework_traits(suite.framework).select(spec, *selectors);
   return spec;
+}
+
+ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                       const TestFile& file, const fs::path& out_dir, int attempt,
+                       const std::optional<std::vector<std::string>>& selectors) {
+  return plan_selected(suite, launch, env, file,
+                       out_dir / "reruns" / fmt::format("attempt-{}", attempt), selectors);
 }
 
 namespace {

@@ -34,6 +34,12 @@ class RunLog;
 std::optional<std::vector<std::string>> rerun_selectors(const Suite& suite, const TestFile& file,
                                                         const std::vector<TestCase>& failing);
 
+/// The process that runs file again with its log and JUnit XML under logs_dir, only the selected
+/// tests when selectors are given (rerun_selectors): what a rerun and a trial of a setting start.
+ProcessSpec plan_selected(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                          const TestFile& file, const std::filesystem::path& logs_dir,
+                          const std::optional<std::vector<std::string>>& selectors);
+
 /// The process that reruns file (attempt >= 2): its own log and JUnit XML under
 /// <out>/reruns/attempt-<attempt>/, only the selected tests when selectors are given (a gtest
 /// shard then runs unsharded, its filter naming the tests). No redirection record.

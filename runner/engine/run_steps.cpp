@@ -10,13 +10,16 @@
 #include <set>
 #include <thread>
 
+#include "parsers/text.h"
 #include "runner/base/error.h"
 #include "runner/engine/collect.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/progress.h"
 #include "runner/engine/rerun.h"
 #include "runner/engine/schedule.h"
+#include "runner/engine/trial.h"
 #include "runner/engine/zygote.h"
+#include "runner/results/file_error.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/redirection_record.h"
 #include "runner/results/run_folder.h"
@@ -105,6 +108,9 @@ class RunObserver : public PoolObserver {
       }
     }
     any_failure_ = any_failure_ || is_failure(*rec.status);
+    std::vector<const TestCase*> tests;
+    for (const TestCase& c : collected.cases) tests.push_back(&c);
+    const std::optional<FileError> error = file_error(rec, tests);
     pending_.push_back({rec, std::move(collected.cases), std::move(record.entries)});
     flush();
 
@@ -114,7 +120,20 @@ class RunObserver : public PoolObserver {
     plan_.log->line(fmt::format("Finished test: {} - Status: {} (RC: {}) Duration: {:.2f}s{}",
                                 rec.path, to_string(*rec.status), rc, r.duration_s,
                                 rec.note.empty() ? "" : " - " + rec.note));
-    progress_.finished(rec.path, *rec.status, r.duration_s, spec.log_path.string(), rec.note);
+    std::string detail = rec.note;
+    if (error) {
+      // A file that reported no test says why, in the run log and on the terminal.
+      std::string where;
+      for (const TracebackFrame& f : error->frames) {
+        where += (where.empty() ? " at " : " <- ") + frame_text(f);
+      }
+      plan_.log->line(
+          fmt::format("File error: {}: {}{}", rec.path, file_error_text(*error), where));
+      const std::string text = file_error_text(*error);
+      detail += (detail.empty() ? "" : " ") + std::string(cut_utf8(text, 200)) +
+                (text.size() > 200 ? "…" : "");
+    }
+    progress_.finished(rec.path, *rec.status, r.duration_s, spec.log_path.string(), detail);
   }
 
   void on_warm_starting(const ZygoteOptions& zygote) override {
@@ -577,6 +596,7 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
                                   *plan.log, rerun, services.processes);
   }
   ex.start = observer.start();
+  ex.processes = &services.processes;
   return ex;
 }
 
@@ -630,6 +650,12 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
     GapLog(store).update_from_run(run_id);  // the API gap log (docs/gaps.md)
   } catch (const Error& e) {
     std::fprintf(stderr, "runner: error: gap log not updated: %s\n", e.what());
+  }
+  if (plan.options.try_settings && execution.completed && execution.processes != nullptr) {
+    // --try-settings: the settings the gap log's actions name, tried on their tests.
+    const std::vector<TestFile>& files = plan.resume ? plan.resume->run_files : plan.files;
+    const TrialPlan trial{plan.suite, plan.launch, *plan.env, files, plan.pool, plan.out_dir};
+    execution.completed = try_settings(trial, store, run_id, *plan.log, *execution.processes);
   }
   std::string tests;
   std::size_t total_tests = 0;

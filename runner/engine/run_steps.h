@@ -74,6 +74,8 @@ struct RunExecution {
   /// How its files started (stored as runs.environment's "start"): {"mode": "warm", "preloaded",
   /// "ready_s"} or {"mode": "cold", "why"}; null when no file ran.
   nlohmann::json start;
+  /// The processes the run used (RunServices::processes), for finish_run's trials.
+  CommandRunner* processes = nullptr;
 };
 
 /// Begins (or claims, when resuming) the run's row, starts the environment probes, runs the
@@ -85,7 +87,8 @@ RunExecution execute_run(RunPlan& plan, RunServices services);
 
 /// Ends the run: the whole run's counts read from the store, the environment stored, the run's
 /// status (passed, failed, interrupted), the gap log (a failure there is reported, not thrown),
-/// the closing lines, options.on_recorded (the reports). Returns the exit code: 0 passed, 1
+/// with --try-settings the trials of the settings its entries name (runner/engine/trial.h), the
+/// closing lines, options.on_recorded (the reports). Returns the exit code: 0 passed, 1
 /// failed, 130 interrupted.
 int finish_run(RunPlan& plan, RunExecution& execution);
 

@@ -32,9 +32,12 @@ struct RunOptions {
   bool list_only = false;         ///< --list: print the planned files, run nothing
   std::string previous;           ///< --previous RUN (an id or "latest"); empty: latest comparable
   int rerun_failures = 0;         ///< --rerun-failures N: rerun failing files up to N times
-  bool failed_first = false;      ///< --failed-first: the previous run's failing files first
-  std::string shard;              ///< --shard I/N; empty: from the environment (schedule.h)
-  int shard_total = 0;            ///< --shard-total N, with JOB_COMPLETION_INDEX
+  /// --try-settings: rerun the tests of gap-log entries whose action is a documented shim setting
+  /// with that setting (runner/engine/trial.h); shim runs only.
+  bool try_settings = false;
+  bool failed_first = false;  ///< --failed-first: the previous run's failing files first
+  std::string shard;          ///< --shard I/N; empty: from the environment (schedule.h)
+  int shard_total = 0;        ///< --shard-total N, with JOB_COMPLETION_INDEX
   std::string resume;  ///< --resume RUN: finish that interrupted run (runner/resume.h); empty: no
   /// With resume: the run options given on the command line ("targets", "--no-shim", "--out",
   /// "--shard", "--shard-total"); each must equal what the resumed run recorded (plan_run).

@@ -20,16 +20,18 @@ std::string key_of(const std::string& file, const TestCase& t) {
 const std::vector<std::pair<std::string, std::string>>& comparison_classes() {
   static const std::vector<std::pair<std::string, std::string>> classes{
       {"regressed", "passed in A, fails in B"},
+      {"lost",
+       "in A, missing from B: its file failed, crashed or timed out before it, or the test was "
+       "removed (counted as a regression)"},
       {"fixed", "failed in A, passes in B"},
       {"newly_skipped", "ran in A (or is new), skips in B"},
       {"newly_run", "skipped in A (or is new), runs in B"},
-      {"gone", "in A, not in B"},
       {"same", "the same outcome in both"}};
   return classes;
 }
 
 std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStatus> b) {
-  if (!b) return "gone";
+  if (!b) return "lost";
   const Outcome now = outcome(*b);
   if (!a) return now == Outcome::kSkip ? "newly_skipped" : "newly_run";
   const Outcome then = outcome(*a);
@@ -67,7 +69,7 @@ RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b)
     }
     add(comparison_class(sa, c.test.status), c, sa, c.test.status);
   }
-  for (const auto& [key, c] : in_a) add("gone", c, c.test.status, std::nullopt);
+  for (const auto& [key, c] : in_a) add("lost", c, c.test.status, std::nullopt);
   return out;
 }
 

@@ -16,20 +16,20 @@
 namespace devshim {
 
 /// The comparison classes in the order `runner compare` lists them, each with its meaning:
-/// regressed (passed in A, fails in B), fixed (failed in A, passes in B), newly_skipped (ran in A,
-/// or absent, and skips in B), newly_run (skipped or absent in A, runs in B), gone (in A, not in
-/// B), same (the same outcome both times). xfailed and xpassed count as passes, error as a
-/// failure.
+/// regressed (passed in A, fails in B), lost (in A, missing from B: counted as a regression, as
+/// a differential run's lost tests are), fixed (failed in A, passes in B), newly_skipped (ran in
+/// A, or absent, and skips in B), newly_run (skipped or absent in A, runs in B), same (the same
+/// outcome both times). xfailed and xpassed count as passes, error as a failure.
 const std::vector<std::pair<std::string, std::string>>& comparison_classes();
 
 /// The class of one test from its status in run A and in run B (nullopt: absent there; not both).
 std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStatus> b);
 
 /// One test that is in A or in B, with its statuses ("absent" where it is not) and B's message
-/// (A's for a test that is gone).
+/// (A's for a test that is lost).
 struct ComparedTest {
   std::string file, classname, name, status_a, status_b, message;
-  SourceLocation source;  ///< B's (A's for a test that is gone)
+  SourceLocation source;  ///< B's (A's for a test that is lost)
 };
 
 struct RunComparison {

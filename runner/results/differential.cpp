@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <unordered_set>
 
 namespace devshim {
 
 const std::vector<std::pair<std::string, std::string>>& differential_classes() {
   static const std::vector<std::pair<std::string, std::string>> classes{
       {"regression", "passed without the shim, fails with it"},
+      {"lost",
+       "reported without the shim, missing with it: its file failed to import or collect, "
+       "crashed or timed out before it (counted as a regression)"},
       {"unlocked", "skipped or failed without the shim, passes with it"},
       {"compatible", "passes both ways"},
       {"broken_both", "fails with the shim, did not pass without it"},
@@ -37,18 +41,76 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
   return before == kPass ? "newly_skipped" : "skipped_both";
 }
 
+bool counts_as_regression(std::string_view diff_class) {
+  return diff_class == "regression" || diff_class == "lost";
+}
+
+namespace {
+
+// The words of a text, lower-case: runs of letters and digits.
+std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+template <std::size_t N>
+bool one_of(const std::string& word, const std::array<std::string_view, N>& set) {
+  return std::find(set.begin(), set.end(), word) != set.end();
+}
+
+}  // namespace
+
 bool skip_wants_no_gpu(std::string_view reason) {
   std::string text(reason);
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // The phrases test suites use for "skip when a GPU is there" (accelerate's require_cpu,
-  // unittest skipIf(torch.cuda.is_available(), ...) reasons seen in the wild).
-  static constexpr std::array<std::string_view, 10> kPhrases = {
+  // The phrases test suites use for "runs only on the CPU" (accelerate's require_cpu).
+  static constexpr std::array<std::string_view, 8> kCpuOnly = {
       "requires only a cpu", "only a cpu",       "cpu only",        "cpu-only",
-      "only on cpu",         "only runs on cpu", "requires no gpu", "without a gpu",
-      "cuda is available",   "gpu is available"};
-  return std::any_of(kPhrases.begin(), kPhrases.end(),
-                     [&](std::string_view p) { return text.find(p) != std::string::npos; });
+      "only on cpu",         "only runs on cpu", "requires no gpu", "without a gpu"};
+  if (std::any_of(kCpuOnly.begin(), kCpuOnly.end(),
+                  [&](std::string_view p) { return text.find(p) != std::string::npos; })) {
+    return true;
+  }
+  // Otherwise by meaning: a GPU (CUDA) that is there, or not needed, is the reason. "Skip if
+  // GPU", "No need to mock if has GPU", "skipped when a GPU is present", "CUDA is available";
+  // not "test requires a GPU", "Requires: [GPUs>=2]", "no GPU available", "CUDA not available".
+  static constexpr std::array<std::string_view, 3> kGpu = {"gpu", "gpus", "cuda"};
+  static constexpr std::array<std::string_view, 4> kIfThere = {"if", "when", "has", "have"};
+  static constexpr std::array<std::string_view, 5> kThere = {"available", "present", "detected",
+                                                             "found", "exists"};
+  static constexpr std::array<std::string_view, 12> kWanted = {
+      "no",    "not",  "without", "requires", "require", "required",
+      "needs", "need", "only",    "non",      "missing", "unavailable"};
+  const std::vector<std::string> words = words_of(text);
+  const bool not_needed = text.find("no need") != std::string::npos ||
+                          text.find("not needed") != std::string::npos ||
+                          text.find("unnecessary") != std::string::npos;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (!one_of(words[i], kGpu)) continue;
+    if (not_needed) return true;
+    bool if_there = false, wanted = false, there = false;
+    for (std::size_t k = i >= 3 ? i - 3 : 0; k < i; ++k) {
+      if_there = if_there || one_of(words[k], kIfThere);
+      wanted = wanted || one_of(words[k], kWanted);
+    }
+    for (std::size_t k = i + 1; k < words.size() && k <= i + 3; ++k) {
+      there = there || one_of(words[k], kThere);
+      wanted = wanted || one_of(words[k], kWanted);
+    }
+    if (!wanted && (if_there || there)) return true;
+  }
+  return false;
 }
 
 namespace {
@@ -80,6 +142,44 @@ std::optional<CaseStatus> RunStatuses::find(const RunResultStatuses::Row& row) c
   auto it = by_key_.find(key_of(row.file, row.test_id));
   if (it == by_key_.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<RunResultStatuses::Row> missing_rows(const RunResultStatuses& now,
+                                                 const RunResultStatuses& other,
+                                                 const std::vector<std::string>& in_files) {
+  std::unordered_set<std::uint64_t> reported;
+  reported.reserve(now.rows.size());
+  for (const auto& row : now.rows) reported.insert(key_of(row.file, row.test_id));
+  // Other's file index -> now's; nullopt: now has no result in that file.
+  std::vector<std::optional<std::uint32_t>> to_now(other.files.size());
+  std::vector<bool> wanted(other.files.size());
+  for (std::size_t i = 0; i < other.files.size(); ++i) {
+    wanted[i] = std::binary_search(in_files.begin(), in_files.end(), other.files[i]);
+    auto it = std::lower_bound(now.files.begin(), now.files.end(), other.files[i]);
+    if (it != now.files.end() && *it == other.files[i]) {
+      to_now[i] = static_cast<std::uint32_t>(it - now.files.begin());
+    }
+  }
+  std::vector<RunResultStatuses::Row> out;
+  for (const auto& row : other.rows) {
+    if (!wanted[row.file]) continue;
+    const auto file = to_now[row.file];
+    if (!file || reported.count(key_of(*file, row.test_id)) == 0) out.push_back(row);
+  }
+  return out;
+}
+
+std::vector<StoredCase> lost_cases(Store& store, const RunRecord& run) {
+  if (run.baseline_run <= 0) return {};
+  std::vector<std::string> planned;
+  for (const FileRecord& f : store.files(run.id)) planned.push_back(f.path);
+  std::sort(planned.begin(), planned.end());
+  std::vector<std::int64_t> ids;
+  for (const auto& row : missing_rows(store.result_statuses(run.id),
+                                      store.result_statuses(run.baseline_run), planned)) {
+    ids.push_back(row.result_id);
+  }
+  return store.cases_by_id(ids);
 }
 
 RunResultStatuses statuses_of(const std::vector<StoredCase>& cases) {

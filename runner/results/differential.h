@@ -18,10 +18,15 @@
 namespace devshim {
 
 /// The differential classes in the order reports list them, each with its meaning:
-/// compatible (pass/pass), regression (pass → fail), unlocked (skip or fail → pass),
-/// broken_both (fail or skip → fail), skipped_both (skip or fail → skip), newly_skipped
-/// (pass → skip).
+/// compatible (pass/pass), regression (pass → fail), lost (reported by the baseline, missing
+/// from the shim run: its file failed to import or collect, crashed or timed out before it),
+/// unlocked (skip or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or
+/// fail → skip), newly_skipped (pass → skip).
 const std::vector<std::pair<std::string, std::string>>& differential_classes();
+
+/// Whether tests of a differential class count as regressions (`--fail-on regressions`, the
+/// reports' and `runner runs`' regression counts): regression and lost.
+bool counts_as_regression(std::string_view diff_class);
 
 /// The class of one test from its status in the baseline run (nullopt: absent, which counts as a
 /// failure there) and under the shim. xfailed and xpassed count as passes.
@@ -53,6 +58,20 @@ class RunStatuses {
   std::unordered_map<std::uint64_t, CaseStatus> by_key_;
   std::set<std::string> failing_files_;
 };
+
+/// The tests `other` reports that `now` does not, in the files of `in_files` (sorted paths): their
+/// rows of other, in other's order. Matched as RunStatuses matches them (file path and test id).
+/// A differential run's lost tests (other: its baseline; in_files: the files the shim run
+/// planned), and a run's tests lost since its previous run (in_files: its files that stopped
+/// before their end).
+std::vector<RunResultStatuses::Row> missing_rows(const RunResultStatuses& now,
+                                                 const RunResultStatuses& other,
+                                                 const std::vector<std::string>& in_files);
+
+/// The lost tests of a shim run: its baseline's tests (as the baseline recorded them) that the run
+/// does not report, in the files the run planned (missing_rows), in the baseline's order. Empty
+/// when the run has no baseline run.
+std::vector<StoredCase> lost_cases(Store& store, const RunRecord& run);
 
 /// The statuses of cases as Store::result_statuses would read them (cases in Store::cases'
 /// order).

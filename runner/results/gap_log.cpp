@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "parsers/gap_attribution.h"
@@ -12,6 +13,8 @@
 #include "parsers/text.h"
 #include "runner/base/error.h"
 #include "runner/results/differential.h"
+#include "runner/results/file_error.h"
+#include "runner/results/gap_actions.h"
 
 namespace devshim {
 
@@ -20,7 +23,8 @@ namespace {
 constexpr const char* kColumns =
     "g.api, g.kind, g.status, g.status_by, g.severity, g.severity_by, g.equivalent, g.action, "
     "g.note, g.why, g.first_seen_run, g.last_seen_run, g.fixed_in_run, g.first_seen_at, "
-    "g.last_seen_at, g.updated_at, "
+    "g.last_seen_at, g.updated_at, g.action_by, g.equivalent_by, g.setting, g.trial_setting, "
+    "g.trial_run, g.trial_tests, g.trial_passed, "
     "(SELECT COUNT(*) FROM gap_tests t WHERE t.api = g.api AND t.run_id = g.last_seen_run), "
     "(SELECT COUNT(DISTINCT t.file) FROM gap_tests t WHERE t.api = g.api "
     " AND t.run_id = g.last_seen_run)";
@@ -77,52 +81,160 @@ std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_base
                         std::string(kGapNewlySkipped), "passed without the shim, skips with it"};
 }
 
-int GapLog::update_from_run(std::int64_t run_id) {
-  const auto run = store_.run(run_id);
-  if (!run || run->mode != "shim" || run->status == "interrupted" || run->status == "running") {
-    return 0;
+namespace {
+
+// One entry's evidence in a run: how it was attributed, the torch API a file error points at,
+// and its tests.
+struct Seen {
+  GapAttribution attribution;
+  std::string attributed;
+  std::vector<GapTest> tests;
+};
+
+// The entry of a file's error: "file error: <Exception>: <normalized first line>".
+std::string file_error_api(const FileError& e) {
+  const std::string message = first_line(normalize_message(first_line(e.message, 1000)), 100);
+  return e.exception.empty() ? "file error: " + message
+                             : fmt::format("file error: {}: {}", e.exception, message);
+}
+
+// Files that reported no test, with their error, and the lost tests of every file: entries.
+void add_file_evidence(Store& store, const RunRecord& run,
+                       const std::map<std::string, FileError>& errors,
+                       std::map<std::string, Seen>& seen) {
+  std::map<std::string, std::vector<GapTest>> lost;
+  for (const StoredCase& c : lost_cases(store, run)) {
+    lost[c.file].push_back({c.file, c.test.classname, c.test.name});
   }
-  const std::vector<StoredCase> cases = store_.cases(run_id);
+  for (const auto& [path, e] : errors) {
+    Seen& s = seen[file_error_api(e)];
+    if (s.tests.empty()) {
+      const auto at = attribute_failure(e.exception, e.message, e.traceback);
+      s.attributed = at ? at->api : "";
+      s.attribution = {file_error_api(e), std::string(kGapFileError),
+                       "the file reported no test: its import or collection failed" +
+                           (at ? " (" + at->why + ": " + at->api + ")" : std::string())};
+    }
+    auto it = lost.find(path);
+    if (it == lost.end() || it->second.empty()) {
+      s.tests.push_back({path, "", kGapFileTest});
+    } else {
+      s.tests.insert(s.tests.end(), it->second.begin(), it->second.end());
+      lost.erase(it);
+    }
+  }
+  if (lost.empty()) return;
+  std::map<std::string, FileRecord> files;
+  for (auto& f : store.files(run.id)) files.emplace(f.path, std::move(f));
+  for (const auto& [path, tests] : lost) {
+    const auto f = files.find(path);
+    const FileRecord* file = f == files.end() ? nullptr : &f->second;
+    const std::string api = "lost: " + missing_reason(file, std::nullopt);
+    Seen& s = seen[api];
+    if (s.tests.empty()) {
+      const bool stopped = file == nullptr || stopped_early(*file);
+      s.attribution = {api, std::string(stopped ? kGapFileError : kGapUnattributed),
+                       "the baseline reported these tests; this run did not"};
+    }
+    s.tests.insert(s.tests.end(), tests.begin(), tests.end());
+  }
+}
+
+// Every failing and newly skipped test of a run, its file errors and lost tests → entries.
+std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run) {
+  const std::vector<StoredCase> cases = store.cases(run.id);
   const RunResultStatuses statuses = statuses_of(cases);
   // The baseline's status of each test, to tell newly skipped tests (differential runs only).
-  const bool has_baseline = run->baseline_run > 0;
+  const bool has_baseline = run.baseline_run > 0;
   const RunStatuses baseline =
-      has_baseline ? RunStatuses(statuses, store_.result_statuses(run->baseline_run))
-                   : RunStatuses();
-  struct Seen {
-    GapAttribution attribution;
-    std::vector<GapTest> tests;
-  };
+      has_baseline ? RunStatuses(statuses, store.result_statuses(run.baseline_run)) : RunStatuses();
+  std::map<std::string, std::vector<const TestCase*>> by_file;
+  for (const StoredCase& c : cases) by_file[c.file].push_back(&c.test);
+  std::map<std::string, FileError> errors;
+  for (const FileRecord& f : store.files(run.id)) {
+    if (auto e = file_error(f, by_file[f.path])) errors.emplace(f.path, std::move(*e));
+  }
   std::map<std::string, Seen> seen;
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const StoredCase& c = cases[k];
+    // A file's import error is its file error entry's, not a test's.
+    if (errors.count(c.file) > 0 && is_import_error_case(c.test)) continue;
     auto a = attribute_case(c.test, has_baseline, baseline.find(statuses.rows[k]));
     if (!a) continue;
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;
     s.tests.push_back({c.file, c.test.classname, c.test.name});
   }
+  add_file_evidence(store, run, errors, seen);
+  return seen;
+}
+
+}  // namespace
+
+std::string gap_trial_text(const GapTrial& t) {
+  if (t.setting.empty()) return "";
+  return fmt::format("{}: {} of {} pass{}", t.setting, t.passed, t.tests,
+                     t.run > 0 ? fmt::format(" (run {})", t.run) : "");
+}
+
+nlohmann::json gap_trial_json(const GapTrial& t) {
+  if (t.setting.empty()) return nullptr;
+  return {{"setting", t.setting},
+          {"run", t.run > 0 ? nlohmann::json(t.run) : nlohmann::json(nullptr)},
+          {"tests", t.tests},
+          {"passed", t.passed}};
+}
+
+std::map<std::string, int> lost_by_file(const GapEntry& entry) {
+  std::map<std::string, int> out;
+  if (entry.kind != kGapFileError) return out;
+  for (const GapTest& t : entry.test_list) {
+    int& n = out[t.file];
+    if (t.name != kGapFileTest || !t.classname.empty()) ++n;
+  }
+  return out;
+}
+
+int GapLog::update_from_run(std::int64_t run_id) {
+  const auto run = store_.run(run_id);
+  if (!run || run->mode != "shim" || run->status == "interrupted" || run->status == "running") {
+    return 0;
+  }
+  const std::map<std::string, Seen> seen = evidence_of(store_, *run);
+  const ShimSettings settings = shim_settings_of(
+      nlohmann::json::parse(run->environment.empty() ? "{}" : run->environment, nullptr, false));
 
   const std::string now = iso8601_utc_now();
   sql::Transaction tx(db_);
   sql::Statement upsert(
       db_,
       "INSERT INTO gaps (api, kind, why, first_seen_run, last_seen_run, first_seen_at, "
-      "last_seen_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5, ?5) "
+      "last_seen_at, updated_at, action, equivalent, setting) "
+      "VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5, ?5, ?6, ?7, ?8) "
       "ON CONFLICT (api) DO UPDATE SET kind = excluded.kind, why = excluded.why, "
       "last_seen_run = excluded.last_seen_run, last_seen_at = excluded.last_seen_at, "
       "updated_at = excluded.updated_at, "
       "status = CASE WHEN status_by = 'auto' THEN 'open' ELSE status END, "
-      "fixed_in_run = CASE WHEN status_by = 'auto' THEN NULL ELSE fixed_in_run END");
+      "fixed_in_run = CASE WHEN status_by = 'auto' THEN NULL ELSE fixed_in_run END, "
+      "action = CASE WHEN action_by = 'auto' THEN excluded.action ELSE action END, "
+      "equivalent = CASE WHEN equivalent_by = 'auto' THEN excluded.equivalent "
+      "ELSE equivalent END, setting = excluded.setting");
   sql::Statement test(db_,
                       "INSERT OR IGNORE INTO gap_tests (api, run_id, file, classname, name) "
                       "VALUES (?,?,?,?,?)");
+  auto or_null = [](const std::string& text) {
+    return text.empty() ? std::nullopt : std::optional<std::string>(text);
+  };
   for (const auto& [api, s] : seen) {
+    const GapAction what = gap_action(s.attribution.kind, api, s.attributed, settings);
     upsert.bind(1, api)
         .bind(2, s.attribution.kind)
         .bind(3, s.attribution.why)
         .bind(4, run_id)
         .bind(5, now)
+        .bind(6, what.action)
+        .bind(7, or_null(what.equivalent))
+        .bind(8, or_null(what.setting))
         .run();
     for (const auto& t : s.tests) {
       test.bind(1, api).bind(2, run_id).bind(3, t.file).bind(4, t.classname).bind(5, t.name).run();
@@ -149,6 +261,15 @@ int GapLog::update_from_run(std::int64_t run_id) {
   }
   tx.commit();
   return static_cast<int>(seen.size());
+}
+
+void GapLog::record_trial(const std::string& api, std::int64_t run_id, const std::string& setting,
+                          int tests, int passed) {
+  sql::Statement s(db_,
+                   "UPDATE gaps SET trial_setting = ?, trial_run = ?, trial_tests = ?, "
+                   "trial_passed = ?, updated_at = ? WHERE api = ?");
+  s.bind(1, setting).bind(2, run_id).bind(3, tests).bind(4, passed).bind(5, iso8601_utc_now());
+  s.bind(6, api).run();
 }
 
 void GapLog::refresh_severity(const std::string& api) {
@@ -211,11 +332,12 @@ void GapLog::set(const std::string& api, const GapEdit& edit) {
     throw UsageError(fmt::format(
         "gaps set: --status must be open, fixed, wontfix or auto, not \"{}\"", *edit.status));
   }
-  if (edit.kind && !one_of(*edit.kind, {"failing", "unpatched", "unsupported_op", "cuda_only",
-                                        "unattributed", "newly_skipped", "masquerade_skip"})) {
+  if (edit.kind &&
+      !one_of(*edit.kind, {"failing", "unpatched", "unsupported_op", "cuda_only", "unattributed",
+                           "newly_skipped", "masquerade_skip", "file_error"})) {
     throw UsageError(fmt::format(
         "gaps set: --kind must be failing, unpatched, unsupported_op, cuda_only, unattributed, "
-        "newly_skipped or masquerade_skip, not \"{}\"",
+        "newly_skipped, masquerade_skip or file_error, not \"{}\"",
         *edit.kind));
   }
   const std::string now = iso8601_utc_now();
@@ -247,12 +369,25 @@ void GapLog::set(const std::string& api, const GapEdit& edit) {
     }
   }
   if (edit.kind) update("UPDATE gaps SET kind = ?1, updated_at = ?2 WHERE api = ?3", *edit.kind);
-  if (edit.action)
-    update("UPDATE gaps SET action = ?1, updated_at = ?2 WHERE api = ?3", *edit.action);
-  if (edit.note) update("UPDATE gaps SET note = ?1, updated_at = ?2 WHERE api = ?3", *edit.note);
-  if (edit.equivalent) {
-    update("UPDATE gaps SET equivalent = ?1, updated_at = ?2 WHERE api = ?3", *edit.equivalent);
+  // An action or equivalent set by hand is the person's; "auto" hands it back to the runs.
+  for (const auto& [value, column] :
+       {std::pair{&edit.action, "action"}, std::pair{&edit.equivalent, "equivalent"}}) {
+    if (!*value) continue;
+    if (**value == "auto") {
+      update(fmt::format("UPDATE gaps SET {0}_by = 'auto', updated_at = ?2 WHERE api = ?3 AND "
+                         "?1 = ?1",
+                         column)
+                 .c_str(),
+             "");
+    } else {
+      update(fmt::format("UPDATE gaps SET {0} = ?1, {0}_by = 'person', updated_at = ?2 WHERE "
+                         "api = ?3",
+                         column)
+                 .c_str(),
+             **value);
+    }
   }
+  if (edit.note) update("UPDATE gaps SET note = ?1, updated_at = ?2 WHERE api = ?3", *edit.note);
   tx.commit();
   refresh_severity(api);
 }
@@ -281,8 +416,15 @@ std::vector<GapEntry> GapLog::query(const std::string& where,
     e.first_seen_at = s.text(13);
     e.last_seen_at = s.text(14);
     e.updated_at = s.text(15);
-    e.tests = static_cast<int>(s.int64(16));
-    e.files = static_cast<int>(s.int64(17));
+    e.action_by_person = s.text(16) == "person";
+    e.equivalent_by_person = s.text(17) == "person";
+    e.setting = s.text(18);
+    e.trial.setting = s.text(19);
+    e.trial.run = s.opt_int64(20).value_or(0);
+    e.trial.tests = static_cast<int>(s.opt_int64(21).value_or(0));
+    e.trial.passed = static_cast<int>(s.opt_int64(22).value_or(0));
+    e.tests = static_cast<int>(s.int64(23));
+    e.files = static_cast<int>(s.int64(24));
     out.push_back(std::move(e));
   }
   if (with_tests) {

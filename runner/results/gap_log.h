@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,15 +22,35 @@ struct GapTest {
   std::string file, classname, name;
 };
 
+/// The test a file error entry names for a file that lost no test of the baseline (no baseline,
+/// or the baseline failed there too): the file itself.
+inline constexpr const char* kGapFileTest = "(file)";
+
+/// A run of the affected tests with the setting an entry's action names (`--try-settings`).
+struct GapTrial {
+  std::string setting;   ///< "VARIABLE=value"; empty: never tried
+  std::int64_t run = 0;  ///< the shim run whose tests were tried; 0: pruned or never
+  int tests = 0;         ///< affected tests the trial ran
+  int passed = 0;        ///< of them, how many passed (passed, xfailed, xpassed)
+};
+
 struct GapEntry {
   std::string api;
   std::string kind;    ///< failing, unpatched, unsupported_op, cuda_only, unattributed,
-                       ///< newly_skipped, masquerade_skip
+                       ///< newly_skipped, masquerade_skip, file_error
   std::string status;  ///< open, fixed, wontfix
   bool status_by_person = false;
   std::string severity;  ///< critical, high, medium, low
   bool severity_by_person = false;
+  /// What to do (gap_actions.h): written by each run unless a person set it (action_by_person),
+  /// the equivalent on the device used likewise; note: people's.
   std::string equivalent, action, note;
+  bool action_by_person = false;
+  bool equivalent_by_person = false;
+  /// The documented shim setting ("VARIABLE=value") that may fix the entry, from the latest run;
+  /// empty when none does.
+  std::string setting;
+  GapTrial trial;   ///< the latest trial of a setting
   std::string why;  ///< how the latest evidence was attributed
   std::int64_t first_seen_run = 0, last_seen_run = 0, fixed_in_run = 0;  ///< 0: none
   std::string first_seen_at, last_seen_at, updated_at;
@@ -37,7 +59,17 @@ struct GapEntry {
   std::vector<GapTest> test_list;  ///< filled by GapLog::entry and GapLog::for_run
 };
 
-/// What a person may set (`runner gaps set`); unset fields stay as they are.
+/// "TORCHDEVICE_DEVICE_OBJECTS=redirect: 37 of 45 pass (run 12)"; empty when never tried.
+std::string gap_trial_text(const GapTrial& trial);
+/// {"setting", "run", "tests", "passed"}, or null when never tried (report.json, gaps export).
+nlohmann::json gap_trial_json(const GapTrial& trial);
+
+/// A file error entry's files and how many tests of the baseline each lost (0 for a file named
+/// by kGapFileTest alone), from its test_list; empty for other kinds.
+std::map<std::string, int> lost_by_file(const GapEntry& entry);
+
+/// What a person may set (`runner gaps set`); unset fields stay as they are. "auto" for action or
+/// equivalent hands it back to the runs.
 struct GapEdit {
   std::optional<std::string> severity, status, action, note, equivalent, kind;
 };
@@ -47,7 +79,8 @@ struct GapEdit {
 /// "unattributed <Exception>: <normalized first line of the message>" (kind unattributed). A
 /// test that passed in the baseline and skips (`has_baseline`, `baseline` its status there):
 /// "newly skipped: <reason>", kind masquerade_skip when the reason says the test wants no GPU
-/// (skip_wants_no_gpu), else newly_skipped.
+/// (skip_wants_no_gpu), else newly_skipped. (A file's import or collection error, and the tests it
+/// lost, are update_from_run's: file error entries.)
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
                                              std::optional<CaseStatus> baseline);
 
@@ -62,11 +95,20 @@ class GapLog {
 
   /// Attributes run_id's tests with attribute_case and updates the log: every failing test
   /// (with a baseline: regressions and broken_both alike) and, with a baseline, every newly
-  /// skipped one is evidence of one entry. An API seen again is reopened (unless a person set its
-  /// status); an open entry last seen in a run of the same suite and targets and absent from this
-  /// one is marked fixed. Baseline runs and interrupted runs change nothing. Returns the number of
-  /// APIs seen in this run.
+  /// skipped one is evidence of one entry. A file that reported no test (file_error) is an entry
+  /// of kind file_error, "file error: <Exception>: <message>", whose evidence is the tests of the
+  /// baseline it lost (or the file itself, kGapFileTest, when it lost none), its import error's
+  /// result not attributed apart; lost tests of other files are evidence of "lost: <why>". Each
+  /// entry seen gets its action, equivalent and setting (gap_action, for the run's shim
+  /// settings), the action and equivalent only where no person set them. An API seen again is
+  /// reopened (unless a person set its status); an open entry last seen in a run of the same
+  /// suite and targets and absent from this one is marked fixed. Baseline runs and interrupted
+  /// runs change nothing. Returns the number of APIs seen in this run.
   int update_from_run(std::int64_t run_id);
+
+  /// Records a trial of setting on api's tests of run_id: tests tried, passed.
+  void record_trial(const std::string& api, std::int64_t run_id, const std::string& setting,
+                    int tests, int passed);
 
   /// `runner gaps scan`: surface = public torch CUDA APIs, carried = what the shim declares it
   /// carries. Uncarried APIs become `unpatched` entries; unpatched entries now carried are fixed.

@@ -24,7 +24,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 12> kMigrations = {
+constexpr std::array<const char*, 13> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -357,6 +357,63 @@ CREATE TABLE durations_v12 (
 INSERT INTO durations_v12 SELECT suite, path, avg_s, samples, last_run FROM durations;
 DROP TABLE durations;
 ALTER TABLE durations_v12 RENAME TO durations;
+)sql",
+    // 13: what to do about each gap (docs/gaps.md): the kind file_error, actions and equivalents
+    // the runs write unless a person set them (action_by, equivalent_by; an action or equivalent
+    // stored before was a person's), the documented shim setting that may fix an entry, and the
+    // trial of that setting (--try-settings). gaps is rebuilt for its CHECK, as in migration 9.
+    R"sql(
+CREATE TABLE gaps_v13 (
+  api            TEXT PRIMARY KEY,
+  kind           TEXT NOT NULL CHECK (kind IN ('failing', 'unpatched', 'unsupported_op',
+                                               'cuda_only', 'unattributed', 'newly_skipped',
+                                               'masquerade_skip', 'file_error')),
+  status         TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'fixed', 'wontfix')),
+  status_by      TEXT NOT NULL DEFAULT 'auto' CHECK (status_by IN ('auto', 'person')),
+  severity       TEXT NOT NULL DEFAULT 'low' CHECK (severity IN ('critical', 'high', 'medium',
+                                                                 'low')),
+  severity_by    TEXT NOT NULL DEFAULT 'auto' CHECK (severity_by IN ('auto', 'person')),
+  equivalent     TEXT,
+  action         TEXT,
+  note           TEXT,
+  why            TEXT,
+  first_seen_run INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  last_seen_run  INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  fixed_in_run   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  first_seen_at  TEXT NOT NULL,
+  last_seen_at   TEXT NOT NULL,
+  updated_at     TEXT NOT NULL,
+  action_by      TEXT NOT NULL DEFAULT 'auto' CHECK (action_by IN ('auto', 'person')),
+  equivalent_by  TEXT NOT NULL DEFAULT 'auto' CHECK (equivalent_by IN ('auto', 'person')),
+  setting        TEXT,                             -- 'VAR=value' that may fix it; NULL: none
+  trial_setting  TEXT,                             -- the setting --try-settings ran
+  trial_run      INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  trial_tests    INTEGER,                          -- affected tests the trial ran
+  trial_passed   INTEGER                           -- of them, how many passed with the setting
+);
+CREATE TABLE gap_tests_v13 (
+  id        INTEGER PRIMARY KEY,
+  api       TEXT NOT NULL REFERENCES gaps_v13(api) ON DELETE CASCADE,
+  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file      TEXT NOT NULL,
+  classname TEXT NOT NULL,
+  name      TEXT NOT NULL,
+  UNIQUE (api, run_id, file, classname, name)
+);
+INSERT INTO gaps_v13 (api, kind, status, status_by, severity, severity_by, equivalent, action,
+                      note, why, first_seen_run, last_seen_run, fixed_in_run, first_seen_at,
+                      last_seen_at, updated_at, action_by, equivalent_by)
+  SELECT api, kind, status, status_by, severity, severity_by, equivalent, action, note, why,
+         first_seen_run, last_seen_run, fixed_in_run, first_seen_at, last_seen_at, updated_at,
+         CASE WHEN coalesce(action, '') = '' THEN 'auto' ELSE 'person' END,
+         CASE WHEN coalesce(equivalent, '') = '' THEN 'auto' ELSE 'person' END
+  FROM gaps;
+INSERT INTO gap_tests_v13 SELECT * FROM gap_tests;
+DROP TABLE gap_tests;
+DROP TABLE gaps;
+ALTER TABLE gaps_v13 RENAME TO gaps;
+ALTER TABLE gap_tests_v13 RENAME TO gap_tests;
+CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
 )sql",
 };
 

@@ -88,13 +88,13 @@ TEST_F(CompareRuns, EveryTestIsClassedAndListedButTheSameOnes) {
   EXPECT_EQ(c.counts.at("fixed"), 1);
   EXPECT_EQ(c.counts.at("newly_skipped"), 1);
   EXPECT_EQ(c.counts.at("newly_run"), 2) << "test_run, and test_new that A did not have";
-  EXPECT_EQ(c.counts.at("gone"), 1);
+  EXPECT_EQ(c.counts.at("lost"), 1);
   EXPECT_EQ(c.tests.count("same"), 0U);
   ASSERT_EQ(c.tests.at("regressed").size(), 1U);
   EXPECT_EQ(c.tests.at("regressed")[0].name, "test_reg");
   EXPECT_EQ(c.tests.at("regressed")[0].status_a, "passed");
   EXPECT_EQ(c.tests.at("regressed")[0].message, "RuntimeError: test_reg broke");
-  EXPECT_EQ(c.tests.at("gone")[0].status_b, "absent");
+  EXPECT_EQ(c.tests.at("lost")[0].status_b, "absent");
 }
 
 TEST_F(CompareRuns, TheCommandNamesBothRunsPoliciesAndTakesLatestSelectors) {
@@ -112,7 +112,7 @@ TEST_F(CompareRuns, TheCommandNamesBothRunsPoliciesAndTakesLatestSelectors) {
 
   const auto j = nlohmann::json::parse(compare("1", "2", true));
   EXPECT_EQ(j["b"]["policy"], "accelerator-only");
-  EXPECT_EQ(j["counts"]["gone"], 1);
+  EXPECT_EQ(j["counts"]["lost"], 1);
   EXPECT_EQ(j["tests"]["newly_run"].size(), 2U);
 
   EXPECT_THROW(compare_command(db(), "latest~2", "latest", false), UsageError) << "two runs";
@@ -141,9 +141,9 @@ TEST_F(CompareRuns, OutWritesEveryTestOfEachClassLinkedToItsSourceInThreeFormats
   EXPECT_EQ(md.find("test\\_same"), std::string::npos) << "the same outcome is counted only";
 
   const auto j = nlohmann::json::parse(testing::read_file(out / "compare.json"));
-  EXPECT_EQ(j["tests"]["gone"][0]["name"], "test_gone");
-  EXPECT_EQ(j["tests"]["gone"][0]["links"]["local"], to_project + "/test_a.py#L15")
-      << "a test that is gone links to A's source";
+  EXPECT_EQ(j["tests"]["lost"][0]["name"], "test_gone");
+  EXPECT_EQ(j["tests"]["lost"][0]["links"]["local"], to_project + "/test_a.py#L15")
+      << "a test that is lost links to A's source";
   EXPECT_EQ(j["a"]["policy"], "default");
 
   const std::string html = testing::read_file(out / "compare.html");

@@ -27,7 +27,11 @@ TEST(ChangeClass, EveryCombination) {
   EXPECT_EQ(change_class(std::nullopt, S::kPassed), "unchanged");
   EXPECT_EQ(change_class(S::kPassed, S::kPassed, true), "flaky");
   EXPECT_EQ(change_class(S::kFailed, S::kPassed, true), "flaky") << "neither fixed nor new";
-  EXPECT_EQ(change_classes().size(), 5U);
+  EXPECT_EQ(change_class(std::nullopt, S::kFailed, false, true), "missing_before")
+      << "absent because the previous run's file stopped before it: not new";
+  EXPECT_EQ(change_class(std::nullopt, S::kPassed, false, true), "missing_before");
+  EXPECT_EQ(change_class(S::kPassed, S::kFailed, false, true), "new_failure");
+  EXPECT_EQ(change_classes().size(), 7U);
 }
 
 class RunToRun : public ::testing::Test {

@@ -107,5 +107,60 @@ TEST(ShowRun, AnInterruptedRunEndsWithTheCommandThatResumesIt) {
   EXPECT_EQ(show(dir / "results.db", "1", "").find("Interrupted"), std::string::npos);
 }
 
+// A differential shim run whose file failed at import: show names the exception, where it
+// happened, and each test of the baseline it lost (issue 32: it said "no tests parsed").
+TEST(ShowRun, AFileThatReportedNoTestShowsItsErrorAndTheTestsItLost) {
+  TempDir dir;
+  {
+    Store store(dir / "results.db");
+    const std::int64_t baseline = record_run(store, "passed");
+    RunRecord r;
+    r.suite = "demo";
+    r.suite_file = "/s/demo/suite.json";
+    r.framework = "pytest";
+    r.started_at = "2026-11-23T08:02:00Z";
+    r.project_root = "/proj";
+    r.tests_dir = "tests";
+    r.out_dir = "/out";
+    r.baseline_run = baseline;
+    const std::int64_t id = store.begin_run(r, {"test_a.py"});
+    FileRecord f;
+    f.path = "test_a.py";
+    f.status = FileStatus::kError;
+    f.exit_code = 4;
+    TestCase c;
+    c.classname = "test_a";
+    c.name = "<collection>";
+    c.status = CaseStatus::kError;
+    c.exception = "ImportError";
+    c.message = "no shim here";
+    c.traceback =
+        "tests/test_a.py:3: in <module>\n    import helper\nhelper.py:9: in <module>\n"
+        "    raise ImportError(\"no shim here\")\nE   ImportError: no shim here\n";
+    store.record_file(id, f, {c});
+    store.finish_run(id, "failed", "2026-11-23T08:03:00Z");
+  }
+  const std::string out = show(dir / "results.db", "latest", "");
+  EXPECT_NE(out.find("error       test_a.py  0.0s  no test reported"), std::string::npos) << out;
+  EXPECT_NE(out.find("            error: ImportError: no shim here\n"
+                     "              at helper.py:9 in <module>\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("lost: 1 test of baseline run 1 missing from this run"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  lost      A::test_ok  (passed in baseline run 1)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("lost:  1 test of baseline run 1 missing from this run (counted as "
+                     "regressions)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(show(dir / "results.db", "latest", "lost").find("A::test_ok"), std::string::npos);
+  ::testing::internal::CaptureStdout();
+  show_run(dir / "results.db", "latest", "", false, /*as_json=*/true);
+  const auto j = nlohmann::json::parse(::testing::internal::GetCapturedStdout());
+  EXPECT_EQ(j["files"][0]["error"]["exception"], "ImportError");
+  EXPECT_EQ(j["files"][0]["lost"][0]["name"], "test_ok");
+}
+
 }  // namespace
 }  // namespace devshim

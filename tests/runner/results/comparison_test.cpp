@@ -23,7 +23,7 @@ TEST(ComparisonClass, EveryPairOfOutcomes) {
   EXPECT_EQ(comparison_class(S::kSkipped, S::kPassed), "newly_run");
   EXPECT_EQ(comparison_class(S::kSkipped, S::kFailed), "newly_run");
   EXPECT_EQ(comparison_class(std::nullopt, S::kFailed), "newly_run");
-  EXPECT_EQ(comparison_class(S::kPassed, std::nullopt), "gone");
+  EXPECT_EQ(comparison_class(S::kPassed, std::nullopt), "lost");
 }
 
 }  // namespace

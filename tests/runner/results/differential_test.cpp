@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
 namespace devshim {
 namespace {
 
@@ -34,6 +38,60 @@ TEST(SkipWantsNoGpu, TheReasonsOfSkipsWhenAGpuIsThere) {
   EXPECT_FALSE(skip_wants_no_gpu("test requires a non-XPU"));
   EXPECT_FALSE(skip_wants_no_gpu("test is slow"));
   EXPECT_FALSE(skip_wants_no_gpu(""));
+}
+
+// Every skip reason of real runs (tests/parsers/fixtures/gaps/issue32/skips.json: lightning,
+// ignite, accelerate), each with whether it says the test wants no GPU: "Skip if GPU" and "No
+// need to mock if has GPU" (ignite) by meaning, not by a list of phrases.
+TEST(SkipWantsNoGpu, RealSkipReasonsByMeaning) {
+  std::ifstream in(std::string(PARSER_FIXTURES_DIR) + "/gaps/issue32/skips.json");
+  const auto reasons = nlohmann::json::parse(in);
+  ASSERT_GE(reasons.size(), 30U);
+  int wanting = 0;
+  for (const auto& r : reasons) {
+    const std::string reason = r["reason"];
+    EXPECT_EQ(skip_wants_no_gpu(reason), r["wants_no_gpu"].get<bool>()) << reason;
+    wanting += r["wants_no_gpu"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_EQ(wanting, 3);
+}
+
+TEST(DiffClass, LostCountsAsARegression) {
+  EXPECT_TRUE(counts_as_regression("regression"));
+  EXPECT_TRUE(counts_as_regression("lost"));
+  EXPECT_FALSE(counts_as_regression("broken_both"));
+  const auto& classes = differential_classes();
+  ASSERT_GE(classes.size(), 2U);
+  EXPECT_EQ(classes[1].first, "lost") << "listed beside the regressions";
+}
+
+// Rows of runs: (file index, test id, status).
+RunResultStatuses statuses(std::vector<std::string> files,
+                           std::vector<std::tuple<std::uint32_t, std::int64_t, CaseStatus>> rows) {
+  RunResultStatuses s;
+  s.files = std::move(files);
+  std::int64_t id = 0;
+  for (const auto& [file, test, status] : rows) {
+    s.rows.push_back({.result_id = ++id, .test_id = test, .file = file, .status = status});
+  }
+  return s;
+}
+
+TEST(MissingRows, TheOtherRunsTestsThisRunDoesNotReportInTheFilesAsked) {
+  using S = CaseStatus;
+  // The baseline: a.py has tests 1 and 2, b.py test 3, c.py test 4.
+  const auto baseline =
+      statuses({"a.py", "b.py", "c.py"},
+               {{0, 1, S::kPassed}, {0, 2, S::kSkipped}, {1, 3, S::kPassed}, {2, 4, S::kPassed}});
+  // The shim run reports a.py's test 1 only; b.py reported nothing (its import failed).
+  const auto shim = statuses({"a.py"}, {{0, 1, S::kFailed}});
+  const auto lost = missing_rows(shim, baseline, {"a.py", "b.py"});
+  ASSERT_EQ(lost.size(), 2U);
+  EXPECT_EQ(lost[0].test_id, 2);
+  EXPECT_EQ(lost[0].status, S::kSkipped) << "the baseline's status";
+  EXPECT_EQ(lost[1].test_id, 3);
+  EXPECT_TRUE(missing_rows(shim, baseline, {}).empty()) << "c.py was not asked for";
+  EXPECT_TRUE(missing_rows(baseline, baseline, {"a.py", "b.py", "c.py"}).empty());
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runner/results/differential.h"
@@ -206,6 +208,219 @@ TEST(GapLog, MigrationNineKeepsEntriesAndTheirTests) {
   edit.kind = "masquerade_skip";
   GapLog(store).set("newly skipped: x", edit);
   EXPECT_EQ(GapLog(store).entry("newly skipped: x")->kind, "masquerade_skip");
+}
+
+std::string fixture_text(const std::string& path) {
+  std::ifstream in(std::string(PARSER_FIXTURES_DIR) + "/" + path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Issue 32's real case (tests/parsers/fixtures/gaps/issue32/README.md): ignite's conftest fails to
+// import under the shim, so its file reports only the collection error. The baseline's 4 tests
+// of the file are lost: one file error entry names the file and them; the collection error is
+// not an entry of its own.
+class FileErrorGap : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Store store(dir_ / "results.db");
+    RunRecord b = run_of("baseline", 0);
+    const std::int64_t baseline = store.begin_run(b, {"metrics/test_gpu_info.py"});
+    FileRecord rec;
+    rec.path = "metrics/test_gpu_info.py";
+    rec.status = FileStatus::kFailed;
+    std::vector<TestCase> tests;
+    for (const char* name :
+         {"test_no_pynvml_package", "test_no_gpu", "test_gpu_info_on_cuda", "test_gpu_info_mock"}) {
+      TestCase t;
+      t.classname = "tests.ignite.metrics.test_gpu_info";
+      t.name = name;
+      tests.push_back(std::move(t));
+    }
+    store.record_file(baseline, rec, tests);
+    store.finish_run(baseline, "failed", "2026-11-25T06:48:00Z");
+    RunRecord r = run_of("shim", baseline);
+    r.environment = environment_;
+    shim_ = store.begin_run(r, {"metrics/test_gpu_info.py"});
+    rec.status = FileStatus::kError;
+    rec.exit_code = 4;
+    TestCase collection;
+    collection.classname = "tests.ignite.metrics.test_gpu_info";
+    collection.name = "<collection>";
+    collection.status = CaseStatus::kError;
+    collection.exception = "TypeError";
+    collection.message =
+        "module, class, method, function, traceback, frame, or code object was expected, got "
+        "builtin_function_or_method";
+    collection.traceback = fixture_text("gaps/issue32/ignite-oldshim-collection.txt");
+    store.record_file(shim_, rec, {collection});
+    store.finish_run(shim_, "failed", "2026-11-25T06:49:00Z");
+  }
+  std::vector<GapEntry> update() {
+    Store store(dir_ / "results.db");
+    GapLog(store).update_from_run(shim_);
+    return GapLog(store).for_run(shim_);
+  }
+  TempDir dir_;
+  std::string environment_ = R"({"shim": {"cuda_lands_on": "cpu", "device_objects": "keep"}})";
+  std::int64_t shim_ = 0;
+};
+
+TEST_F(FileErrorGap, NamesTheFileAndTheBaselineTestsItLost) {
+  const auto entries = update();
+  ASSERT_EQ(entries.size(), 1U) << entries[0].api;
+  const GapEntry& e = entries[0];
+  // Named by its exception and the first 100 bytes of its normalized message.
+  EXPECT_EQ(e.api,
+            "file error: TypeError: module, class, method, function, traceback, frame, or code "
+            "object was expected, got builtin_function…");
+  EXPECT_EQ(e.kind, "file_error");
+  EXPECT_EQ(e.tests, 4);
+  EXPECT_EQ(lost_by_file(e), (std::map<std::string, int>{{"metrics/test_gpu_info.py", 4}}));
+  EXPECT_NE(e.why.find("torch.package.package_importer._patched_getfile"), std::string::npos)
+      << e.why;
+  EXPECT_NE(e.action.find("carry torch.package.package_importer._patched_getfile"),
+            std::string::npos)
+      << e.action;
+  EXPECT_TRUE(e.setting.empty());
+}
+
+TEST_F(FileErrorGap, AFileThatLostNothingIsNamedItself) {
+  {
+    // The baseline failed the same way: nothing lost, the file is still its entry's evidence.
+    Store store(dir_ / "results.db");
+    store.database().exec(
+        "DELETE FROM results WHERE file_id IN (SELECT id FROM files WHERE run_id = 1)");
+  }
+  const auto entries = update();
+  ASSERT_EQ(entries.size(), 1U);
+  ASSERT_EQ(entries[0].test_list.size(), 1U);
+  EXPECT_EQ(entries[0].test_list[0].name, kGapFileTest);
+  EXPECT_EQ(lost_by_file(entries[0]),
+            (std::map<std::string, int>{{"metrics/test_gpu_info.py", 0}}));
+}
+
+// A failure of each named device gap, as lightning's real run printed it, in a shim run with the
+// given shim settings: the entries' actions and settings.
+std::vector<GapEntry> device_gaps(const std::string& environment) {
+  TempDir dir;
+  Store store(dir / "results.db");
+  RunRecord r = run_of("shim", 0);
+  r.environment = environment;
+  const std::int64_t id = store.begin_run(r, {"core/test_saving.py"});
+  FileRecord rec;
+  rec.path = "core/test_saving.py";
+  rec.status = FileStatus::kFailed;
+  std::vector<TestCase> tests;
+  for (const auto& [name, file, message] :
+       {std::tuple{"test_device_placement", "lightning-keep-test_device_placement_gpu-cuda_0.txt",
+                   "assert device(type='cpu') == device(type='cuda', index=0)"},
+        std::tuple{"test_map_location",
+                   "lightning-keep-test_load_from_checkpoint_map_location_gpu_None.txt",
+                   "assert 'cpu' == 'cuda'"}}) {
+    TestCase t;
+    t.classname = "tests.core.test_saving";
+    t.name = name;
+    t.status = CaseStatus::kFailed;
+    t.exception = "AssertionError";
+    t.message = message;
+    t.traceback = fixture_text(std::string("gaps/issue32/") + file);
+    tests.push_back(std::move(t));
+  }
+  store.record_file(id, rec, tests);
+  store.finish_run(id, "failed", "2026-11-25T06:49:00Z");
+  GapLog(store).update_from_run(id);
+  return GapLog(store).for_run(id);
+}
+
+const GapEntry* find_entry(const std::vector<GapEntry>& entries, std::string_view api) {
+  for (const GapEntry& e : entries) {
+    if (e.api == api) return &e;
+  }
+  return nullptr;
+}
+
+TEST(GapLog, EachEntrySaysWhatToDoFromTheSettingTheRunUsed) {
+  // The run used keep (the shim's status says so): identity is fixed by redirect.
+  const auto keep = device_gaps(R"({"shim": {"cuda_lands_on": "cpu", "device_objects": "keep"}})");
+  const GapEntry* identity = find_entry(keep, kGapDeviceIdentity);
+  ASSERT_TRUE(identity);
+  EXPECT_EQ(identity->setting, "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  EXPECT_NE(identity->action.find("set TORCHDEVICE_DEVICE_OBJECTS=redirect"), std::string::npos)
+      << identity->action;
+  EXPECT_EQ(identity->equivalent, "torch.device(\"cpu\")");
+  const GapEntry* type = find_entry(keep, kGapDeviceType);
+  ASSERT_TRUE(type);
+  EXPECT_TRUE(type->setting.empty()) << "no setting changes what a tensor reports";
+  EXPECT_NE(type->action.find("no shim setting changes it"), std::string::npos) << type->action;
+  EXPECT_EQ(type->equivalent, "'cpu'");
+  // The run used redirect already (whatever the shim's default): nothing to try.
+  const auto redirect =
+      device_gaps(R"({"shim": {"cuda_lands_on": "cpu", "device_objects": "redirect"}})");
+  identity = find_entry(redirect, kGapDeviceIdentity);
+  ASSERT_TRUE(identity);
+  EXPECT_TRUE(identity->setting.empty());
+  EXPECT_NE(identity->action.find("used TORCHDEVICE_DEVICE_OBJECTS=redirect already"),
+            std::string::npos)
+      << identity->action;
+  // Only the variable said it (a shim without device_objects in its status): the same.
+  EXPECT_TRUE(
+      find_entry(device_gaps(R"({"shim_settings": {"TORCHDEVICE_DEVICE_OBJECTS": "Redirect"}})"),
+                 kGapDeviceIdentity)
+          ->setting.empty());
+  // Nothing says: the setting is suggested, not assumed to be the default.
+  EXPECT_EQ(find_entry(device_gaps("{}"), kGapDeviceIdentity)->setting,
+            "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+}
+
+TEST_F(FileErrorGap, APersonsActionStaysAndATrialIsRecorded) {
+  const std::string api = update().at(0).api;
+  Store store(dir_ / "results.db");
+  GapEdit edit;
+  edit.action = "import torch.distributed.optim before the shim";
+  GapLog(store).set(api, edit);
+  GapLog(store).update_from_run(shim_);
+  auto e = GapLog(store).entry(api);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->action, "import torch.distributed.optim before the shim");
+  EXPECT_TRUE(e->action_by_person);
+  edit.action = "auto";
+  GapLog(store).set(api, edit);
+  GapLog(store).update_from_run(shim_);
+  EXPECT_NE(GapLog(store).entry(api)->action.find("carry "), std::string::npos)
+      << "handed back to the runs";
+  GapLog(store).record_trial(api, shim_, "TORCHDEVICE_DEVICE_OBJECTS=redirect", 4, 3);
+  e = GapLog(store).entry(api);
+  EXPECT_EQ(e->trial.setting, "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  EXPECT_EQ(e->trial.run, shim_);
+  EXPECT_EQ(e->trial.tests, 4);
+  EXPECT_EQ(e->trial.passed, 3);
+}
+
+// Migration 13 rebuilds gaps for the kind file_error and the actions' columns: an action or
+// equivalent stored before it was a person's (runs never wrote one), and stays theirs.
+TEST(GapLog, MigrationThirteenKeepsEntriesAndTheActionsPeopleSet) {
+  TempDir dir;
+  const auto path = dir / "results.db";
+  {
+    Store store(path);
+    GapEdit edit;
+    edit.action = "document it";
+    GapLog(store).set("torch.cuda.ipc_collect", edit);
+    GapLog(store).set("torch.cuda.synchronize", GapEdit{});
+  }
+  rewind_to_schema_11(path);
+  Store store(path);  // migrates 11 → 12 → 13
+  auto e = GapLog(store).entry("torch.cuda.ipc_collect");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->action, "document it");
+  EXPECT_TRUE(e->action_by_person);
+  EXPECT_FALSE(GapLog(store).entry("torch.cuda.synchronize")->action_by_person);
+  GapEdit kind;
+  kind.kind = "file_error";
+  GapLog(store).set("file error: x", kind);
+  EXPECT_EQ(GapLog(store).entry("file error: x")->kind, "file_error");
 }
 
 }  // namespace

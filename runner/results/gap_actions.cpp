@@ -1,0 +1,215 @@
+#include "runner/results/gap_actions.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+namespace devshim {
+
+namespace {
+
+// One row of the table of actions: the entries it is for (their kind; their api exactly, or a
+// prefix ending in '*'; empty: any), what to do, the equivalent on the device used, and the
+// setting of docs/shim.md that may fix them (variable=value; empty: none), with the action
+// when the run used that setting already. First match wins. Placeholders: {api}, {device},
+// {setting}, {attributed} (a file error's torch API), {equivalent} (kEquivalents).
+struct ActionRule {
+  std::string_view kind;
+  std::string_view api;
+  std::string_view action;
+  std::string_view equivalent;
+  std::string_view variable;
+  std::string_view value;
+  std::string_view action_when_set;
+};
+
+constexpr std::array<ActionRule, 13> kActions = {{
+    {"failing", "tensor.device identity",
+     "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
+     "as the device used, so the test's identity assertion holds",
+     "torch.device(\"{device}\")", "TORCHDEVICE_DEVICE_OBJECTS", "redirect",
+     "the run used TORCHDEVICE_DEVICE_OBJECTS=redirect already, which builds only the CUDA device "
+     "objects whose index exists: the test compares with one it leaves as written (\"cuda\" with "
+     "no index, cuda:1); compare with the device the tensors were placed on"},
+    {"failing", "tensor.device type check",
+     "no shim setting changes it: a tensor reports the device it is on ({device}); compare with "
+     "torch.accelerator.current_accelerator().type (or the device the test asked for through "
+     "it), or skip the test where CUDA is absent",
+     "'{device}'", "", "", ""},
+    {"file_error", "",
+     "make the file import under the shim: its import or collection fails there and loses every "
+     "test of it; carry {attributed}, where the error is raised (the innermost frames)",
+     "", "", "", ""},
+    {"cuda_only", "",
+     "none on {device}: the shim raises NotImplementedError on purpose; skip the test where "
+     "CUDA is absent",
+     "", "", "", ""},
+    {"unsupported_op", "",
+     "carry {api} on {device}: the backend lacks the operator (on MPS, "
+     "PYTORCH_ENABLE_MPS_FALLBACK=1, which the runner sets, runs it on the CPU)",
+     "", "", "", ""},
+    {"masquerade_skip", "",
+     "none: expected under the CUDA masquerade (the test wants no GPU, and the shim says one is "
+     "there)",
+     "", "", "", ""},
+    {"newly_skipped", "",
+     "read the skip condition: the test passed without the shim and skips with it, so its "
+     "condition sees the masquerade (a GPU, CUDA, a device count)",
+     "", "", "", ""},
+    {"unattributed", "",
+     "read the failure: it names no torch API and has no frame in torch or the shim, so it is "
+     "the test's own check (of the device's name, count or memory) or the project under test's",
+     "", "", "", ""},
+    {"unpatched", "",
+     "carry {api} in the shim, or declare it in raising_apis() when it has no equivalent on "
+     "{device}",
+     "{equivalent}", "", "", ""},
+    {"failing", "devshim.*", "fix the shim's {api}: the failure is raised inside it", "", "", "",
+     ""},
+    {"failing", "torch._C.*",
+     "carry {api} in the shim: a binding this build of torch lacks, called from Python", "", "", "",
+     ""},
+    {"failing", "",
+     "carry {api} in the shim (shim/python/devshim): the failure is raised inside it",
+     "{equivalent}", "", "", ""},
+    {"", "", "read the failure: no rule knows this kind of entry", "", "", "", ""},
+}};
+
+// What a CUDA API is on the device used: device "cpu", "mps", or empty for any accelerator
+// (torch.accelerator). First match of api and device wins.
+struct Equivalent {
+  std::string_view api;
+  std::string_view device;
+  std::string_view equivalent;
+};
+
+constexpr std::array<Equivalent, 37> kEquivalents = {{
+    {"torch.cuda.synchronize", "cpu", "torch.cpu.synchronize()"},
+    {"torch.cuda.synchronize", "mps", "torch.mps.synchronize()"},
+    {"torch.cuda.synchronize", "", "torch.accelerator.synchronize()"},
+    {"torch.cuda.current_device", "cpu", "torch.cpu.current_device()"},
+    {"torch.cuda.current_device", "", "torch.accelerator.current_device_index()"},
+    {"torch.cuda.device_count", "cpu", "torch.cpu.device_count()"},
+    {"torch.cuda.device_count", "mps", "torch.mps.device_count()"},
+    {"torch.cuda.device_count", "", "torch.accelerator.device_count()"},
+    {"torch.cuda.is_available", "cpu", "torch.cpu.is_available()"},
+    {"torch.cuda.is_available", "", "torch.accelerator.is_available()"},
+    {"torch.cuda.set_device", "cpu", "torch.cpu.set_device()"},
+    {"torch.cuda.set_device", "", "torch.accelerator.set_device_index()"},
+    {"torch.cuda.current_stream", "cpu", "torch.cpu.current_stream()"},
+    {"torch.cuda.current_stream", "", "torch.accelerator.current_stream()"},
+    {"torch.cuda.stream", "cpu", "torch.cpu.stream()"},
+    {"torch.cuda.Stream", "", "torch.Stream(\"{device}\")"},
+    {"torch.cuda.Event", "", "torch.Event(\"{device}\")"},
+    {"torch.cuda.memory_allocated", "mps", "torch.mps.current_allocated_memory()"},
+    {"torch.cuda.memory_allocated", "", "torch.accelerator.memory_allocated()"},
+    {"torch.cuda.max_memory_allocated", "", "torch.accelerator.max_memory_allocated()"},
+    {"torch.cuda.memory_reserved", "mps", "torch.mps.driver_allocated_memory()"},
+    {"torch.cuda.memory_reserved", "", "torch.accelerator.memory_reserved()"},
+    {"torch.cuda.reset_peak_memory_stats", "", "torch.accelerator.reset_peak_memory_stats()"},
+    {"torch.cuda.empty_cache", "mps", "torch.mps.empty_cache()"},
+    {"torch.cuda.empty_cache", "", "torch.accelerator.empty_cache()"},
+    {"torch.cuda.mem_get_info", "", "torch.accelerator.get_memory_info()"},
+    {"torch.cuda.get_device_capability", "cpu", "torch.cpu.get_capabilities()"},
+    {"torch.cuda.get_device_capability", "", "torch.accelerator.get_device_capability()"},
+    {"torch.cuda.manual_seed", "mps", "torch.mps.manual_seed()"},
+    {"torch.cuda.manual_seed", "", "torch.manual_seed()"},
+    {"torch.cuda.manual_seed_all", "", "torch.manual_seed()"},
+    {"torch.cuda.get_rng_state", "mps", "torch.mps.get_rng_state()"},
+    {"torch.cuda.get_rng_state", "cpu", "torch.get_rng_state()"},
+    {"torch.cuda.amp.autocast", "", "torch.autocast(\"{device}\")"},
+    {"torch.cuda.amp.GradScaler", "", "torch.amp.GradScaler(\"{device}\")"},
+    {"torch.Tensor.cuda", "", "Tensor.to(\"{device}\")"},
+    {"torch.nn.Module.cuda", "", "Module.to(\"{device}\")"},
+}};
+
+bool api_matches(std::string_view pattern, std::string_view api) {
+  if (pattern.empty()) return true;
+  if (pattern.back() == '*') return api.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0;
+  return pattern == api;
+}
+
+std::string replaced(std::string_view text, std::string_view key, std::string_view value) {
+  std::string out(text);
+  for (std::size_t at = out.find(key); at != std::string::npos;
+       at = out.find(key, at + value.size())) {
+    out.replace(at, key.size(), value);
+  }
+  return out;
+}
+
+std::string equivalent_of(std::string_view api, std::string_view device) {
+  for (const Equivalent& e : kEquivalents) {
+    if (e.api != api) continue;
+    if (e.device.empty() && device == "cpu") continue;  // torch.accelerator has no CPU
+    if (!e.device.empty() && e.device != device) continue;
+    return std::string(e.equivalent);
+  }
+  return "";
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+std::string ShimSettings::value(std::string_view variable) const {
+  auto it = values.find(std::string(variable));
+  return it == values.end() ? std::string() : it->second;
+}
+
+ShimSettings shim_settings_of(const nlohmann::json& environment) {
+  ShimSettings out;
+  if (!environment.is_object()) return out;
+  // The variables as the test processes had them, then what the shim itself says it used.
+  if (auto vars = environment.find("shim_settings");
+      vars != environment.end() && vars->is_object()) {
+    for (const auto& [name, value] : vars->items()) {
+      if (value.is_string()) out.values[name] = lower(value.get<std::string>());
+    }
+  }
+  auto shim = environment.find("shim");
+  if (shim == environment.end() || !shim->is_object()) return out;
+  if (auto d = shim->find("cuda_lands_on"); d != shim->end() && d->is_string()) {
+    out.device = d->get<std::string>();
+  }
+  if (auto objects = shim->find("device_objects"); objects != shim->end() && objects->is_string()) {
+    out.values["TORCHDEVICE_DEVICE_OBJECTS"] = lower(objects->get<std::string>());
+  }
+  return out;
+}
+
+GapAction gap_action(std::string_view kind, std::string_view api, std::string_view attributed,
+                     const ShimSettings& settings) {
+  const auto rule = std::find_if(kActions.begin(), kActions.end(), [&](const ActionRule& r) {
+    return (r.kind.empty() || r.kind == kind) && api_matches(r.api, api);
+  });
+  const std::string device = settings.device.empty() ? "the device used" : settings.device;
+  std::string setting;
+  bool used_already = false;
+  if (!rule->variable.empty()) {
+    used_already = settings.value(rule->variable) == rule->value;
+    if (!used_already) setting = std::string(rule->variable) + "=" + std::string(rule->value);
+  }
+  std::string action(used_already ? rule->action_when_set : rule->action);
+  std::string equivalent(rule->equivalent);
+  equivalent = replaced(equivalent, "{equivalent}", equivalent_of(api, settings.device));
+  for (std::string* text : {&action, &equivalent}) {
+    *text = replaced(*text, "{api}", api);
+    *text = replaced(*text, "{device}", device);
+    *text = replaced(*text, "{setting}", setting);
+    *text = replaced(*text, "{attributed}",
+                     attributed.empty() ? std::string("the API the innermost torch frame names")
+                                        : std::string(attributed));
+  }
+  if (settings.device.empty() && equivalent.find("the device used") != std::string::npos) {
+    equivalent.clear();  // "torch.device(\"the device used\")" names nothing
+  }
+  return {std::move(action), std::move(equivalent), std::move(setting)};
+}
+
+}  // namespace devshim

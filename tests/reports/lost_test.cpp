@@ -1,0 +1,192 @@
+// Lost tests and file errors (issue 32) in the report model, every format and --fail-on: a
+// differential run whose shim run lost a file to an import error never reads as harmless, and
+// the next run does not call that file's tests new.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reports/fail_on.h"
+#include "reports/html.h"
+#include "reports/json_report.h"
+#include "reports/junit_xml.h"
+#include "reports/markdown.h"
+#include "reports/report.h"
+#include "runner/base/error.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using testing::TempDir;
+
+TestCase test_of(const std::string& name, CaseStatus status) {
+  TestCase t;
+  t.classname = "tests.ignite.metrics.test_gpu_info";
+  t.name = name;
+  t.status = status;
+  if (is_failure(status)) {
+    t.exception = "AssertionError";
+    t.message = name + " broke";
+  }
+  return t;
+}
+
+// ignite's real collection error under the shim (tests/parsers/fixtures/gaps/issue32/).
+TestCase collection_error() {
+  TestCase c = test_of("<collection>", CaseStatus::kError);
+  c.exception = "TypeError";
+  c.message =
+      "module, class, method, function, traceback, frame, or code object was expected, got "
+      "builtin_function_or_method";
+  std::ifstream in(std::string(PARSER_FIXTURES_DIR) +
+                   "/gaps/issue32/ignite-oldshim-collection.txt");
+  std::ostringstream s;
+  s << in.rdbuf();
+  c.traceback = s.str();
+  return c;
+}
+
+class LostTests : public ::testing::Test {
+ protected:
+  // One run of a.py and b.py: each file's tests, or a collection error when b_fails.
+  std::int64_t record(const std::string& mode, std::int64_t baseline, std::int64_t previous,
+                      bool b_fails, CaseStatus a2 = CaseStatus::kPassed) {
+    Store store(db());
+    RunRecord r;
+    r.suite = "ignite";
+    r.suite_file = "/s/suite.json";
+    r.framework = "pytest";
+    r.started_at = "2026-11-25T06:00:00Z";
+    r.project_root = "/ignite";
+    r.tests_dir = "tests/ignite";
+    r.out_dir = (dir_ / "out").string();
+    r.mode = mode;
+    r.baseline_run = baseline;
+    r.previous_run = previous;
+    const std::int64_t id = store.begin_run(r, {"a.py", "b.py"});
+    FileRecord a;
+    a.path = "a.py";
+    a.status = is_failure(a2) ? FileStatus::kFailed : FileStatus::kPassed;
+    store.record_file(id, a, {test_of("test_one", CaseStatus::kPassed), test_of("test_two", a2)});
+    FileRecord b;
+    b.path = "b.py";
+    if (b_fails) {
+      b.status = FileStatus::kError;
+      b.exit_code = 2;
+      store.record_file(id, b, {collection_error()});
+    } else {
+      b.status = FileStatus::kFailed;
+      store.record_file(
+          id, b,
+          {test_of("test_three", CaseStatus::kFailed), test_of("test_four", CaseStatus::kSkipped)});
+    }
+    store.finish_run(id, "failed", "2026-11-25T06:01:00Z");
+    return id;
+  }
+  Report report(std::int64_t run) {
+    Store store(db());
+    return build_report(store, run, dir_ / "out");
+  }
+  std::filesystem::path db() const { return dir_ / "results.db"; }
+  TempDir dir_;
+};
+
+TEST_F(LostTests, ADifferentialRunCountsTheBaselinesMissingTestsAsRegressions) {
+  const std::int64_t baseline = record("baseline", 0, 0, false);
+  const std::int64_t shim = record("shim", baseline, 0, true);
+  const Report r = report(shim);
+  ASSERT_TRUE(r.differential);
+  const ReportDifferential& d = *r.differential;
+  EXPECT_TRUE(d.regressions.empty());
+  ASSERT_EQ(d.lost.size(), 2U);
+  EXPECT_EQ(d.counts.at("lost"), 2);
+  EXPECT_EQ(d.lost[0].name, "test_three");
+  EXPECT_EQ(d.lost[0].baseline_status, "failed");
+  EXPECT_EQ(d.lost[0].status, "absent");
+  EXPECT_EQ(d.lost[0].message,
+            "its file failed: TypeError: module, class, method, function, traceback, frame, or "
+            "code object was expected, got builtin_function_or_method");
+  EXPECT_EQ(run_summary(r)["regressions"], 2);
+  EXPECT_EQ(run_summary(r)["lost"], 2);
+  EXPECT_EQ(run_summary(r)["file_errors"], 1);
+  // --fail-on regressions trips on lost tests alone, and says why.
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitFailures);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitOk), kExitFailures);
+  EXPECT_NE(fail_on_reason(FailOn::kRegressions, r, kExitFailures).find("2 lost tests"),
+            std::string::npos);
+  // The file's error, with where it happened.
+  const ReportFile* b = nullptr;
+  for (const ReportFile& f : r.files) b = f.file.path == "b.py" ? &f : b;
+  ASSERT_TRUE(b && b->error);
+  EXPECT_EQ(b->error->exception, "TypeError");
+  EXPECT_EQ(b->lost, 2);
+  ASSERT_EQ(b->error->frames.size(), 3U);
+  EXPECT_EQ(frame_text(b->error->frames[1]),
+            "torch/package/package_importer.py:742 in _patched_getfile");
+}
+
+TEST_F(LostTests, EveryFormatNamesTheLostTestsAndTheException) {
+  const std::int64_t baseline = record("baseline", 0, 0, false);
+  const Report r = report(record("shim", baseline, 0, true));
+  const std::string md = render_markdown(r);
+  EXPECT_EQ(md.find("None: every test that passed without the shim passes with it."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| lost | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("### Lost\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("b.py::tests.ignite.metrics.test\\_gpu\\_info::test\\_three | failed → absent"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("## File errors"), std::string::npos) << md;
+  EXPECT_NE(md.find("| b.py | error | TypeError: module, class, method"), std::string::npos) << md;
+  EXPECT_NE(md.find("torch/package/package\\_importer.py:742 in \\_patched\\_getfile"),
+            std::string::npos)
+      << md;
+  const nlohmann::json j = render_json(r);
+  EXPECT_EQ(j["schema_version"], 2);
+  ASSERT_EQ(j["differential"]["lost"].size(), 2U);
+  EXPECT_EQ(j["differential"]["counts"]["lost"], 2);
+  const auto& bj = j["files"][0]["path"] == "b.py" ? j["files"][0] : j["files"][1];
+  EXPECT_EQ(bj["error"]["exception"], "TypeError");
+  EXPECT_EQ(bj["lost"], 2);
+  EXPECT_EQ(bj["error"]["frames"][1]["function"], "_patched_getfile");
+  const std::string html = render_html(r);
+  EXPECT_NE(html.find("<section id=\"file-errors\">"), std::string::npos);
+  EXPECT_NE(html.find("<h3>Lost</h3>"), std::string::npos);
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(render_junit(r).c_str()));
+  auto lost = doc.select_nodes("//testsuite[@name='b.py']/testcase/error[@type='lost']");
+  EXPECT_EQ(lost.size(), 2U);
+}
+
+TEST_F(LostTests, TheNextRunNamesThemMissingNotNewAndTheRunThatLostThemCountsThem) {
+  const std::int64_t first = record("shim", 0, 0, false);
+  const std::int64_t empty = record("shim", 0, first, true);
+  const std::int64_t next = record("shim", 0, empty, false, CaseStatus::kFailed);
+  // The run that lost b.py's tests: lost since its previous run, counted with the new failures.
+  const Report lost = report(empty);
+  ASSERT_TRUE(lost.previous);
+  ASSERT_EQ(lost.previous->lost.size(), 2U);
+  EXPECT_EQ(lost.previous->counts.at("lost"), 2);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kNewFailures, lost, kExitOk), kExitFailures);
+  EXPECT_EQ(run_summary(lost)["new_failures"], 3) << "2 lost and b.py's (file) failure";
+  // The next run: b.py's tests are back. test_three fails, but it is not new: the run before
+  // lost it.
+  const Report back = report(next);
+  ASSERT_TRUE(back.previous);
+  EXPECT_EQ(back.previous->counts.at("missing_before"), 2);
+  ASSERT_EQ(back.previous->missing_before.size(), 2U);
+  for (const auto& c : back.previous->new_failures) EXPECT_NE(c.name, "test_three");
+  ASSERT_EQ(back.previous->new_failures.size(), 1U) << "a.py's test_two";
+  EXPECT_EQ(back.previous->new_failures[0].name, "test_two");
+  const std::string md = render_markdown(back);
+  EXPECT_NE(md.find("### Missing from the previous run"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace devshim
