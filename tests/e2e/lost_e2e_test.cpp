@@ -1,0 +1,131 @@
+// Issue 32 end to end: the real runner on tests/e2e/suites/shim-import-error, a suite whose
+// conftest imports fine without the shim and fails to import with it, so that every file of the
+// shim run reports no test. Every place a person reads (the report, `runner runs`, `runner
+// show`, --fail-on, run.log, the gap log) names the lost tests and the exception; the runner used
+// to say "0 regressions". And --try-settings on tests/e2e/suites/gaps: the setting an identity
+// failure's action names, tried on its test.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "runner/results/gap_log.h"
+#include "runner/results/store.h"
+#include "tests/support/test_support.h"
+
+namespace devshim {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+constexpr const char* kError = "TypeError: the shim's device object cannot be scripted";
+
+class LostE2E : public ::testing::Test {
+ protected:
+  fs::path db() const { return dir_.path() / "results.db"; }
+  fs::path out() const { return dir_.path() / "out"; }
+  testing::RunResult runner(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{RUNNER_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--db", db().string()});
+    return testing::run(argv, {{"NO_COLOR", "1"}}, 200s);
+  }
+  TempDir dir_;
+};
+
+TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
+  auto r = runner({(fs::path(E2E_SUITES_DIR) / "shim-import-error").string(), "--differential",
+                   "--fail-on", "regressions", "--out", out().string(), "--python", TEST_PYTHON,
+                   "-j", "1"});
+  // The baseline passes 4 tests and skips 1; the shim run reports none of them.
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("against baseline run 1: 5 regressions (0 failing, 5 lost)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--fail-on regressions: 0 failing and 5 lost tests"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(std::string("error test_first.py (")), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(kError), std::string::npos) << "on the terminal too";
+
+  const std::string md = testing::read_file(out() / "report.md");
+  EXPECT_EQ(md.find("None: every test that passed without the shim passes with it."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| lost | 5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("test\\_first.py::tests.test\\_first::test\\_double | passed → absent"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("## File errors"), std::string::npos) << md;
+  EXPECT_NE(md.find("| test\\_first.py | error | TypeError: the shim's device object cannot be "
+                    "scripted | tests/helpers.py:8 in \\_import\\_optimizers"),
+            std::string::npos)
+      << md;
+  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  EXPECT_EQ(json["differential"]["counts"]["lost"], 5);
+  EXPECT_EQ(json["differential"]["lost"].size(), 5U);
+  const std::string html = testing::read_file(out() / "report.html");
+  EXPECT_NE(html.find("<section id=\"file-errors\">"), std::string::npos);
+  const std::string junit = testing::read_file(out() / "junit.xml");
+  EXPECT_NE(junit.find("type=\"lost\""), std::string::npos);
+  const std::string log = testing::read_file(out() / "run.log");
+  EXPECT_NE(log.find(std::string("File error: test_second.py: ") + kError), std::string::npos)
+      << log;
+
+  auto runs = runner({"runs"});
+  EXPECT_NE(runs.output.find("   -    5    5  2 error"), std::string::npos) << runs.output;
+  auto show = runner({"show", "latest"});
+  EXPECT_NE(show.output.find(std::string("error: ") + kError), std::string::npos) << show.output;
+  EXPECT_NE(
+      show.output.find("  lost      tests.test_first::test_double  (passed in baseline run 1)"),
+      std::string::npos)
+      << show.output;
+  EXPECT_NE(show.output.find("lost:  5 tests of baseline run 1 missing from this run"),
+            std::string::npos)
+      << show.output;
+
+  // The gap log: one file error entry, naming both files and what each lost.
+  Store store(db());
+  const auto entries = GapLog(store).for_run(2);
+  ASSERT_EQ(entries.size(), 1U);
+  EXPECT_EQ(entries[0].api, std::string("file error: ") + kError);
+  EXPECT_EQ(entries[0].kind, "file_error");
+  EXPECT_EQ(lost_by_file(entries[0]),
+            (std::map<std::string, int>{{"test_first.py", 3}, {"test_second.py", 2}}));
+  EXPECT_FALSE(entries[0].action.empty());
+  auto gaps = runner({"gaps", "show", std::string("file error: ") + kError});
+  EXPECT_NE(gaps.output.find("test_first.py lost 3 tests of the baseline"), std::string::npos)
+      << gaps.output;
+}
+
+// test_identity_gap.py fails under TORCHDEVICE_DEVICE_OBJECTS=keep (the gaps suite's setting):
+// its entry's action is redirect, which --try-settings runs, and it passes there.
+TEST_F(LostE2E, TryingTheSuggestedSettingRecordsHowManyItFixes) {
+  auto r = runner({(fs::path(E2E_SUITES_DIR) / "gaps").string(), "test_identity_gap.py",
+                   "--differential", "--try-settings", "--out", out().string(), "--python",
+                   TEST_PYTHON, "-j", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("runner: trying TORCHDEVICE_DEVICE_OBJECTS=redirect: 1 test of 1 "
+                          "gap-log entry, in 1 file"),
+            std::string::npos)
+      << r.output;
+  Store store(db());
+  auto identity = GapLog(store).entry("tensor.device identity");
+  ASSERT_TRUE(identity);
+  EXPECT_EQ(identity->setting, "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  EXPECT_EQ(identity->trial.setting, "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  EXPECT_EQ(identity->trial.tests, 1);
+  EXPECT_EQ(identity->trial.passed, 1);
+  EXPECT_TRUE(fs::exists(out() / "trials" / "TORCHDEVICE_DEVICE_OBJECTS=redirect" /
+                         "test_identity_gap.py.log"));
+  // The other entry names no setting: nothing to try, every entry has an action.
+  for (const GapEntry& e : GapLog(store).for_run(2)) EXPECT_FALSE(e.action.empty()) << e.api;
+  const std::string md = testing::read_file(out() / "report.md");
+  EXPECT_NE(md.find("TORCHDEVICE\\_DEVICE\\_OBJECTS=redirect: 1 of 1 pass (run 2)"),
+            std::string::npos)
+      << md;
+}
+
+}  // namespace
+}  // namespace devshim
