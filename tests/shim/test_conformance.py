@@ -84,10 +84,11 @@ def test_every_patched_api_has_a_sample_or_a_reason():
     assert {"torch.zeros", "torch.Tensor.to", "torch.cuda.is_available"} <= set(samples)
 
 
-def test_a_real_run_on_a_few_apis():
+def test_a_real_run_on_a_few_apis(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
     env["PYTHONPATH"] = str(SHIM_DIR)
+    env["TMPDIR"] = str(tmp_path)
     apis = ("torch.zeros_like", "torch.Tensor.to", "torch.cuda.is_available", "torch.device")
     done = subprocess.run([sys.executable, "-m", "devshim", "conformance", "--json",
                            *[a for api in apis for a in ("--api", api)]], env=env,
@@ -99,3 +100,6 @@ def test_a_real_run_on_a_few_apis():
     assert zeros["cpu"]["script"][0] == "ok" and zeros["cuda"]["compile"][0] == "ok"
     # TorchScript never calls Python: a device written inside it is not redirected.
     assert zeros["cuda"]["script"][0] == "error"
+    # The children's scratch files go with the run, crashed children's included (torch's own
+    # compile caches stay).
+    assert list(tmp_path.glob("devshim-conformance-*")) == []

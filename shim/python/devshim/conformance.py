@@ -467,10 +467,11 @@ def _work(samples):
     return [(api, variant) for api, bodies in sorted(samples.items()) for variant in bodies]
 
 
-def run(only=None, first=0, out=sys.stdout):
+def run(folder, only=None, first=0, out=sys.stdout):
     """In the child: from call ``first`` on, every sample under every machinery in this process's
-    mode. Writes one JSON line per outcome, {"start": [i, m]} before it (so that the parent can
-    tell which call killed the process: TorchScript crashes on some classes)."""
+    mode, with its scratch files in ``folder`` (the parent's: a child TorchScript kills cannot
+    remove its own). Writes one JSON line per outcome, {"start": [i, m]} before it (so that the
+    parent can tell which call killed the process: TorchScript crashes on some classes)."""
     import torch
 
     from devshim import patches
@@ -480,7 +481,6 @@ def run(only=None, first=0, out=sys.stdout):
         samples = {k: v for k, v in samples.items() if k in only}
     out.write(json.dumps({"missing": missing, "work": _work(samples)}) + "\n")
     out.flush()
-    folder = tempfile.mkdtemp(prefix="devshim-conformance-")
     path = os.path.join(folder, "conformance_samples.py")
     with open(path, "w") as f:
         f.write(_module_source(samples))
@@ -589,7 +589,12 @@ def _text(outcome):
 def _child(shimmed, only, shim_dir):
     """The outcomes of one mode: {"results": {api: {variant: {machinery: outcome}}}, "missing"}.
     A call that kills its process is recorded as ["crashed", signal] and the rest go on in a new
-    one."""
+    one. The children's scratch folder is removed when this returns."""
+    with tempfile.TemporaryDirectory(prefix="devshim-conformance-") as folder:
+        return _children(shimmed, only, shim_dir, folder)
+
+
+def _children(shimmed, only, shim_dir, folder):
     env = {k: v for k, v in os.environ.items()
            if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
     env["PYTHONPATH"] = os.pathsep.join([shim_dir] + [p for p in env.get("PYTHONPATH", "").split(
@@ -599,7 +604,8 @@ def _child(shimmed, only, shim_dir):
         env["ACTIVATE_TORCH_DEVICE"] = "1"
     results, missing, work, first = {}, [], None, 0
     while work is None or first < len(work):
-        args = [sys.executable, "-m", "devshim", "conformance", "--child", "--first", str(first)]
+        args = [sys.executable, "-m", "devshim", "conformance", "--child", folder,
+                "--first", str(first)]
         for api in only or ():
             args += ["--api", api]
         child = subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
@@ -643,11 +649,11 @@ def main(argv=None) -> int:
                     "the shim, and compare (devshim/conformance.py).")
     parser.add_argument("--api", action="append", default=[], help="only this API (repeatable)")
     parser.add_argument("--json", action="store_true", help="both runs' outcomes and the problems")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child", metavar="FOLDER", help=argparse.SUPPRESS)
     parser.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        run(set(args.api), args.first)
+        run(args.child, set(args.api), args.first)
         return 0
     shim_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
