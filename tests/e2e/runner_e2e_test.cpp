@@ -294,7 +294,7 @@ TEST_F(RunnerE2E, DifferentialRunOfTheBundledSuiteClassifiesEveryTest) {
   EXPECT_EQ(d["counts"].value("regression", 0), 0);
   // Compatible: cpu math, the fallback variable, count logic, "cuda if available else cpu".
   EXPECT_EQ(d["counts"].value("compatible", 0), 4) << d.dump();
-  EXPECT_EQ(d["counts"].value("unlocked", 0), 15) << d.dump();
+  EXPECT_EQ(d["counts"].value("unlocked", 0), 14) << d.dump();
   const std::string md = testing::read_file(out() / "report.md");
   EXPECT_LT(md.find("## Differential"), md.find("## Summary"));
   EXPECT_NE(testing::read_file(out() / "report.html").find("id=\"differential\""),

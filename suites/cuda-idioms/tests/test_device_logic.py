@@ -5,7 +5,6 @@ device names and capabilities, ``set_device``/``current_device``, ``torch.cuda.d
 The first two tests fall back to the CPU by themselves, so they pass with or without the shim.
 """
 import copy
-import os
 
 import pytest
 import torch
@@ -80,16 +79,6 @@ def test_set_device_and_current_device():
     x = torch.full((3,), 4.0, device=f"cuda:{torch.cuda.current_device()}")
     assert x.device == cuda_device()
     assert x.sum().item() == 12.0
-
-
-def test_local_rank_selects_the_device(monkeypatch):
-    monkeypatch.setenv("LOCAL_RANK", "0")
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    device = torch.device("cuda", local_rank % torch.cuda.device_count())
-    torch.cuda.set_device(device)
-    assert torch.cuda.current_device() == device.index == 0
-    y = torch.arange(4, device=device) * 2
-    assert y.cpu().tolist() == [0, 2, 4, 6]
 
 
 def test_cuda_device_context_manager():

@@ -1,0 +1,77 @@
+"""Device identity as real CUDA-written suites check it (issue 31's style probes): what each idiom
+gives under the shim's two settings of TORCHDEVICE_DEVICE_OBJECTS (docs/shim.md#device-identity).
+
+Under the shim a tensor "on cuda" is on the device used, and its ``.device`` says so. Code then
+compares it with a device object it built: under ``keep`` (the default) it is built as written,
+so the comparison fails as it does on a CPU without the shim; under ``redirect`` a "cuda" device
+object with an index that exists is built as the device used, so the comparison holds. Each
+setting gives up one idiom: the test that one setting cannot pass is marked xfail for that setting
+(strict: it must fail there), so this file passes under both and says which idiom each costs. Without the shim, on a machine without CUDA, these
+tests fail as CUDA code does there.
+"""
+import os
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+
+def device_objects():
+    """The shim's TORCHDEVICE_DEVICE_OBJECTS setting in this process, or None without the shim."""
+    devshim = sys.modules.get("devshim")
+    if devshim is None or not devshim.status().get("torch_patched"):
+        return None
+    return devshim.status()["device_objects"]
+
+
+def costs_under(setting, reason):
+    return pytest.mark.xfail(device_objects() == setting, reason=reason, strict=True)
+
+
+KEEP_COST = ("under keep, torch.device('cuda', 0) is a cuda device and the tensor the shim placed "
+             "is not on it")
+REDIRECT_COST = ("under redirect, torch.device('cuda', 0) is the device used: a CPU device has no "
+                 "index")
+
+
+@costs_under("keep", KEEP_COST)
+def test_a_module_moved_to_cuda_is_on_cuda_device_zero():
+    # accelerate's and Lightning's tests: move, then assert where the parameters are.
+    model = nn.Linear(3, 4).to("cuda")
+    assert all(p.device == torch.device("cuda", 0) for p in model.parameters())
+    assert model.weight.device == torch.device("cuda:0") == torch.device(0)
+
+
+@costs_under("keep", KEEP_COST)
+def test_library_code_builds_the_current_cuda_device_and_compares():
+    # Lightning's CUDAAccelerator and strategies: the root device is built from current_device()
+    # and compared with batches the model returns.
+    root = torch.device(f"cuda:{torch.cuda.current_device()}")
+    batch = torch.ones(2, 3).cuda()
+    assert batch.device == root
+    assert {t.device for t in (batch, torch.zeros(1, device=root))} == {root}
+
+
+@costs_under("redirect", REDIRECT_COST)
+def test_local_rank_selects_the_device(monkeypatch):
+    # LOCAL_RANK-style device selection that reads the index of the device it built.
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    device = torch.device("cuda", local_rank % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    assert torch.cuda.current_device() == device.index == 0
+    y = torch.arange(4, device=device) * 2
+    assert y.cpu().tolist() == [0, 2, 4, 6]
+
+
+def test_a_cuda_device_without_an_index_keeps_its_type_under_both_settings():
+    # accelerate's own device is torch.device("cuda"): code branches on its type (fp16 autocast,
+    # a GradScaler). No tensor's device equals a device without an index, even on CUDA, so both
+    # settings build it as written; using it still lands on the device used.
+    device = torch.device("cuda")
+    assert device.type == "cuda" and device.index is None
+    use_scaler = device.type == "cuda"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_scaler)
+    loss = (nn.Linear(2, 1).to(device)(torch.ones(1, 2, device=device)) ** 2).sum()
+    assert scaler.scale(loss).item() == pytest.approx(loss.item() * 2.0**16)
