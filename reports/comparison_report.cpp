@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "parsers/text.h"
+#include "reports/fail_on.h"
 #include "reports/json_report.h"
 #include "reports/markdown.h"
 #include "reports/write_reports.h"
@@ -234,8 +235,68 @@ std::string render_comparison_text(const ComparisonReport& report) {
   return out;
 }
 
+namespace {
+
+// Printed output is read from anywhere: its local links become absolute paths.
+void make_links_absolute(ComparisonReport& report, const fs::path& from) {
+  auto absolute = [&](std::string& link) {
+    if (!link.empty() && !fs::path(link).is_absolute()) {
+      link = (from / link).lexically_normal().string();
+    }
+  };
+  for (auto& [cls, links] : report.links) {
+    for (SourceLinks& l : links) absolute(l.local);
+  }
+  for (std::string* link : {&report.a_md, &report.a_html, &report.b_md, &report.b_html}) {
+    absolute(*link);
+  }
+}
+
+int count_of(const RunComparison& c, const char* cls) {
+  auto it = c.counts.find(cls);
+  return it == c.counts.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& c) {
+  const std::string runs = fmt::format("from run {} to run {}", c.a.id, c.b.id);
+  const int regressed = count_of(c, "regressed");
+  const int lost = count_of(c, "lost");
+  ComparisonVerdict v;
+  switch (policy) {
+    case FailOn::kRegressions:
+      v.findings = regressed + lost;
+      v.reason = fmt::format("--fail-on regressions: {} regression{} ({} regressed, {} lost) {}",
+                             v.findings, v.findings == 1 ? "" : "s", regressed, lost, runs);
+      break;
+    case FailOn::kNewFailures: {
+      int failing_new = 0;  // tests B runs that A did not, failing in B
+      if (auto it = c.tests.find("newly_run"); it != c.tests.end()) {
+        for (const ComparedTest& t : it->second) {
+          if (t.status_b == "failed" || t.status_b == "error") ++failing_new;
+        }
+      }
+      v.findings = regressed + lost + failing_new;
+      v.reason = fmt::format(
+          "--fail-on new-failures: {} test{} failing in B that did not in A ({} regressed, {} "
+          "lost, {} new and failing) {}",
+          v.findings, v.findings == 1 ? "" : "s", regressed, lost, failing_new, runs);
+      break;
+    }
+    case FailOn::kAny:
+      v.findings = c.b.status == "passed" ? 0 : 1;
+      v.reason = fmt::format("--fail-on any: run {} {}", c.b.id, c.b.status);
+      break;
+  }
+  v.exit_code = v.findings > 0 ? kExitFailures : kExitOk;
+  v.reason += fmt::format(", so exit {}", v.exit_code);
+  return v;
+}
+
 int compare_command(const fs::path& db_path, const std::string& a, const std::string& b,
-                    bool as_json, const std::string& formats, const std::string& dir) {
+                    bool as_json, const std::string& formats, const std::string& dir,
+                    FailOn fail_on) {
   if (!fs::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }
@@ -247,23 +308,30 @@ int compare_command(const fs::path& db_path, const std::string& a, const std::st
   const RunRecord run_a = store.resolve_run(a);
   const RunRecord run_b = store.resolve_run(b);
   if (!dir.empty()) {
+    // Written: links relative to the folder, so that it can be moved or published whole.
     const fs::path out(dir);
     create_report_folder(out);
     const ComparisonReport report = build_comparison_report(store, run_a, run_b, out);
     for (const ComparisonFormat* f : wanted) {
       write_file_atomically(out / f->file, f->render(report));
-      fmt::print("{}\n", (out / f->file).string());
+      fmt::print("{}\n", fs::absolute(out / f->file).lexically_normal().string());
     }
-    return kExitOk;
+    const ComparisonVerdict verdict = comparison_verdict(fail_on, report.comparison);
+    fmt::print("runner: {}\n", verdict.reason);
+    return verdict.exit_code;
   }
-  // Printed: links relative to the working directory.
-  const ComparisonReport report = build_comparison_report(store, run_a, run_b, fs::current_path());
+  ComparisonReport report = build_comparison_report(store, run_a, run_b, fs::current_path());
+  make_links_absolute(report, fs::current_path());
+  const ComparisonVerdict verdict = comparison_verdict(fail_on, report.comparison);
   if (as_json) {
     fmt::print("{}\n", comparison_json(report).dump(2, ' ', false, json::error_handler_t::replace));
+    std::fflush(stdout);
+    fmt::print(stderr, "runner: {}\n", verdict.reason);  // stdout stays one JSON document
   } else {
     fmt::print("{}", render_comparison_text(report));
+    fmt::print("runner: {}\n", verdict.reason);
   }
-  return kExitOk;
+  return verdict.exit_code;
 }
 
 }  // namespace devshim

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/fail_on.h"
 #include "reports/report.h"
 #include "runner/results/comparison.h"
 #include "runner/results/store.h"
@@ -50,12 +51,24 @@ std::string render_comparison_html(const ComparisonReport& report);
 /// The text `runner compare` prints without --json or -o.
 std::string render_comparison_text(const ComparisonReport& report);
 
-/// `runner compare A B [--json] [--format md,json,html] [-o DIR]`: with dir, writes
-/// compare.<format> for each format named (formats: comma-separated, empty: all three) and
-/// prints their paths; otherwise prints the text (or JSON). Throws UsageError for an unknown run,
-/// format or database.
+/// What --fail-on makes of a comparison: regressions (the default) counts regressed and lost
+/// tests; new-failures adds the tests B runs and A did not that fail in B; any: run B did not
+/// pass. exit_code is 1 when there is a finding, else 0; reason says why, in one line
+/// ("--fail-on regressions: 1 regression (1 regressed, 0 lost) from run 1 to run 2, so exit 1").
+struct ComparisonVerdict {
+  int findings = 0;
+  int exit_code = 0;
+  std::string reason;
+};
+ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& comparison);
+
+/// `runner compare A B [--json] [--format md,json,html] [-o DIR] [--fail-on F]`: with dir,
+/// writes compare.<format> for each format named (formats: comma-separated, empty: all three;
+/// links relative to dir) and prints their absolute paths; otherwise prints the text (or JSON)
+/// with absolute local links. Then the verdict's reason (on stderr after JSON); returns its exit
+/// code. Throws UsageError for an unknown run, format or database.
 int compare_command(const std::filesystem::path& db_path, const std::string& a,
                     const std::string& b, bool as_json, const std::string& formats = "",
-                    const std::string& dir = "");
+                    const std::string& dir = "", FailOn fail_on = FailOn::kRegressions);
 
 }  // namespace devshim

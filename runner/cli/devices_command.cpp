@@ -1,6 +1,7 @@
 #include "runner/cli/devices_command.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -154,10 +155,24 @@ std::vector<std::string> device_recommendations(const json& device_probe, const 
   return out;
 }
 
+std::string default_python() {
+  std::error_code ec;
+  for (fs::path dir = fs::current_path(ec); !ec && !dir.empty(); dir = dir.parent_path()) {
+    const fs::path venv = dir / ".venv" / "bin" / "python";
+    if (::access(venv.c_str(), X_OK) == 0) return venv.string();
+    if (dir == dir.root_path()) break;
+  }
+  return "python3";
+}
+
 json devices_report(const DevicesOptions& o) {
   Environment env = inherited_environment();
   fs::path cwd = fs::current_path();
-  std::string python = o.python;
+  // As a run takes --python: a value with a slash is relative to where the runner started (the
+  // probe runs in the suite's project root).
+  std::string python = o.python.find('/') != std::string::npos
+                           ? fs::absolute(o.python).lexically_normal().string()
+                           : o.python;
   if (o.suite) {
     const Suite suite = load_suite(*o.suite);
     LaunchOptions launch;
@@ -170,7 +185,7 @@ json devices_report(const DevicesOptions& o) {
     launch.shim_dir = default_shim_dir();
     env = child_environment(Suite{}, launch, env);
   }
-  if (python.empty()) python = "python3";
+  if (python.empty()) python = default_python();
   const std::string interpreter = find_executable(python, env);
   json report = {{"runner_version", DEVSHIM_VERSION}};
   report["device_probe"] = run_device_probe(env);

@@ -11,7 +11,7 @@ namespace devshim {
 
 struct DevicesOptions {
   std::optional<std::filesystem::path> suite;  ///< its python, env and project root
-  std::string python;                          ///< overrides the suite's; default python3
+  std::string python;                          ///< overrides the suite's (as a run's --python)
   bool json = false;
 };
 
@@ -19,6 +19,10 @@ struct DevicesOptions {
 /// "python": {...probe_environment...}, "recommendations": [...]}. Both probes run with the
 /// shim's variables set (ACTIVATE_TORCH_DEVICE=1), so the policy shown is what a run would use.
 nlohmann::json devices_report(const DevicesOptions& options);
+
+/// The interpreter devices probes without a suite or --python: the nearest .venv/bin/python
+/// from the current folder up (the checkout's, as ./setup.sh makes it), else "python3".
+std::string default_python();
 
 /// Prints devices_report as text or JSON. Returns 0, or 1 (RuntimeError) when neither probe
 /// could run; throws UsageError for a bad suite.

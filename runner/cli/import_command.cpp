@@ -409,6 +409,7 @@ ImportedFile import_file(const FinishedLine& f, const Suite& suite, const fs::pa
       // Without a return code the log's own word stands.
       if (f.return_code || result.timed_out || result.interrupted) {
         rec.status = collected.status;
+        rec.note = collected.note;
       }
     }
   }

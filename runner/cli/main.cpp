@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -42,7 +43,8 @@ constexpr long long kMaxJobs = 4096;
 constexpr long long kMaxReruns = 100;
 constexpr long long kMaxShards = 100'000;
 constexpr long long kMaxKeep = 1'000'000;
-constexpr double kMaxSeconds = 1e7;  // 115 days
+constexpr int kMaxRuns = 1'000'000'000;  // runner runs -n: also what 0 (all) means
+constexpr double kMaxSeconds = 1e7;      // 115 days
 constexpr double kMaxLogMiB = 1e9;
 constexpr double kMaxDays = 1e5;
 
@@ -247,10 +249,12 @@ int runs_main(int argc, char** argv) {
   int limit = 20;
   bool as_json = false;
   add_db_option(app, db);
-  app.add_option("-n,--limit", limit, "how many runs")->capture_default_str();
+  app.add_option("-n,--limit", limit, "how many runs, newest first; 0: all")
+      ->check(cli::whole_number(0, kMaxRuns))
+      ->capture_default_str();
   app.add_flag("--json", as_json, "a JSON array instead of the table");
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::list_runs(database(db), limit, as_json);
+  return devshim::list_runs(database(db), limit == 0 ? kMaxRuns : limit, as_json);
 }
 
 int show_main(int argc, char** argv) {
@@ -390,8 +394,16 @@ int compare_main(int argc, char** argv) {
   app.add_option("-o,--out", out,
                  "write compare.md, compare.json and compare.html into this folder instead");
   app.add_option("--format", formats, "with -o: comma-separated, of md, json, html (default: all)");
+  std::string fail_on = "regressions";
+  app.add_option("--fail-on", fail_on,
+                 "what makes the exit code 1: regressions (a test regressed or was lost from A to "
+                 "B), new-failures (also a test new in B that fails), any (run B did not pass)")
+      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+      ->capture_default_str();
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::compare_command(database(db), a, b, as_json, formats, out);
+  return devshim::compare_command(
+      database(db), a, b, as_json, formats, out,
+      devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kRegressions));
 }
 
 int history_main(int argc, char** argv) {
@@ -496,8 +508,8 @@ const std::vector<Command>& commands() {
        import_main},
       {"report", "runner report [RUN] [--against R] [-o DIR]", "render a run's reports again",
        report_main},
-      {"compare", "runner compare A B [--json] [-o DIR]", "two runs compared test by test",
-       compare_main},
+      {"compare", "runner compare A B [--json] [-o DIR] [--fail-on F]",
+       "two runs compared test by test", compare_main},
       {"site", "runner site -o DIR [--suite S]", "a static site of every run, with trends",
        site_main},
       {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
@@ -513,6 +525,45 @@ const std::vector<Command>& commands() {
   return table;
 }
 
+// Edits that turn a into b (insertions, deletions, substitutions).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A first argument that is neither a command nor a path to a suite: a mistyped command, named
+// as one with the commands it may have meant. Paths (a slash, suite.json, anything that exists)
+// stay the run's to judge.
+void refuse_unknown_command(const std::string& first) {
+  std::error_code ec;
+  if (first.empty() || first[0] == '-' || first.find('/') != std::string::npos ||
+      first.ends_with(".json") || fs::exists(first, ec)) {
+    return;
+  }
+  std::string close, all;
+  for (const Command& c : commands()) {
+    all += (all.empty() ? "" : ", ") + std::string(c.name);
+    const std::string name = c.name;
+    if (edit_distance(first, name) <= 2 || (first.size() >= 3 && name.starts_with(first))) {
+      close += (close.empty() ? "'" : ", '") + name + "'";
+    }
+  }
+  throw devshim::UsageError(fmt::format(
+      "unknown command '{}'; did you mean {}? (a suite is a folder holding suite.json, or the "
+      "file: there is none of that name here; `runner --help` lists the commands)",
+      first, close.empty() ? "one of " + all : close));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -525,6 +576,7 @@ int main(int argc, char** argv) {
       for (const Command& c : commands()) {
         if (first == c.name) return c.main(argc - 1, argv + 1);
       }
+      refuse_unknown_command(first);
     }
     return run_main(argc, argv);
   } catch (const devshim::Error& e) {

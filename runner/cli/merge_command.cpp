@@ -227,7 +227,7 @@ MergeResult merge_command(const MergeOptions& o) {
     }
     Input in;
     in.db = db;
-    stores.push_back(std::make_unique<Store>(db));
+    stores.push_back(std::make_unique<Store>(db, Store::Purpose::kRead));
     in.store = stores.back().get();
     auto newest = in.store->runs(1);
     if (newest.empty()) throw UsageError(fmt::format("{}: no runs recorded", db.string()));

@@ -26,6 +26,27 @@ void remove_empty_up_to(fs::path dir, const fs::path& top) {
   }
 }
 
+// Removes each folder's listed outputs (never anything outside the folder), then the folders
+// left empty. Returns how many files went.
+std::uintmax_t remove_outputs(
+    const std::vector<std::pair<fs::path, std::vector<fs::path>>>& outputs) {
+  std::uintmax_t removed = 0;
+  for (const auto& [dir, rels] : outputs) {
+    std::error_code ec;
+    std::set<fs::path> parents;
+    for (const auto& rel : rels) {
+      const fs::path p = (dir / rel).lexically_normal();
+      if (p.string().rfind(dir.lexically_normal().string(), 0) != 0) continue;  // never outside
+      if (!fs::exists(fs::symlink_status(p, ec))) continue;
+      removed += fs::is_directory(p, ec) ? fs::remove_all(p, ec) : fs::remove(p, ec) ? 1 : 0;
+      parents.insert(p.parent_path());
+    }
+    for (auto it = parents.rbegin(); it != parents.rend(); ++it) remove_empty_up_to(*it, dir);
+    remove_empty_up_to(dir / "logs", dir);
+  }
+  return removed;
+}
+
 }  // namespace
 
 std::vector<fs::path> run_outputs(const std::vector<FileRecord>& files) {
@@ -65,20 +86,21 @@ int prune_command(const PruneOptions& o) {
     if (doomed_ids.count(r.id) == 0)
       kept_out_dirs.insert(fs::path(r.out_dir).lexically_normal().string());
   }
-  // What goes from disk, collected before the rows that name it are deleted.
+  // What goes from disk, collected before the rows that name it are deleted; each run's line
+  // is printed only once it is true (a dry run says "would delete").
   std::vector<std::pair<fs::path, std::vector<fs::path>>> outputs;
+  std::vector<std::string> lines;
   for (const auto& r : doomed) {
     const bool shared = kept_out_dirs.count(fs::path(r.out_dir).lexically_normal().string()) > 0;
     const std::optional<fs::path> owner =
         r.out_dir.empty() ? std::nullopt : foreign_owner(r.out_dir, o.db);
-    fmt::print("runner: {} run {} of {} ({}, {}, started {}){}\n",
-               o.dry_run ? "would delete" : "deleting", r.id, r.suite, r.mode, r.status,
-               r.started_at,
-               r.framework == "imported" ? " (imported: its logs stay)"
-               : shared                  ? " (its output folder is a newer run's: it stays)"
-               : owner ? fmt::format(" (its output folder {} is database {}'s: it stays)",
-                                     r.out_dir, owner->string())
-                       : " and " + r.out_dir);
+    lines.push_back(fmt::format(
+        "run {} of {} ({}, {}, started {}){}", r.id, r.suite, r.mode, r.status, r.started_at,
+        r.framework == "imported" ? " (imported: its logs stay)"
+        : shared                  ? " (its output folder is a newer run's: it stays)"
+        : owner ? fmt::format(" (its output folder {} is database {}'s: it stays)", r.out_dir,
+                              owner->string())
+                : " and " + r.out_dir));
     if (r.framework != "imported" && !shared && !owner && !r.out_dir.empty()) {
       std::vector<fs::path> rels = run_outputs(store.files(r.id));
       // The reports `runner report RUN --against OTHER` wrote beside the run's own.
@@ -91,27 +113,20 @@ int prune_command(const PruneOptions& o) {
     }
   }
   if (o.dry_run) {
+    for (const auto& line : lines) fmt::print("runner: would delete {}\n", line);
     fmt::print("runner: {} run{} would be deleted (--dry-run: nothing deleted)\n", doomed.size(),
                doomed.size() == 1 ? "" : "s");
     return kExitOk;
   }
   std::vector<std::int64_t> ids(doomed_ids.begin(), doomed_ids.end());
-  store.delete_runs(ids);
-
-  std::uintmax_t removed = 0;
-  for (const auto& [dir, rels] : outputs) {
-    std::error_code ec;
-    std::set<fs::path> parents;
-    for (const auto& rel : rels) {
-      const fs::path p = (dir / rel).lexically_normal();
-      if (p.string().rfind(dir.lexically_normal().string(), 0) != 0) continue;  // never outside
-      if (!fs::exists(fs::symlink_status(p, ec))) continue;
-      removed += fs::is_directory(p, ec) ? fs::remove_all(p, ec) : fs::remove(p, ec) ? 1 : 0;
-      parents.insert(p.parent_path());
-    }
-    for (auto it = parents.rbegin(); it != parents.rend(); ++it) remove_empty_up_to(*it, dir);
-    remove_empty_up_to(dir / "logs", dir);
+  try {
+    store.delete_runs(ids);  // one transaction: all of them or none
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(
+        fmt::format("{}; nothing was pruned: no run, log or report deleted", e.what()));
   }
+  const std::uintmax_t removed = remove_outputs(outputs);
+  for (const auto& line : lines) fmt::print("runner: deleted {}\n", line);
   fmt::print("runner: pruned {} run{} from {}; {} output file{} removed\n", doomed.size(),
              doomed.size() == 1 ? "" : "s", o.db.string(), removed, removed == 1 ? "" : "s");
   return kExitOk;

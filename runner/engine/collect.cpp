@@ -50,6 +50,14 @@ std::string culprit_message(const ProcessResult& r, FileStatus status) {
   }
 }
 
+// Why a file that exited 0 without a word of its framework is an error, and what to check.
+std::string silent_exit_note(const ProcessSpec& spec) {
+  return fmt::format(
+      "exited 0 without running a test or saying that it found none (no test result, no "
+      "closing summary of the framework): is {} the interpreter or test binary meant?",
+      spec.argv.empty() ? std::string("the command") : spec.argv.front());
+}
+
 }  // namespace
 
 FileStatus status_from_process(const ProcessResult& r, Framework framework) {
@@ -131,6 +139,10 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
   const bool nothing_ran = out.reported.present && out.reported.ran == 0;
   if (ended == FileStatus::kError || killed) {
     out.status = ended;  // launch error, pytest collection/usage error, or killed
+  } else if (code == 0 && out.cases.empty() && !out.reported.present && !out.import_error) {
+    // Zero tests is never success: the framework said nothing at all, not even "no tests".
+    out.status = FileStatus::kError;
+    out.note = silent_exit_note(spec);
   } else if (traits.exit_status(code) == FileStatus::kNoTests ||
              (code == 0 && (out.cases.empty() || nothing_ran))) {
     out.status = FileStatus::kNoTests;
@@ -159,6 +171,7 @@ FileRecord file_record(const std::string& rel_path, const CollectedFile& collect
   rec.finished_at = iso8601_utc(result.finished_at);
   rec.parsed_from = collected.parsed_from;
   rec.reported = collected.reported;
+  rec.note = collected.note;
   return rec;
 }
 

@@ -26,6 +26,7 @@ struct CollectedFile {
   std::string parsed_from;      ///< "junit", "log", or empty
   ReportedCounts reported;
   bool import_error = false;
+  std::string note;  ///< why the status, when the results alone do not say; else empty
 };
 
 /// Parses the file's results (pytest: the JUnit XML refined by the log, else the log alone;
@@ -34,6 +35,8 @@ struct CollectedFile {
 /// process ended, in this order:
 ///   launch error, or pytest exit 2/4 (collection or usage error) → error;
 ///   interrupted → interrupted; timed out → timeout; killed by a signal → crashed;
+///   exit 0 with no test result and no closing summary of the framework → error (zero tests is
+///   never success: the command ran no test framework; note says so);
 ///   exit 5 (not gtest), or exit 0 with no test run → no_tests; exit 0 → passed;
 ///   another exit with only import/collection errors or no test run (e.g. setUpModule raised)
 ///   → error; else → failed.

@@ -277,22 +277,33 @@ bool ProcessPool::run(const std::vector<ProcessSpec>& specs, PoolObserver& obser
   return run.run();
 }
 
-std::optional<std::string> capture_output(const std::vector<std::string>& argv, const fs::path& cwd,
-                                          std::chrono::milliseconds timeout,
-                                          const Environment* env) {
-  if (argv.empty()) return std::nullopt;
+CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::path& cwd,
+                                std::chrono::milliseconds timeout, const Environment* env,
+                                bool with_stderr) {
+  CapturedProcess result;
+  if (argv.empty()) return result;
   asio::io_context ctx;
   asio::readable_pipe out(ctx);
   std::unique_ptr<bp2::process> proc;
   try {
     const Environment child_env = env == nullptr ? inherited_environment() : *env;
     std::string exe = find_executable(argv[0], child_env);
-    if (exe.empty()) return std::nullopt;
+    if (exe.empty()) {
+      result.error = "not found";
+      return result;
+    }
     std::array<int, 2> fds{};
-    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return std::nullopt;
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+      result.error = std::strerror(errno);
+      return result;
+    }
     out.assign(fds[0]);
-    ChildStart child{std::move(exe), std::vector<std::string>(argv.begin() + 1, argv.end()), cwd,
-                     environment_strings(child_env), fds[1]};
+    ChildStart child{std::move(exe),
+                     std::vector<std::string>(argv.begin() + 1, argv.end()),
+                     cwd,
+                     environment_strings(child_env),
+                     fds[1],
+                     with_stderr ? fds[1] : -1};
     try {
       proc = std::make_unique<bp2::process>(start_process(ctx, child));
     } catch (...) {
@@ -300,22 +311,22 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
       throw;
     }
     ::close(fds[1]);  // the child's copy is the only writer left: end of output at its exit
-  } catch (const std::exception&) {
-    return std::nullopt;
+  } catch (const std::exception& e) {
+    result.error = e.what();
+    return result;
   }
-  std::string output;
+  result.started = true;
   std::array<char, 4096> buf{};
   asio::steady_timer timer(ctx);
-  bool timed_out = false;
   timer.expires_after(timeout);
   timer.async_wait([&](const boost::system::error_code& ec) {
     if (ec) return;
-    timed_out = true;
+    result.timed_out = true;
     kill_group(proc->id(), SIGKILL);
   });
   std::function<void(const boost::system::error_code&, std::size_t)> on_read =
       [&](const boost::system::error_code& ec, std::size_t n) {
-        output.append(buf.data(), n);
+        result.output.append(buf.data(), n);
         if (!ec) out.async_read_some(asio::buffer(buf), on_read);
       };
   out.async_read_some(asio::buffer(buf), on_read);
@@ -326,8 +337,17 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
     timer.cancel();
   });
   ctx.run();
-  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
-  return output;
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+std::optional<std::string> capture_output(const std::vector<std::string>& argv, const fs::path& cwd,
+                                          std::chrono::milliseconds timeout,
+                                          const Environment* env) {
+  CapturedProcess r = capture_process(argv, cwd, timeout, env);
+  if (!r.started || r.timed_out || r.exit_code != 0) return std::nullopt;
+  return std::move(r.output);
 }
 
 }  // namespace devshim

@@ -88,6 +88,22 @@ class ProcessPool {
 /// nullopt when it cannot start, exits non-zero, or runs past timeout. For short probes such as
 /// `git rev-parse HEAD`.
 /// env: the child's whole environment (nullptr: the runner's own).
+/// What capture_process saw of a short process.
+struct CapturedProcess {
+  bool started = false;  ///< false: it could not start (error says why)
+  std::string error;
+  std::optional<int> exit_code;  ///< when it exited by itself
+  std::optional<int> signal;     ///< when a signal ended it
+  bool timed_out = false;        ///< killed after the timeout
+  std::string output;            ///< its stdout (and stderr, with_stderr), as far as it got
+};
+
+/// Runs argv (argv[0] looked up in env's PATH) in cwd with env (nullptr: the runner's own) and
+/// collects its output; past timeout its group is killed. Never throws for the process's sake.
+CapturedProcess capture_process(const std::vector<std::string>& argv,
+                                const std::filesystem::path& cwd, std::chrono::milliseconds timeout,
+                                const Environment* env = nullptr, bool with_stderr = false);
+
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
                                           const std::filesystem::path& cwd,
                                           std::chrono::milliseconds timeout,

@@ -14,6 +14,7 @@
 #include "runner/base/error.h"
 #include "runner/engine/collect.h"
 #include "runner/engine/frameworks/framework_traits.h"
+#include "runner/engine/interpreter_check.h"
 #include "runner/engine/progress.h"
 #include "runner/engine/rerun.h"
 #include "runner/engine/schedule.h"
@@ -98,7 +99,9 @@ class RunObserver : public PoolObserver {
     const ProcessSpec& spec = plan_.specs[i];
     CollectedFile collected = collect_results(plan_.suite, plan_.files[i], spec, r);
     FileRecord rec = file_record(plan_.files[i].rel_path, collected, r, spec, plan_.out_dir);
-    rec.note = describe(r, plan_.pool.max_file_bytes, spec);
+    if (const std::string why = describe(r, plan_.pool.max_file_bytes, spec); !why.empty()) {
+      rec.note = rec.note.empty() ? why : why + "; " + rec.note;
+    }
     RecordRead record;
     if (auto it = spec.env.find(kRecordVar); it != spec.env.end()) {
       record = read_redirection_record(it->second, plan_.suite.project_root);
@@ -453,6 +456,12 @@ RunPlan plan_run(const RunOptions& options) {
     plan.interpreter.clear();
   } else {
     plan.launch.python = plan.interpreter;
+    if (framework_traits(suite.framework).runs_python()) {
+      check_python_interpreter(
+          plan.interpreter,
+          o.python.empty() ? fmt::format("\"python\" of {}", suite.file.string()) : "--python", env,
+          suite.project_root);
+    }
   }
   if (files.empty() && !plan.resume) {
     throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",

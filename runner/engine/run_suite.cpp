@@ -37,7 +37,7 @@ int list_files(const RunOptions& o) {
     const fs::path db = fs::absolute(o.db_path.value_or(default_db_path()));
     std::map<std::string, double> recorded;
     std::error_code ec;
-    if (fs::exists(db, ec)) recorded = Store(db).durations(suite.name);
+    if (fs::exists(db, ec)) recorded = Store(db, Store::Purpose::kRead).durations(suite.name);
     files = schedule_files(files, recorded, *shard).files;
     std::sort(files.begin(), files.end(),
               [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });

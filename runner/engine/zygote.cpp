@@ -33,28 +33,31 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+enum class Read { kLine, kClosed, kTimeout };
+
 // Reads up to and including the next newline into line, keeping what follows in buffered;
-// false when the zygote closed its end or nothing came within timeout.
-bool read_line(int fd, std::string& buffered, std::string& line,
+// kClosed when the zygote closed its end (it exited) first, kTimeout when nothing came in time.
+Read read_line(int fd, std::string& buffered, std::string& line,
                std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     if (const auto nl = buffered.find('\n'); nl != std::string::npos) {
       line = buffered.substr(0, nl);
       buffered.erase(0, nl + 1);
-      return true;
+      return Read::kLine;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
+    if (left.count() <= 0) return Read::kTimeout;
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return false;
+    if (ready == 0) return Read::kTimeout;
+    if (ready < 0) return Read::kClosed;
     std::array<char, 4096> chunk{};
     const ssize_t n = ::read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) return Read::kClosed;
     buffered.append(chunk.data(), static_cast<std::size_t>(n));
   }
 }
@@ -93,10 +96,18 @@ Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
   from_zygote_ = replies[0];
 
   std::string line;
-  if (!read_line(from_zygote_, buffered_, line, o.ready_timeout)) {
+  if (const Read got = read_line(from_zygote_, buffered_, line, o.ready_timeout);
+      got != Read::kLine) {
     shut_down();
-    throw RuntimeError(fmt::format("zygote: no answer within {} s (its log: {})",
-                                   o.ready_timeout.count() / 1000, o.log_path.string()));
+    const double after =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    throw RuntimeError(
+        got == Read::kTimeout
+            ? fmt::format("zygote: no answer within {} s (its log: {})",
+                          o.ready_timeout.count() / 1000, o.log_path.string())
+            : fmt::format("zygote: {} ended after {:.1f} s without saying it was ready (its log: "
+                          "{})",
+                          o.python, after, o.log_path.string()));
   }
   const json ready = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!ready.is_object() || !ready.value("ready", false)) {
@@ -142,8 +153,12 @@ std::string Zygote::request(const std::string& line) {
     written += static_cast<std::size_t>(n);
   }
   std::string reply;
-  if (!read_line(from_zygote_, buffered_, reply, options_.ready_timeout)) {
-    throw RuntimeError("zygote: no answer to a fork request");
+  if (const Read got = read_line(from_zygote_, buffered_, reply, options_.ready_timeout);
+      got != Read::kLine) {
+    throw RuntimeError(got == Read::kTimeout
+                           ? fmt::format("zygote: no answer to a fork request within {} s",
+                                         options_.ready_timeout.count() / 1000)
+                           : std::string("zygote: ended before it answered a fork request"));
   }
   return reply;
 }

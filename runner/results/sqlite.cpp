@@ -52,7 +52,13 @@ std::string_view advice(int code) {
       return "it is read-only: reading commands (runs, show, history, gaps list) work on it; "
              "runs, imports, merges and prunes need write access";
     case SQLITE_FULL:
-      return "the disk is full";
+      return "the disk is full: free space and try again";
+    case SQLITE_IOERR:
+      return "reading or writing the file failed: check the disk and that the file is still "
+             "there";
+    case SQLITE_CONSTRAINT:
+      return "the database refused the change (a constraint or trigger devshim did not make?): "
+             "check it with `sqlite3 FILE .schema`, or give another database with --db";
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:
       return "check the file's and its folder's permissions";
@@ -181,7 +187,8 @@ bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  db_.fail(fmt::format("\"{}\"", sqlite3_sql(stmt_)));
+  // What failed in words: the statement is the runner's business, not the reader's.
+  db_.fail(sqlite3_stmt_readonly(stmt_) != 0 ? "cannot read it" : "cannot write to it");
 }
 
 void Statement::run() {

@@ -15,6 +15,7 @@
 #include "parsers/line_reader.h"
 #include "parsers/signature.h"
 #include "runner/base/error.h"
+#include "runner/results/store_identity.h"
 
 namespace devshim {
 
@@ -582,9 +583,25 @@ int Store::schema_version() { return static_cast<int>(kMigrations.size()); }
 
 namespace {
 
-// Read-only where writing is impossible: the file or its folder (WAL needs both) not writable.
+// How to open path for purpose. A reading command opens read-only, after checking that the file
+// is devshim's (a foreign or empty one is refused: UsageError); it writes only to bring one of
+// devshim's own databases to this schema and identity, and only when it can.
 sql::Access access_for(const fs::path& path, Store::Purpose purpose) {
   if (purpose == Store::Purpose::kWrite) return sql::Access::kWrite;
+  sql::Database probe(path, sql::Access::kRead);
+  const DatabaseIdentity id = identify(probe);
+  if (id.kind == DatabaseKind::kForeign) {
+    throw UsageError(foreign_database_message(path, id, /*writing=*/false));
+  }
+  if (id.kind == DatabaseKind::kEmpty) {
+    throw UsageError(fmt::format(
+        "{}: an empty database: no devshim run is recorded in it (a run, import or merge "
+        "writes one; --db names another)",
+        path.string()));
+  }
+  if (id.kind == DatabaseKind::kDevshim && id.user_version >= Store::schema_version()) {
+    return sql::Access::kRead;
+  }
   const fs::path folder = fs::absolute(path).parent_path();
   const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(folder.c_str(), W_OK) == 0;
   return writable ? sql::Access::kWrite : sql::Access::kRead;
@@ -594,6 +611,17 @@ sql::Access access_for(const fs::path& path, Store::Purpose purpose) {
 
 Store::Store(const fs::path& path, Purpose purpose) : db_(path, access_for(path, purpose)) {
   if (sqlite3_db_readonly(db_.handle(), "main") == 1) {
+    if (purpose == Purpose::kWrite) {
+      if (const DatabaseIdentity id = identify(db_); id.kind == DatabaseKind::kForeign) {
+        throw UsageError(foreign_database_message(path, id, /*writing=*/true));
+      }
+      throw RuntimeError(fmt::format(
+          "{}: the database is read-only for this user (the file or its folder cannot be "
+          "written): runs, imports, merges, prunes and `gaps set` need write access; give a "
+          "writable --db or change its permissions (runs, show, history and compare read it as "
+          "it is)",
+          path.string()));
+    }
     if (const int version = stored_schema_version(); version < schema_version()) {
       throw RuntimeError(fmt::format(
           "{}: database schema version {} is older than this runner's ({}) and the file is "
@@ -601,6 +629,10 @@ Store::Store(const fs::path& path, Purpose purpose) : db_(path, access_for(path,
           path.string(), version, schema_version()));
     }
     return;
+  }
+  // Nothing is written before this: another program's file stays as it was.
+  if (const DatabaseIdentity id = identify(db_); id.kind == DatabaseKind::kForeign) {
+    throw UsageError(foreign_database_message(path, id, /*writing=*/true));
   }
   db_.use_wal();
   db_.exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
@@ -621,12 +653,18 @@ int Store::stored_schema_version() {
 }
 
 void Store::migrate() {
-  if (stored_schema_version() == schema_version()) return;
+  auto application_id = [this] {
+    sql::Statement s(db_, "PRAGMA application_id");
+    return s.step() ? s.int64(0) : 0;
+  };
+  if (stored_schema_version() == schema_version() && application_id() == kApplicationId) return;
   sql::Transaction tx(db_);
   // Again under the write lock: another runner may have migrated it while this one waited.
   const int version = stored_schema_version();
   for (int i = version; i < schema_version(); ++i) db_.exec(kMigrations[i]);
-  db_.exec(fmt::format("PRAGMA user_version = {}", schema_version()));
+  // The identity too: a database made before devshim stamped its own gets it here.
+  db_.exec(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {}", schema_version(),
+                       kApplicationId));
   tx.commit();
 }
 

@@ -128,7 +128,7 @@ TEST_F(NightlyE2E, AnyTwoRunsAreComparedAfterTheFactWithLinksToTheirSource) {
   const auto cmp = dir_ / "cmp";
   auto c = testing::run(
       {RUNNER_PATH, "compare", "latest~2", "latest~1", "--db", db().string(), "-o", cmp.string()});
-  ASSERT_EQ(c.exit_code, 0) << c.output;
+  ASSERT_EQ(c.exit_code, 1) << "a regression: --fail-on regressions, the default\n" << c.output;
   const json j = json::parse(testing::read_file(cmp / "compare.json"));
   ASSERT_EQ(j["tests"]["regressed"].size(), 1U) << j["tests"];
   EXPECT_EQ(j["tests"]["regressed"][0]["name"], "test_breaks");

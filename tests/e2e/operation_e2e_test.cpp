@@ -245,13 +245,17 @@ TEST_F(OperationE2E, CommandsFindTheProjectsDatabaseFromTheCheckout) {
 }
 
 TEST_F(OperationE2E, AnInterpreterThatIsNoPythonIsNamed) {
+  // Refused before anything runs (InterpreterE2E has the other cases).
   auto r = testing::run({RUNNER_PATH, (kSuites / "slow").string(), "--db", db().string(), "--out",
                          out().string(), "--python", "/bin/false", "--no-shim", "test_a_quick.py"},
                         env());
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("/bin/false exited with 1 and wrote nothing"), std::string::npos)
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/bin/false is no Python interpreter (--python): asked for its version "
+                          "(/bin/false -I -S -c ...), it exited with 1 and printed nothing"),
+            std::string::npos)
       << r.output;
   // One file runs one at a time, whatever -j (the number of cores here) says.
+  r = run_runner("slow", {"--no-shim", "test_a_quick.py"});
   EXPECT_NE(r.output.find("1 file of e2e-slow, 1 at once"), std::string::npos) << r.output;
   // The gap scan's interpreter is the user's to change: bad input, exit 2.
   r = testing::run({RUNNER_PATH, "gaps", "scan", "--python", "/bin/false", "--db", db().string()});

@@ -1,4 +1,5 @@
 #include "runner/results/store.h"
+#include "runner/results/store_identity.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -399,7 +400,7 @@ TEST(Store, RefusesADatabaseFromANewerRunner) {
   TempDir dir;
   {
     sql::Database db(dir / "r.db");
-    db.exec("PRAGMA user_version = 999");
+    db.exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = 999", kApplicationId));
   }
   EXPECT_THROW(Store(dir / "r.db"), RuntimeError);
 }

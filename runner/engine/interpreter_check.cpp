@@ -1,0 +1,53 @@
+#include "runner/engine/interpreter_check.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "parsers/text.h"
+#include "runner/base/error.h"
+#include "runner/base/printable.h"
+#include "runner/engine/process_pool.h"
+
+namespace devshim {
+
+namespace {
+
+constexpr std::string_view kMarker = "devshim-python ";
+constexpr std::size_t kShownBytes = 300;  // of what a wrong interpreter printed
+constexpr std::chrono::seconds kTimeout{60};
+
+// What the process did, in words: "exited with 0 and printed nothing".
+std::string what_it_did(const CapturedProcess& r) {
+  std::string ended = r.timed_out ? fmt::format("did not answer within {} s", kTimeout.count())
+                      : r.signal  ? "was killed by " + signal_name(*r.signal)
+                                  : fmt::format("exited with {}", r.exit_code.value_or(-1));
+  const std::string_view all = trim(r.output);
+  if (all.empty()) return ended + " and printed nothing";
+  std::string said(cut_utf8(all, kShownBytes));
+  if (said.size() < all.size()) said += "...";
+  return fmt::format("{} and printed \"{}\"", ended, printable(said));
+}
+
+}  // namespace
+
+std::string check_python_interpreter(const std::string& interpreter, const std::string& origin,
+                                     const Environment& env, const std::filesystem::path& cwd) {
+  const std::string program =
+      "import sys; print('" + std::string(kMarker) + "%d.%d.%d' % sys.version_info[:3])";
+  const CapturedProcess r = capture_process({interpreter, "-I", "-S", "-c", program}, cwd, kTimeout,
+                                            &env, /*with_stderr=*/true);
+  if (r.started && r.exit_code == 0) {
+    if (auto at = r.output.find(kMarker); at != std::string::npos) {
+      return std::string(trim(std::string_view(r.output).substr(at + kMarker.size())));
+    }
+  }
+  const std::string did =
+      r.started ? what_it_did(r) : fmt::format("could not be started ({})", r.error);
+  throw UsageError(fmt::format(
+      "{} is no Python interpreter ({}): asked for its version ({} -I -S -c ...), it {}; give "
+      "{} a Python 3 interpreter (e.g. .venv/bin/python)",
+      interpreter, origin, interpreter, did, origin));
+}
+
+}  // namespace devshim
