@@ -16,7 +16,7 @@ enum ExitCode : int {
   kExitFailures = 1,      ///< a file failed, errored, timed out or crashed
   kExitUsage = 2,         ///< bad command line or configuration; nothing ran
   kExitInternal = 70,     ///< a bug in the runner
-  kExitInterrupted = 130  ///< SIGINT/SIGTERM: finished results are kept
+  kExitInterrupted = 130  ///< SIGINT (SIGTERM 143, SIGHUP 129): finished results are kept
 };
 
 class Error : public std::runtime_error {

@@ -24,6 +24,7 @@
 #include "runner/cli/prune_command.h"
 #include "runner/cli/runs_command.h"
 #include "runner/cli/show_command.h"
+#include "runner/engine/interrupt.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/store.h"
 
@@ -129,6 +130,8 @@ std::string usage_lines() {
 }
 
 int run_main(int argc, char** argv) {
+  // SIGINT, SIGTERM and SIGHUP end a run cleanly from here on; a closed stdout never ends it.
+  devshim::catch_interrupts();
   CLI::App app{
       "devshim runner: runs a suite's test files, each in its own process, with the device "
       "redirection shim active, and records every result.\n\n" +
@@ -137,8 +140,9 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("-V,--version", "runner " DEVSHIM_VERSION);
   app.footer(
       "Exit codes: 0 every file passed; 1 something failed (--fail-on says what counts); 2 bad "
-      "command line, suite file or input (nothing ran); 70 a bug in the runner; 130 "
-      "interrupted (finished results kept; --resume finishes the run).\n"
+      "command line, suite file or input (nothing ran); 70 a bug in the runner; 130, "
+      "143, 129 interrupted by SIGINT, SIGTERM, SIGHUP (finished results kept; --resume finishes "
+      "the run).\n"
       "Environment: DEVSHIM_DB (default database), DEVSHIM_OUT (root of output folders), "
       "DEVSHIM_SHIM_DIR, DEVSHIM_PROBE, DEVSHIM_DB_TIMEOUT (seconds to wait for a locked "
       "database), DEVSHIM_SHARD_TOTAL, NO_COLOR, CLICOLOR_FORCE; docs/cli.md lists them all.");
@@ -579,6 +583,10 @@ int main(int argc, char** argv) {
       refuse_unknown_command(first);
     }
     return run_main(argc, argv);
+  } catch (const devshim::Interrupted& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "runner: %s\n", e.what());
+    return e.exit_code();
   } catch (const devshim::Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "runner: error: %s\n", e.what());

@@ -1,6 +1,7 @@
 #include "runner/engine/command_runner.h"
 
 #include "runner/base/error.h"
+#include "runner/engine/interrupt.h"
 
 namespace devshim {
 
@@ -18,19 +19,24 @@ bool PoolCommandRunner::run(const std::vector<ProcessSpec>& specs, const PoolOpt
   PoolOptions with_reaper = options;
   with_reaper.reaper = reaper_.get();
   with_reaper.zygote = nullptr;
-  if (options.warm && !specs.empty()) {
+  if (options.warm && !specs.empty() && interrupt_signal() == 0) {
+    if (zygote_ && zygote_->state() == Zygote::State::kFailed) {
+      zygote_failed_ = zygote_->options();
+      zygote_error_ = zygote_->why();
+      zygote_.reset();
+    }
     if (zygote_ && !(zygote_->options() == *options.warm)) zygote_.reset();
     if (!zygote_ && !(zygote_failed_ && *zygote_failed_ == *options.warm)) {
       try {
         observer.on_warm_starting(*options.warm);
-        zygote_ = std::make_unique<Zygote>(*options.warm);
+        zygote_ = std::make_unique<Zygote>(*options.warm);  // the pool hears when it is ready
       } catch (const Error& e) {
         zygote_failed_ = options.warm;
         zygote_error_ = e.what();
       }
     }
     with_reaper.zygote = zygote_.get();
-    observer.on_warm_start(zygote_.get(), zygote_ ? "" : zygote_error_);
+    if (!zygote_) observer.on_warm_start(nullptr, zygote_error_);
   }
   return ProcessPool(with_reaper).run(specs, observer);
 }

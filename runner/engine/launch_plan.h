@@ -42,6 +42,9 @@ struct ProcessSpec {
   std::filesystem::path log_path;    ///< stdout+stderr, truncated before the start
   std::filesystem::path junit_path;  ///< pytest's --junitxml / GoogleTest's --gtest_output=xml
                                      ///< target; empty for unittest
+  /// A warm start's file that imports everything its zygote preloads: while the zygote is still
+  /// starting it waits for it (a cold start would import the same); the others start cold.
+  bool waits_for_warm = false;
 };
 
 /// The current process's environment.

@@ -6,9 +6,9 @@
 
 #include <array>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/system/system_error.hpp>
@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "runner/base/error.h"
+#include "runner/engine/interrupt.h"
 #include "runner/engine/process_start.h"
 
 namespace devshim {
@@ -74,14 +75,31 @@ class PoolRun {
       : options_(options),
         specs_(specs),
         observer_(observer),
-        signals_(ctx_, SIGINT, SIGTERM, SIGHUP),
+        signals_(ctx_),
+        zygote_replies_(ctx_),
+        zygote_deadline_(ctx_),
         ticker_(ctx_) {}
 
   bool run() {
-    wait_for_signal();
+    struct Handles {
+      Handles() { set_pool_handles_signals(true); }
+      ~Handles() { set_pool_handles_signals(false); }
+      Handles(const Handles&) = delete;
+      Handles& operator=(const Handles&) = delete;
+    } handles;
+    if (const int signo = interrupt_signal(); signo != 0) {
+      // A signal came before the pool: nothing starts.
+      interrupted_ = true;
+      seen_signals_ = interrupt_count();
+      observer_.on_interrupt(signo);
+    } else if (interrupt_fd() >= 0) {
+      signals_.assign(::fcntl(interrupt_fd(), F_DUPFD_CLOEXEC, 0));
+      wait_for_signal();
+    }
     schedule_tick();
+    if (options_.zygote != nullptr) watch_zygote();
     fill_slots();
-    if (running_.empty()) shutdown();
+    shutdown_when_done();
     ctx_.run();
     return !interrupted_;
   }
@@ -102,8 +120,59 @@ class PoolRun {
   void fill_slots() {
     while (!interrupted_ && next_ < specs_.size() &&
            running_.size() < static_cast<std::size_t>(std::max(1, options_.jobs))) {
+      // A file that imports what the zygote preloads waits for it; the others start cold.
+      if (zygote_starting() && specs_[next_].waits_for_warm) break;
       start(next_++);
     }
+  }
+
+  bool zygote_starting() const { return options_.zygote != nullptr && !zygote_settled_; }
+
+  void shutdown_when_done() {
+    if (running_.empty() && (interrupted_ || next_ >= specs_.size())) shutdown();
+  }
+
+  // The zygote starts beside the first files: the pool hears when it is ready (or failed).
+  void watch_zygote() {
+    Zygote& zygote = *options_.zygote;
+    if (zygote.poll_ready() != Zygote::State::kStarting) {
+      settle_zygote();
+      return;
+    }
+    zygote_replies_.assign(::fcntl(zygote.reply_fd(), F_DUPFD_CLOEXEC, 0));
+    zygote_deadline_.expires_at(zygote.deadline());
+    zygote_deadline_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) zygote_news();
+    });
+    wait_for_zygote();
+  }
+
+  void wait_for_zygote() {
+    zygote_replies_.async_wait(asio::posix::stream_descriptor::wait_read,
+                               [this](const boost::system::error_code& ec) {
+                                 if (!ec) zygote_news();
+                               });
+  }
+
+  void zygote_news() {
+    if (zygote_settled_ || done_) return;
+    if (options_.zygote->poll_ready() == Zygote::State::kStarting) {
+      wait_for_zygote();
+      return;
+    }
+    settle_zygote();
+    fill_slots();
+    shutdown_when_done();
+  }
+
+  void settle_zygote() {
+    zygote_settled_ = true;
+    boost::system::error_code ignored;
+    zygote_replies_.close(ignored);
+    zygote_deadline_.cancel();
+    const Zygote& zygote = *options_.zygote;
+    const bool ready = zygote.state() == Zygote::State::kReady;
+    observer_.on_warm_start(ready ? &zygote : nullptr, zygote.why());
   }
 
   void start(std::size_t index) {
@@ -131,10 +200,11 @@ class PoolRun {
       }
       ChildStart child{spec.argv.at(0),        std::move(args), spec.cwd, std::move(env), fd, fd,
                        options_.max_file_bytes};
-      if (options_.zygote != nullptr) {
+      if (options_.zygote != nullptr && options_.zygote->state() == Zygote::State::kReady) {
         try {
           const pid_t pid = options_.zygote->fork_child(child, spec.log_path);
           slot->proc = std::make_unique<bp2::process>(ctx_.get_executor(), pid);
+          slot->result.warm = true;
         } catch (const Error& e) {
           observer_.on_cold_start(index, e.what());
         }
@@ -203,28 +273,40 @@ class PoolRun {
     // the process was reaped (its destructor terminates only running processes).
     retired_.push_back(std::move(owned));
     fill_slots();
-    if (running_.empty() && (interrupted_ || next_ >= specs_.size())) shutdown();
+    shutdown_when_done();
   }
 
+  // The signals runner/engine/interrupt.h caught: the first stops the run, a later one kills the
+  // running groups at once.
   void wait_for_signal() {
-    signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
-      if (ec) return;
-      if (!interrupted_) {
-        interrupted_ = true;
-        observer_.on_interrupt(signo);
-        for (auto& s : running_) {
-          s->result.interrupted = true;
-          terminate(*s);
-        }
-      } else {
-        for (auto& s : running_) kill_group(s->pgid, SIGKILL);
+    signals_.async_wait(
+        asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+          if (ec) return;
+          std::array<char, 64> drained{};
+          while (::read(signals_.native_handle(), drained.data(), drained.size()) > 0) {
+          }
+          const int count = interrupt_count();
+          if (count > seen_signals_) on_signals(seen_signals_ == 0);
+          seen_signals_ = count;
+          if (running_.empty()) {
+            shutdown();
+          } else {
+            wait_for_signal();
+          }
+        });
+  }
+
+  void on_signals(bool first) {
+    if (first && !interrupted_) {
+      interrupted_ = true;
+      observer_.on_interrupt(interrupt_signal());
+      for (auto& s : running_) {
+        s->result.interrupted = true;
+        terminate(*s);
       }
-      if (running_.empty()) {
-        shutdown();
-      } else {
-        wait_for_signal();
-      }
-    });
+    } else {
+      for (auto& s : running_) kill_group(s->pgid, SIGKILL);
+    }
   }
 
   void schedule_tick() {
@@ -253,7 +335,9 @@ class PoolRun {
     }
     boost::system::error_code ignored;
     signals_.cancel(ignored);
-    signals_.clear(ignored);
+    signals_.close(ignored);
+    zygote_replies_.close(ignored);
+    zygote_deadline_.cancel();
     ticker_.cancel();
   }
 
@@ -261,12 +345,16 @@ class PoolRun {
   const std::vector<ProcessSpec>& specs_;
   PoolObserver& observer_;
   asio::io_context ctx_;
-  asio::signal_set signals_;
+  asio::posix::stream_descriptor signals_;         ///< a copy of interrupt_fd()
+  asio::posix::stream_descriptor zygote_replies_;  ///< a copy of the starting zygote's reply_fd
+  asio::steady_timer zygote_deadline_;             ///< its ready_timeout
   asio::steady_timer ticker_;
   std::vector<std::unique_ptr<Slot>> running_;
   std::vector<std::unique_ptr<Slot>> retired_;
   std::size_t next_ = 0;
   bool interrupted_ = false;
+  int seen_signals_ = 0;
+  bool zygote_settled_ = false;  ///< the zygote's ready line (or failure) was seen
   bool done_ = false;
 };
 
@@ -324,6 +412,20 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
     result.timed_out = true;
     kill_group(proc->id(), SIGKILL);
   });
+  // An interrupted run does not wait for its probes (runner/engine/interrupt.h).
+  asio::steady_timer interrupt_check(ctx);
+  std::function<void(const boost::system::error_code&)> check_interrupt =
+      [&](const boost::system::error_code& ec) {
+        if (ec) return;
+        if (interrupt_signal() != 0) {
+          timed_out = true;
+          kill_group(proc->id(), SIGKILL);
+          return;
+        }
+        interrupt_check.expires_after(std::chrono::milliseconds(50));
+        interrupt_check.async_wait(check_interrupt);
+      };
+  check_interrupt({});
   std::function<void(const boost::system::error_code&, std::size_t)> on_read =
       [&](const boost::system::error_code& ec, std::size_t n) {
         result.output.append(buf.data(), n);
@@ -335,6 +437,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
     status = proc->native_exit_code();
     kill_group(proc->id(), SIGKILL);  // leftovers holding the pipe open
     timer.cancel();
+    interrupt_check.cancel();
   });
   ctx.run();
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);

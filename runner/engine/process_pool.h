@@ -22,6 +22,7 @@ struct ProcessResult {
   bool timed_out = false;        ///< the runner killed it because it ran past the timeout
   double timeout_s = 0;          ///< with timed_out: the timeout it ran past
   bool interrupted = false;      ///< the runner killed it because the run was interrupted
+  bool warm = false;             ///< forked from the zygote (else started cold)
   double duration_s = 0;         ///< start to exit of the process itself
   std::chrono::system_clock::time_point started_at;
   std::chrono::system_clock::time_point finished_at;
@@ -39,8 +40,10 @@ struct PoolOptions {
   /// Python suites: start the files warm, from a zygote with these options
   /// (runner/engine/zygote.h), which PoolCommandRunner starts and keeps; unset: cold.
   std::optional<ZygoteOptions> warm;
-  /// The zygote ProcessPool forks each child from; a child it cannot fork starts cold
-  /// (PoolObserver::on_cold_start). Null: every child starts cold.
+  /// The zygote ProcessPool forks each child from, once it is ready; a child it cannot fork
+  /// starts cold (PoolObserver::on_cold_start). While it is still starting, a spec with
+  /// waits_for_warm waits for it (and the specs after it), and the others start cold. Null:
+  /// every child starts cold.
   Zygote* zygote = nullptr;
 };
 
@@ -55,8 +58,9 @@ class PoolObserver {
   virtual void on_cold_start(std::size_t /*index*/, const std::string& /*why*/) {}
   /// With PoolOptions::warm, before a zygote starts (its imports may take a while).
   virtual void on_warm_starting(const ZygoteOptions& /*options*/) {}
-  /// With PoolOptions::warm, before the first start: the zygote is ready (zygote set) or could
-  /// not start (zygote null, why says why) and every file starts cold.
+  /// With a zygote: it is ready (zygote set; at once when it was already) or could not start
+  /// (zygote null, why says why) and every file from then on starts cold. Not called when the
+  /// pool ends while the zygote is still starting.
   virtual void on_warm_start(const Zygote* /*zygote*/, const std::string& /*why*/) {}
   /// A SIGINT/SIGTERM/SIGHUP reached the runner; no new process starts after it.
   virtual void on_interrupt(int /*signo*/) {}
@@ -71,10 +75,10 @@ class PoolObserver {
 /// the grace. When a child exits, whatever is left of its group (grandchildren) gets SIGKILL, so
 /// no process of a test outlives its file.
 ///
-/// While run() is active, SIGINT/SIGTERM/SIGHUP interrupt the run: no new process starts, the
-/// running groups get SIGTERM, then SIGKILL after the grace (at once on a second signal), and
-/// on_finish reports them with interrupted = true. run() returns false when interrupted, true
-/// when every spec ran. Specs never started get no callback.
+/// The signals runner/engine/interrupt.h catches interrupt the run (one caught before run()
+/// too): no new process starts, the running groups get SIGTERM, then SIGKILL after the grace (at
+/// once on a further signal), and on_finish reports them with interrupted = true. run() returns
+/// false when interrupted, true when every spec ran. Specs never started get no callback.
 class ProcessPool {
  public:
   explicit ProcessPool(PoolOptions options) : options_(std::move(options)) {}
@@ -85,8 +89,8 @@ class ProcessPool {
 };
 
 /// Runs argv to completion with stdout captured (stderr discarded) and returns its output, or
-/// nullopt when it cannot start, exits non-zero, or runs past timeout. For short probes such as
-/// `git rev-parse HEAD`.
+/// nullopt when it cannot start, exits non-zero, runs past timeout, or the run is interrupted
+/// (runner/engine/interrupt.h: then it is killed). For short probes such as `git rev-parse HEAD`.
 /// env: the child's whole environment (nullptr: the runner's own).
 /// What capture_process saw of a short process.
 struct CapturedProcess {

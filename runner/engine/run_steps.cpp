@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <deque>
@@ -15,7 +16,9 @@
 #include "runner/engine/collect.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/interpreter_check.h"
+#include "runner/engine/interrupt.h"
 #include "runner/engine/progress.h"
+#include "runner/engine/python_imports.h"
 #include "runner/engine/rerun.h"
 #include "runner/engine/schedule.h"
 #include "runner/engine/trial.h"
@@ -111,6 +114,11 @@ class RunObserver : public PoolObserver {
       }
     }
     any_failure_ = any_failure_ || is_failure(*rec.status);
+    if (r.warm) {
+      ++warm_files_;
+    } else if (r.launch_error.empty()) {
+      ++cold_files_;
+    }
     std::vector<const TestCase*> tests;
     for (const TestCase& c : collected.cases) tests.push_back(&c);
     const std::optional<FileError> error = file_error(rec, tests);
@@ -161,10 +169,20 @@ class RunObserver : public PoolObserver {
   }
 
   /// How the run's files started (runs.environment's "start"): {"mode": "warm", "preloaded",
-  /// "ready_s"} or {"mode": "cold", "why"}; null when a warm start was asked for and no file ran.
+  /// "ready_s"} (with "cold_files" when files started cold while the zygote was starting) or
+  /// {"mode": "cold", "why"}; null when a warm start was asked for and no file ran.
   nlohmann::json start() const {
-    if (!start_.is_null() || plan_.pool.warm) return start_;  // null: no file ran
-    return {{"mode", "cold"}, {"why", plan_.options.warm ? "not a Python suite" : "--cold"}};
+    if (!plan_.pool.warm) {
+      return {{"mode", "cold"}, {"why", plan_.options.warm ? "not a Python suite" : "--cold"}};
+    }
+    if (start_.is_null() && warm_files_ + cold_files_ == 0) return start_;  // no file ran
+    nlohmann::json start = start_;
+    if (start.is_null()) {
+      start = {{"mode", "cold"}, {"why", "every file started before the warm parent was ready"}};
+    } else if (start["mode"] == "warm" && cold_files_ > 0) {
+      start["cold_files"] = cold_files_;
+    }
+    return start;
   }
 
   void on_cold_start(std::size_t i, const std::string& why) override {
@@ -221,6 +239,8 @@ class RunObserver : public PoolObserver {
   bool any_failure_ = false;
   bool said_cold_ = false;
   nlohmann::json start_;
+  std::size_t warm_files_ = 0;  ///< forked from the zygote
+  std::size_t cold_files_ = 0;  ///< started cold (before it was ready, or without it)
 };
 
 // What makes an earlier run comparable with this one (Store::comparable_run); env is the test
@@ -239,12 +259,44 @@ RunRecord comparable_key(const Suite& suite, const RunOptions& o, const std::opt
   return r;
 }
 
+// The packages each file imports (runner/engine/python_imports.h), with those of the
+// conftest.py files pytest loads for it (in its folder and those above, up to the project root).
+std::vector<std::set<std::string>> files_imports(const Suite& suite,
+                                                 const std::vector<TestFile>& files) {
+  std::map<fs::path, std::set<std::string>> conftests;  // by folder
+  const auto conftest_of = [&](const fs::path& dir) -> const std::set<std::string>& {
+    auto [it, added] = conftests.try_emplace(dir);
+    if (added) it->second = imported_packages(dir / "conftest.py");
+    return it->second;
+  };
+  const fs::path root = suite.project_root.lexically_normal();
+  std::vector<std::set<std::string>> out;
+  out.reserve(files.size());
+  for (const TestFile& f : files) {
+    std::set<std::string> imports = imported_packages(f.abs_path);
+    if (suite.framework == Framework::kPytest) {
+      for (fs::path dir = f.abs_path.parent_path().lexically_normal();; dir = dir.parent_path()) {
+        const auto& more = conftest_of(dir);
+        imports.insert(more.begin(), more.end());
+        if (dir == root || !dir.has_parent_path() || dir == dir.parent_path() ||
+            !dir.string().starts_with(root.string())) {
+          break;
+        }
+      }
+    }
+    out.push_back(std::move(imports));
+  }
+  return out;
+}
+
 // The zygote of a Python suite's warm start (runner/engine/zygote.h): the interpreter, the
-// environment and the folder a cold test process gets; torch and torch._dynamo (when there: torch
-// imports it lazily, 1.8 s here, on the first optimizer step, checkpoint or DataLoader, which
-// then each child would pay), the framework and the suite's preloads. Unset with --cold, for
+// environment and the folder a cold test process gets; the framework and the suite's preloads;
+// torch and torch._dynamo (when there: torch imports it lazily, 1.8 s here, on the first
+// optimizer step, checkpoint or DataLoader, which then each child would pay) when a file imports
+// torch: a suite that never does would pay their seconds for nothing. Unset with --cold, for
 // GoogleTest suites and without an interpreter.
-std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& env) {
+std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& env,
+                                        const std::vector<std::set<std::string>>& imports) {
   const RunOptions& o = plan.options;
   if (!o.warm || !framework_traits(plan.suite.framework).runs_python() ||
       plan.interpreter.empty()) {
@@ -255,10 +307,29 @@ std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& 
   z.env.reserve(env.size());
   for (const auto& [name, value] : env) z.env.push_back(fmt::format("{}={}", name, value));
   z.cwd = plan.suite.project_root;
-  z.preload = {"?torch", "?torch._dynamo", framework_name(plan.suite.framework)};
+  const bool torch = std::any_of(imports.begin(), imports.end(),
+                                 [](const auto& names) { return names.count("torch") > 0; });
+  if (torch) z.preload = {"?torch", "?torch._dynamo"};
+  z.preload.push_back(framework_name(plan.suite.framework));
   z.preload.insert(z.preload.end(), plan.suite.preload.begin(), plan.suite.preload.end());
   z.log_path = plan.out_dir / (o.shim ? "zygote-shim.log" : "zygote-baseline.log");
   return z;
+}
+
+// Whether a file waits for its zygote to be ready rather than start cold while it imports: when
+// the file imports one of the packages it preloads besides the framework (a cold start would
+// import it again), or when it preloads nothing else (it is ready in a moment).
+bool waits_for_warm(const ZygoteOptions& zygote, const std::set<std::string>& imports,
+                    Framework framework) {
+  const std::string own = framework_name(framework);
+  bool others = false;
+  for (const std::string& m : zygote.preload) {
+    const std::string package = top_level_package(m);
+    if (package == own) continue;
+    if (imports.count(package) > 0) return true;
+    others = true;
+  }
+  return !others;
 }
 
 // The options given with --resume that differ from what the run recorded ("--out (the run's:
@@ -407,6 +478,7 @@ RunPlan plan_run(const RunOptions& options) {
   plan.started = std::chrono::steady_clock::now();
   plan.options = options;
   plan.suite = load_suite(options.suite);
+  throw_if_interrupted();  // each step before the run is begun ends here on a signal
   const Suite& suite = plan.suite;
   const fs::path db = fs::absolute(options.db_path.value_or(default_db_path()));
   // Run references are resolved before anything is created: an unknown one is bad input, and
@@ -439,6 +511,7 @@ RunPlan plan_run(const RunOptions& options) {
       plan.resume ? std::nullopt : resolve_shard(o.shard, o.shard_total, inherited_environment());
   plan.discovery_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.started).count();
+  throw_if_interrupted();
 
   plan.launch = launch_options(o);
   const Environment env = child_environment(suite, plan.launch, inherited_environment());
@@ -473,6 +546,7 @@ RunPlan plan_run(const RunOptions& options) {
   plan.launch.logs_dir = plan.out_dir / "logs";
   plan.log = std::make_unique<RunLog>(plan.out_dir / "run.log", /*append=*/plan.resume.has_value());
   if (!plan.store) plan.store = std::make_unique<Store>(db);
+  throw_if_interrupted();
   Store& store = *plan.store;
   claim_run_folder(plan.out_dir, db);
 
@@ -496,11 +570,18 @@ RunPlan plan_run(const RunOptions& options) {
   if (shard) touch_shard_status_file();
   const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
   plan.pool = pool_options(o, timeout_s);
-  plan.pool.warm = warm_start(plan, env);
+  const std::vector<std::set<std::string>> imports =
+      o.warm ? files_imports(suite, plan.files) : std::vector<std::set<std::string>>{};
+  plan.pool.warm = warm_start(plan, env, imports);
 
   // One copy of the environment for every file; each spec holds only what is its own.
   plan.env = std::make_shared<const Environment>(env);
   plan.specs = plan_processes(plan);
+  if (plan.pool.warm) {
+    for (std::size_t i = 0; i < plan.specs.size(); ++i) {
+      plan.specs[i].waits_for_warm = waits_for_warm(*plan.pool.warm, imports[i], suite.framework);
+    }
+  }
 
   RunRecord& run = plan.run;
   if (plan.resume) run = plan.resume->run;
@@ -524,6 +605,7 @@ RunPlan plan_run(const RunOptions& options) {
   }
   run.jobs = plan.pool.jobs;
   run.timeout_s = timeout_s;
+  throw_if_interrupted();
   return plan;
 }
 
@@ -632,9 +714,10 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
   if (finished < planned_files) {
     summary += fmt::format("{}{} not run", summary.empty() ? "" : ", ", planned_files - finished);
   }
-  const std::string run_status = !execution.completed ? "interrupted"
-                                 : failures > 0       ? "failed"
-                                                      : "passed";
+  if (interrupt_signal() != 0) execution.completed = false;  // a signal after the last file
+  std::string run_status = !execution.completed ? "interrupted"
+                           : failures > 0       ? "failed"
+                                                : "passed";
   {
     // The probes' findings, plus where the git checkout starts (for upstream links' {path}).
     nlohmann::json env_json = execution.environment.get();
@@ -688,13 +771,28 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
       std::fprintf(stderr, "runner: error: reports not written: %s\n", e.what());
     }
   }
+  if (interrupt_signal() != 0 && run_status != "interrupted") {
+    // A signal while the gap log, the trials or the reports were written: the run stops there.
+    run_status = "interrupted";
+    execution.completed = false;
+    store.finish_run(run_id, run_status, iso8601_utc_now());
+    plan.log->line(fmt::format("Interrupted by {} while finishing: run {} marked interrupted",
+                               signal_name(interrupt_signal()), run_id));
+    std::printf(
+        "runner: interrupted by %s while finishing: run %lld marked interrupted "
+        "(`runner report %lld` writes its reports again)\n",
+        signal_name(interrupt_signal()).c_str(), static_cast<long long>(run_id),
+        static_cast<long long>(run_id));
+  }
   for (const auto& report : reports) std::printf("runner: report  %s\n", report.c_str());
   std::printf("runner: logs    %s\n", (plan.out_dir / "logs").c_str());
   std::printf("runner: run log %s\n", (plan.out_dir / "run.log").c_str());
   std::printf("runner: results %s (run %lld)\n", store.path().c_str(),
               static_cast<long long>(run_id));
   std::fflush(stdout);
-  if (!execution.completed) return kExitInterrupted;
+  if (!execution.completed) {
+    return interrupt_signal() != 0 ? exit_code_of_signal(interrupt_signal()) : kExitInterrupted;
+  }
   return failures > 0 ? kExitFailures : kExitOk;
 }
 

@@ -62,7 +62,7 @@ struct RunPlan {
 /// interpreter and shim folder; creates the output folder and run.log; opens the store; resolves
 /// --previous; orders the files (recorded durations, --failed-first, the shard's share); plans
 /// one process per file. Starts no process and no thread. Throws UsageError (exit 2) for bad
-/// input before the output folder exists.
+/// input before the output folder exists, Interrupted after a signal (nothing is recorded).
 RunPlan plan_run(const RunOptions& options);
 
 /// What execute_run did.
@@ -88,8 +88,9 @@ RunExecution execute_run(RunPlan& plan, RunServices services);
 /// Ends the run: the whole run's counts read from the store, the environment stored, the run's
 /// status (passed, failed, interrupted), the gap log (a failure there is reported, not thrown),
 /// with --try-settings the trials of the settings its entries name (runner/engine/trial.h), the
-/// closing lines, options.on_recorded (the reports). Returns the exit code: 0 passed, 1
-/// failed, 130 interrupted.
+/// closing lines, options.on_recorded (the reports). A signal caught at any moment before the
+/// end of the reports makes the run interrupted. Returns the exit code: 0 passed, 1 failed,
+/// 128 + the signal when interrupted (130 when no signal was caught: a CommandRunner said so).
 int finish_run(RunPlan& plan, RunExecution& execution);
 
 }  // namespace devshim

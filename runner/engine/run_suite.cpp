@@ -8,6 +8,7 @@
 
 #include "runner/base/error.h"
 #include "runner/engine/discovery.h"
+#include "runner/engine/interrupt.h"
 #include "runner/engine/run_steps.h"
 #include "runner/engine/schedule.h"
 #include "runner/engine/suite.h"
@@ -125,7 +126,7 @@ DifferentialRun run_differential(const RunOptions& options, const std::string& b
     RunExecution execution = execute_run(plan, services);
     result.baseline_run = execution.run_id;
     result.exit_code = finish_run(plan, execution);
-    if (result.exit_code == kExitInterrupted) return result;
+    if (result.exit_code == kExitInterrupted || interrupt_signal() != 0) return result;
   }
   shim_run.baseline_run = result.baseline_run;
   RunPlan plan = plan_run(shim_run);

@@ -65,7 +65,8 @@ Read read_line(int fd, std::string& buffered, std::string& line,
 }  // namespace
 
 Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
-  const auto started = std::chrono::steady_clock::now();
+  started_ = std::chrono::steady_clock::now();
+  deadline_ = started_ + o.ready_timeout;
   std::array<int, 2> requests{-1, -1};
   std::array<int, 2> replies{-1, -1};
   if (::pipe2(requests.data(), O_CLOEXEC) != 0 || ::pipe2(replies.data(), O_CLOEXEC) != 0) {
@@ -94,32 +95,62 @@ Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
   if (log >= 0) ::close(log);
   to_zygote_ = requests[1];
   from_zygote_ = replies[0];
-
-  std::string line;
-  if (const Read got = read_line(from_zygote_, buffered_, line, o.ready_timeout);
-      got != Read::kLine) {
-    shut_down();
-    const double after =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    throw RuntimeError(
-        got == Read::kTimeout
-            ? fmt::format("zygote: no answer within {} s (its log: {})",
-                          o.ready_timeout.count() / 1000, o.log_path.string())
-            : fmt::format("zygote: {} ended after {:.1f} s without saying it was ready (its log: "
-                          "{})",
-                          o.python, after, o.log_path.string()));
-  }
-  const json ready = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!ready.is_object() || !ready.value("ready", false)) {
-    const std::string why = ready.is_object() ? ready.value("error", line) : line;
-    shut_down();
-    throw RuntimeError("zygote: " + why);
-  }
-  preloaded_ = ready.value("preloaded", std::vector<std::string>{});
-  ready_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-Zygote::~Zygote() { shut_down(kExitGrace); }
+Zygote::State Zygote::poll_ready() {
+  while (state_ == State::kStarting) {
+    if (const auto nl = buffered_.find('\n'); nl != std::string::npos) {
+      const std::string line = buffered_.substr(0, nl);
+      buffered_.erase(0, nl + 1);
+      return take_ready_line(line);
+    }
+    pollfd p{from_zygote_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 0);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;  // nothing yet
+    std::array<char, 4096> chunk{};
+    const ssize_t n = ::read(from_zygote_, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const double after =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      give_up(fmt::format("zygote: {} ended after {:.1f} s without saying it was ready (its log: "
+                          "{})",
+                          options_.python, after, options_.log_path.string()));
+      break;
+    }
+    buffered_.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+  if (state_ == State::kStarting && std::chrono::steady_clock::now() >= deadline_) {
+    give_up(fmt::format("zygote: no answer within {} s (its log: {})",
+                        options_.ready_timeout.count() / 1000, options_.log_path.string()));
+  }
+  return state_;
+}
+
+Zygote::State Zygote::take_ready_line(const std::string& line) {
+  const json ready = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!ready.is_object() || !ready.value("ready", false)) {
+    give_up("zygote: " + (ready.is_object() ? ready.value("error", line) : line));
+    return state_;
+  }
+  preloaded_ = ready.value("preloaded", std::vector<std::string>{});
+  ready_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  state_ = State::kReady;
+  return state_;
+}
+
+void Zygote::give_up(const std::string& why) {
+  if (state_ == State::kFailed) return;
+  state_ = State::kFailed;
+  why_ = why;
+  shut_down();
+}
+
+Zygote::~Zygote() {
+  // A zygote still importing has nothing of its own to clean up yet: killed at once.
+  shut_down(state_ == State::kReady ? kExitGrace : std::chrono::milliseconds(0));
+}
 
 void Zygote::shut_down(std::chrono::milliseconds grace) {
   close_fd(to_zygote_);
@@ -164,7 +195,7 @@ std::string Zygote::request(const std::string& line) {
 }
 
 pid_t Zygote::fork_child(const ChildStart& start, const fs::path& log_path) {
-  if (to_zygote_ < 0) throw RuntimeError("zygote: not running");
+  if (state_ != State::kReady || to_zygote_ < 0) throw RuntimeError("zygote: not running");
   json env = json::object();
   for (const auto& entry : start.env) {
     const auto eq = entry.find('=');

@@ -34,21 +34,36 @@ class Zygote {
  public:
   static constexpr std::chrono::milliseconds kExitGrace{2000};
 
-  /// Starts the zygote (its own process group, SIGKILL when the runner dies) and waits for its
-  /// ready line. Throws RuntimeError saying why it cannot serve (a preload failed, it died, it
-  /// took longer than ready_timeout): the run then starts its files cold.
+  enum class State { kStarting, kReady, kFailed };
+
+  /// Starts the zygote (its own process group, SIGKILL when the runner dies) and returns at once:
+  /// it imports its preloads meanwhile, and is ready once poll_ready() says so. Throws
+  /// RuntimeError when it cannot start: the run then starts its files cold.
   explicit Zygote(const ZygoteOptions& options);
-  /// Closes the zygote's requests and gives it kExitGrace to leave by itself (running its
-  /// preloads' atexit handlers and finalizers), then kills its group and reaps it.
+  /// Closes the zygote's requests and gives a ready zygote kExitGrace to leave by itself
+  /// (running its preloads' atexit handlers and finalizers), then kills its group and reaps it.
   ~Zygote();
   Zygote(const Zygote&) = delete;
   Zygote& operator=(const Zygote&) = delete;
 
+  /// Reads the ready line if it has come, without waiting. kReady: fork_child serves; kFailed:
+  /// it cannot serve (why() says why: a preload failed, it died, it was not ready within
+  /// ready_timeout), and it is gone; kStarting: not yet (reply_fd() turns readable when there
+  /// is something to read).
+  State poll_ready();
+  /// Gives up on a zygote still starting: kills it; why() is why.
+  void give_up(const std::string& why);
+  State state() const { return state_; }
+  const std::string& why() const { return why_; }
+  int reply_fd() const { return from_zygote_; }
+  /// When ready_timeout runs out.
+  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
+
   /// Forks the child that runs `start` (argv: the interpreter, "-m", MODULE, ...), its stdout and
   /// stderr on log_path (truncated). Returns its pid: a child of this process from the return on
   /// (the caller must be a child subreaper), leader of its own process group. Throws
-  /// RuntimeError when the zygote cannot (another thread in it, a command that is not
-  /// `python -m`, the zygote gone): that file starts cold.
+  /// RuntimeError when the zygote cannot (not ready, another thread in it, a command that is
+  /// not `python -m`, the zygote gone): that file starts cold.
   pid_t fork_child(const ChildStart& start, const std::filesystem::path& log_path);
 
   /// What the zygote imported, its pid, how long it took to be ready, what started it.
@@ -59,6 +74,8 @@ class Zygote {
 
  private:
   std::string request(const std::string& line);
+  /// Takes the ready line: kReady, or kFailed with why_.
+  State take_ready_line(const std::string& line);
   /// Closes the pipes, waits up to grace for the zygote to exit, kills its group and reaps it
   /// (again: nothing).
   void shut_down(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
@@ -69,6 +86,10 @@ class Zygote {
   std::string buffered_;  ///< read past the last reply
   std::vector<std::string> preloaded_;
   double ready_s_ = 0;
+  State state_ = State::kStarting;
+  std::string why_;
+  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point deadline_;
   ZygoteOptions options_;
 };
 

@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "runner/engine/interrupt.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -154,7 +155,14 @@ TEST_F(ProcessPoolTest, InterruptStopsLaunchingAndKillsRunningGroups) {
   rec.on_start_hook = [](std::size_t i) {
     if (i == 0) ::kill(::getpid(), SIGINT);
   };
+  catch_interrupts();  // the runner's handlers (runner/engine/interrupt.h), as in a run
   EXPECT_FALSE(ProcessPool(o).run(specs, rec));
+  EXPECT_EQ(interrupt_signal(), SIGINT);
+  // Once interrupted, a later batch (the reruns) starts nothing.
+  Recorder later;
+  EXPECT_FALSE(ProcessPool(o).run(specs, later));
+  EXPECT_TRUE(later.starts.empty());
+  forget_interrupts();
   ASSERT_EQ(rec.results.size(), 1U);
   EXPECT_TRUE(rec.results[0].interrupted);
   EXPECT_EQ(rec.starts, std::vector<std::size_t>{0});

@@ -1,0 +1,8 @@
+import unittest
+
+import slow_preload
+
+
+class Sleeps(unittest.TestCase):
+    def test_sleeps(self):
+        slow_preload.sleep_as_told("a")
