@@ -1083,6 +1083,7 @@ class Page {
       source_links(row.test->links);
       out_ += "<span class=\"links\">";
       link(row.file->log_link, "log");
+      link(row.test->test_page, "history");
       out_ += "</span></td></tr>\n";
     }
     out_ += "</tbody>\n</table>\n</section>\n";

@@ -40,6 +40,9 @@ struct ReportCase {
   std::optional<CaseStatus> previous_status;
   bool flaky = false;  ///< failed, then passed on a rerun (test.status: the passing outcome)
   std::vector<CaseAttempt> attempts;  ///< --rerun-failures: every attempt; else empty
+  /// The test's page across runs, relative to the report's folder (`runner site` sets it for
+  /// the tests it has a page of); empty: none.
+  std::string test_page;
 };
 
 /// A shim run compared with its baseline (shim off) run, test by test (shared/DESIGN.md):

@@ -11,12 +11,15 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "parsers/read_file.h"
 #include "reports/case_outcomes.h"
 #include "reports/html.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
+#include "reports/site_files.h"
+#include "reports/site_html.h"
 #include "reports/write_reports.h"
 #include "runner/base/error.h"
 #include "runner/base/printable.h"
@@ -29,7 +32,7 @@ using nlohmann::json;
 namespace {
 
 /// Changes when what the site's pages hold changes, so that site.json's fingerprints lapse.
-constexpr int kSiteFormat = 1;
+constexpr int kSiteFormat = 2;
 constexpr const char* kManifest = "site.json";
 
 // Writes text unless the file already holds it; true when it wrote.
@@ -58,17 +61,68 @@ std::string fingerprint(const RunRecord& r, const std::set<std::int64_t>& in_sit
 
 struct RenderedRun {
   json summary;
+  SiteRunDigest digest;
   int files_written = 0;
 };
 
+// What the pages across runs keep of a run's report (SiteRunDigest).
+SiteRunDigest digest_of(const Report& report) {
+  SiteRunDigest d;
+  std::vector<std::pair<std::string, double>> files;
+  for (const ReportFile& f : report.files) {
+    if (f.file.status) files.emplace_back(f.file.path, f.file.duration_s);
+    for (const ReportCase& c : f.cases) {
+      const CaseStatus s = c.test.status;
+      const char kind = c.flaky                    ? 'k'
+                        : s == CaseStatus::kFailed ? 'f'
+                        : s == CaseStatus::kError  ? 'e'
+                                                   : '\0';
+      if (kind != '\0') d.failing.push_back({{f.file.path, c.test.classname, c.test.name}, kind});
+    }
+  }
+  const std::size_t slow = std::min<std::size_t>(files.size(), 10);
+  std::partial_sort(files.begin(), files.begin() + static_cast<std::ptrdiff_t>(slow), files.end(),
+                    [](const auto& a, const auto& b) { return a.second > b.second; });
+  files.resize(slow);
+  d.slow_files = std::move(files);
+  for (const ReportCluster& c : report.clusters) {
+    d.clusters.push_back({c.signature, c.exception, c.message, static_cast<int>(c.tests.size())});
+  }
+  return d;
+}
+
+// The report.html of a run in the site: the site's navigation on top (not sticky: the report's
+// own table of contents is), and the links of both kept whole when they wrap.
+std::string with_site_nav(std::string page, const RunRecord& run, const std::string& suite_dir) {
+  const auto body = page.find("<body>\n");
+  if (body == std::string::npos) return page;
+  page.insert(body + 7, site_html::report_nav("../../", run.suite, suite_dir));
+  const auto style_end = page.find("</style>\n</head>");
+  if (style_end != std::string::npos) {
+    page.insert(style_end,
+                "nav.site-nav { position: static; display: flex; flex-wrap: wrap; gap: 0.3rem "
+                "1.2rem; }\nnav.site-nav a { margin-right: 0; white-space: nowrap; }\n"
+                "nav.toc a { display: inline-block; white-space: nowrap; }\n");
+  }
+  return page;
+}
+
+// Where the run's pages are and what they link to in the site.
+struct RunPlace {
+  fs::path dir;           ///< site/runs/<id>
+  std::string suite_dir;  ///< site_slugs
+  const std::set<std::int64_t>* in_site = nullptr;
+  SiteFiles* files = nullptr;  ///< copy_files: where linked files are copied; else null
+};
+
 // The run's report pages in the site: its baseline's, previous run's and later runs' pages
-// linked when they are in the site too.
+// linked when they are in the site too, each failing or flaky test linked to its page.
 RenderedRun render_run_pages(Store& store, StatusReader& statuses, const RunRecord& run,
-                             const fs::path& dir, const std::set<std::int64_t>& in_site) {
+                             const RunPlace& at) {
   RenderedRun out;
-  Report report = build_report(store, run.id, dir, 0, ReportCases::kShown, &statuses);
+  Report report = build_report(store, run.id, at.dir, 0, ReportCases::kShown, &statuses);
   auto page = [&](std::int64_t other, const char* file) {
-    return in_site.count(other) > 0 ? fmt::format("../{}/{}", other, file) : std::string();
+    return at.in_site->count(other) > 0 ? fmt::format("../{}/{}", other, file) : std::string();
   };
   if (report.differential) {
     report.differential->baseline_md = page(run.baseline_run, "report.md");
@@ -82,11 +136,84 @@ RenderedRun render_run_pages(Store& store, StatusReader& statuses, const RunReco
     later.md = page(later.run, "report.md");
     later.html = page(later.run, "report.html");
   }
-  out.files_written += write_if_changed(dir / "report.html", render_html(report)) ? 1 : 0;
-  out.files_written += write_if_changed(dir / "report.md", render_markdown(report)) ? 1 : 0;
+  out.digest = digest_of(report);
+  for (ReportFile& f : report.files) {
+    for (ReportCase& c : f.cases) {
+      if (c.flaky || c.test.status == CaseStatus::kFailed || c.test.status == CaseStatus::kError) {
+        c.test_page =
+            "../../" + site_test_page(at.suite_dir, {f.file.path, c.test.classname, c.test.name});
+      }
+    }
+  }
+  std::string html = with_site_nav(render_html(report), run, at.suite_dir);
+  std::string md = render_markdown(report);
+  if (at.files != nullptr) {
+    html = at.files->html(html, at.dir);
+    md = at.files->markdown(md, at.dir);
+  }
+  out.files_written += write_if_changed(at.dir / "report.html", html) ? 1 : 0;
+  out.files_written += write_if_changed(at.dir / "report.md", md) ? 1 : 0;
   out.summary = run_summary(report);
   return out;
 }
+
+// site.json's form of digests: tests are indexes into the manifest's "tests" list (interned, as
+// a year of runs names the same failing tests again and again).
+class TestTable {
+ public:
+  explicit TestTable(const json& list) {
+    if (!list.is_array()) return;
+    for (const auto& t : list) {
+      if (t.is_array() && t.size() == 3 && t[0].is_string() && t[1].is_string() &&
+          t[2].is_string()) {
+        old_.push_back({t[0].get<std::string>(), t[1].get<std::string>(), t[2].get<std::string>()});
+      } else {
+        old_.push_back({});
+      }
+    }
+  }
+  std::size_t add(const SiteTestRef& t) {
+    const auto [it, added] = index_.try_emplace(t, list_.size());
+    if (added) list_.push_back({t.file, t.classname, t.name});
+    return it->second;
+  }
+  json to_json(const SiteRunDigest& d) {
+    json failing = json::array(), clusters = json::array(), files = json::array();
+    for (const auto& [t, kind] : d.failing) failing.push_back({add(t), std::string(1, kind)});
+    for (const auto& c : d.clusters) {
+      clusters.push_back({c.signature, c.exception, c.message, c.tests});
+    }
+    for (const auto& [path, s] : d.slow_files) files.push_back({path, s});
+    return {{"failing", failing}, {"clusters", clusters}, {"slow_files", files}};
+  }
+  /// A digest of the last build's site.json; nullopt when it has none or it is not readable.
+  std::optional<SiteRunDigest> from_json(const json& j) const {
+    try {
+      SiteRunDigest d;
+      for (const auto& f : j.at("failing")) {
+        const auto i = f.at(0).get<std::size_t>();
+        if (i >= old_.size()) return std::nullopt;
+        d.failing.push_back({old_[i], f.at(1).get<std::string>().at(0)});
+      }
+      for (const auto& c : j.at("clusters")) {
+        d.clusters.push_back({c.at(0).get<std::string>(), c.at(1).get<std::string>(),
+                              c.at(2).get<std::string>(), c.at(3).get<int>()});
+      }
+      for (const auto& f : j.at("slow_files")) {
+        d.slow_files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<double>());
+      }
+      return d;
+    } catch (const json::exception&) {
+      return std::nullopt;
+    }
+  }
+  const json& list() const { return list_; }
+
+ private:
+  std::vector<SiteTestRef> old_;
+  std::map<SiteTestRef, std::size_t> index_;
+  json list_ = json::array();
+};
 
 // Renders runs[i] for each i of todo, on up to one thread per core: this thread with store, the
 // others each with their own connection to the same database. Each thread takes a contiguous
@@ -95,7 +222,9 @@ RenderedRun render_run_pages(Store& store, StatusReader& statuses, const RunReco
 // is rethrown here.
 std::vector<RenderedRun> render_runs(Store& store, const std::vector<RunRecord>& runs,
                                      const std::vector<std::size_t>& todo, const fs::path& site,
-                                     const std::set<std::int64_t>& in_site) {
+                                     const std::set<std::int64_t>& in_site,
+                                     const std::map<std::string, std::string>& slugs,
+                                     SiteFiles* files) {
   std::vector<RenderedRun> out(todo.size());
   std::atomic<bool> stop{false};
   std::mutex failed;
@@ -107,7 +236,9 @@ std::vector<RenderedRun> render_runs(Store& store, const std::vector<RunRecord>&
     const std::size_t end = todo.size() * (part + 1) / threads;
     for (std::size_t i = todo.size() * part / threads; i < end && !stop; ++i) {
       const RunRecord& r = runs[todo[i]];
-      out[i] = render_run_pages(s, statuses, r, site / "runs" / std::to_string(r.id), in_site);
+      out[i] = render_run_pages(
+          s, statuses, r,
+          {site / "runs" / std::to_string(r.id), slugs.at(r.suite), &in_site, files});
     }
   };
   auto guarded = [&](auto&& f) {
@@ -164,7 +295,115 @@ std::map<std::string, std::string> site_slugs(const std::vector<std::string>& su
   return out;
 }
 
+namespace {
+
+// The tests with a page: every test a digest names as failing, errored or flaky, and the
+// slowest tests of each suite's newest run (slowest: by suite); each with its history in the
+// site's runs.
+std::vector<SiteTest> tests_with_pages(
+    Store& store, const std::vector<SiteRun>& rows,
+    const std::map<std::string, std::vector<SiteSlowTest>>& slowest) {
+  std::map<std::pair<std::string, SiteTestRef>, std::string> wanted;  // → suite_dir
+  for (const SiteRun& r : rows) {
+    for (const auto& [t, kind] : r.digest.failing)
+      wanted.try_emplace({r.run.suite, t}, r.suite_dir);
+  }
+  std::map<std::string, std::string> dirs;
+  for (const SiteRun& r : rows) dirs.try_emplace(r.run.suite, r.suite_dir);
+  for (const auto& [suite, list] : slowest) {
+    for (const auto& t : list) wanted.try_emplace({suite, t.ref}, dirs.at(suite));
+  }
+  std::map<std::int64_t, const RunRecord*> run_of;
+  for (const SiteRun& r : rows) run_of[r.run.id] = &r.run;
+  std::vector<SiteTest> out;
+  out.reserve(wanted.size());
+  for (const auto& [key, suite_dir] : wanted) {
+    SiteTest t{key.first, suite_dir, key.second, {}};
+    // The query names file, class and name as `runner history` reads them.
+    for (auto& e : store.test_history(site_test_label(t.ref), t.suite, 1 << 30)) {
+      const auto run = run_of.find(e.run.id);
+      if (run == run_of.end() || e.file != t.ref.file) continue;
+      e.run = *run->second;
+      t.history.push_back(std::move(e));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The slowest tests of a run, slowest first.
+std::vector<SiteSlowTest> slowest_tests(Store& store, const SiteRun& run, std::size_t n) {
+  std::vector<StoredCase> cases = store.cases(run.run.id);
+  n = std::min(n, cases.size());
+  std::partial_sort(cases.begin(), cases.begin() + static_cast<std::ptrdiff_t>(n), cases.end(),
+                    [](const StoredCase& a, const StoredCase& b) {
+                      if (a.test.duration_s != b.test.duration_s) {
+                        return a.test.duration_s > b.test.duration_s;
+                      }
+                      return std::tie(a.file, a.test.classname, a.test.name) <
+                             std::tie(b.file, b.test.classname, b.test.name);
+                    });
+  std::vector<SiteSlowTest> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    SiteTestRef ref{cases[i].file, cases[i].test.classname, cases[i].test.name};
+    out.push_back({ref, cases[i].test.duration_s, site_test_page(run.suite_dir, ref)});
+  }
+  return out;
+}
+
+// Removes the .html files under dir/tests that this build did not write (tests whose runs left).
+int remove_stale_test_pages(const fs::path& dir, const std::set<fs::path>& kept) {
+  int removed = 0;
+  std::error_code ec;
+  if (!fs::is_directory(dir / "tests", ec)) return 0;
+  std::vector<fs::path> stale;
+  for (auto it = fs::recursive_directory_iterator(dir / "tests", ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() == ".html" && kept.count(it->path()) == 0)
+      stale.push_back(it->path());
+  }
+  for (const auto& p : stale) removed += fs::remove(p, ec) ? 1 : 0;
+  return removed;
+}
+
+// The pages across runs (index, suite, test, search and gap-log pages), each written when it
+// changed; the test pages of tests no longer in the site removed.
+void write_pages(Store& store, const fs::path& root, std::vector<SiteRun> rows,
+                 const std::map<std::string, std::string>& slugs, SiteResult& result) {
+  std::map<std::int64_t, std::string> run_pages;
+  for (const auto& row : rows)
+    run_pages[row.run.id] = fmt::format("runs/{}/report.html", row.run.id);
+  auto write = [&](const fs::path& path, const std::string& text) {
+    result.files_written += write_if_changed(path, text) ? 1 : 0;
+  };
+  write(root / "index.html", render_site_index(rows, store.path().filename().string()));
+  std::map<std::string, std::vector<SiteSlowTest>> slowest;
+  for (const auto& row : rows) {  // newest first: a suite's first row is its newest run
+    if (slowest.count(row.run.suite) == 0) slowest[row.run.suite] = slowest_tests(store, row, 10);
+  }
+  const std::vector<SiteTest> pages = tests_with_pages(store, rows, slowest);
+  std::map<std::string, std::vector<SiteRun>> of_suite;
+  for (auto& row : rows) of_suite[row.run.suite].push_back(std::move(row));
+  for (const auto& [suite, slug] : slugs) {
+    write(root / "suites" / slug / "index.html",
+          render_site_suite(suite, of_suite[suite], slowest[suite]));
+  }
+  std::set<fs::path> kept;
+  for (const SiteTest& t : pages) {
+    const fs::path path = root / site_test_page(t.suite_dir, t.ref);
+    kept.insert(path);
+    write(path, render_site_test(t, of_suite[t.suite]));
+  }
+  remove_stale_test_pages(root, kept);
+  result.test_pages = static_cast<int>(pages.size());
+  write(root / "search.html", render_site_search(pages));
+  write(root / "gaps.html", render_site_gaps(GapLog(store).list(), run_pages));
+}
+
+}  // namespace
+
 SiteResult build_site(Store& store, const SiteOptions& o) {
+  const fs::path root = fs::absolute(o.dir).lexically_normal();
   std::vector<RunRecord> runs;  // newest first
   for (auto& r : store.runs(-1)) {
     if (r.status == "running") continue;
@@ -190,68 +429,75 @@ SiteResult build_site(Store& store, const SiteOptions& o) {
     }
   }
 
-  const json old = o.full ? json::object() : load_manifest(o.dir);
+  const json old = o.full ? json::object() : load_manifest(root);
+  const TestTable old_tests(old.contains("tests") ? old["tests"] : json::array());
+  TestTable tests(json::array());
   json manifest{{"format", kSiteFormat},
                 {"generator", "devshim runner " DEVSHIM_VERSION},
                 {"database", store.path().string()},
+                {"copy_files", o.copy_files},
                 {"runs", json::object()}};
   SiteResult result;
-  // The runs whose pages are missing or stale are rendered, the others keep site.json's summary.
+  // The runs whose pages are missing or stale are rendered, the others keep site.json's summary
+  // and digest.
   std::vector<json> summaries(runs.size());
+  std::vector<SiteRunDigest> digests(runs.size());
   std::vector<std::string> prints(runs.size());
   std::vector<std::size_t> todo;
+  const bool same_files = old.value("copy_files", false) == o.copy_files;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string id = std::to_string(runs[i].id);
     prints[i] = fingerprint(runs[i], in_site, later[runs[i].id]);
     std::error_code ec;
-    if (old.contains("runs") && old["runs"].contains(id) &&
+    std::optional<SiteRunDigest> digest;
+    if (same_files && old.contains("runs") && old["runs"].contains(id) &&
         old["runs"][id].value("fingerprint", "") == prints[i] &&
-        fs::is_regular_file(o.dir / "runs" / id / "report.html", ec)) {
+        fs::is_regular_file(root / "runs" / id / "report.html", ec) &&
+        old["runs"][id].contains("digest") &&
+        (digest = old_tests.from_json(old["runs"][id]["digest"]))) {
       summaries[i] = old["runs"][id]["summary"];
+      digests[i] = std::move(*digest);
     } else {
       todo.push_back(i);
     }
   }
-  const std::vector<RenderedRun> rendered = render_runs(store, runs, todo, o.dir, in_site);
+  std::optional<SiteFiles> files;
+  if (o.copy_files) files.emplace(root);
+  std::vector<RenderedRun> rendered =
+      render_runs(store, runs, todo, root, in_site, slugs, files ? &*files : nullptr);
   for (std::size_t k = 0; k < todo.size(); ++k) {
     summaries[todo[k]] = rendered[k].summary;
+    digests[todo[k]] = std::move(rendered[k].digest);
     result.files_written += rendered[k].files_written;
   }
   result.pages_rendered = static_cast<int>(todo.size());
+  result.files_copied = files ? files->copied() : 0;
   std::vector<SiteRun> rows;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     manifest["runs"][std::to_string(r.id)] = {{"fingerprint", prints[i]},
-                                              {"summary", summaries[i]}};
-    rows.push_back({r, run_versions(r), comparable_policy(r), slugs.at(r.suite), summaries[i]});
+                                              {"summary", summaries[i]},
+                                              {"digest", tests.to_json(digests[i])}};
+    rows.push_back({r, run_versions(r), comparable_policy(r), slugs.at(r.suite), summaries[i],
+                    std::move(digests[i])});
   }
+  manifest["tests"] = tests.list();
   // Runs pruned from the database (or of another suite) leave the site.
   if (old.contains("runs")) {
     for (const auto& [id, entry] : old["runs"].items()) {
       if (manifest["runs"].contains(id)) continue;
       std::error_code ec;
-      fs::remove_all(o.dir / "runs" / id, ec);
+      fs::remove_all(root / "runs" / id, ec);
       ++result.pages_removed;
     }
   }
 
-  std::map<std::int64_t, std::string> run_pages;
-  for (const auto& row : rows)
-    run_pages[row.run.id] = fmt::format("runs/{}/report.html", row.run.id);
-  auto write = [&](const fs::path& path, const std::string& text) {
-    result.files_written += write_if_changed(path, text) ? 1 : 0;
-  };
-  write(o.dir / "index.html", render_site_index(rows, store.path().filename().string()));
-  for (const auto& [suite, slug] : slugs) {
-    std::vector<SiteRun> of_suite;
-    for (const auto& row : rows) {
-      if (row.run.suite == suite) of_suite.push_back(row);
-    }
-    write(o.dir / "suites" / slug / "index.html", render_site_suite(suite, of_suite));
-  }
-  write(o.dir / "gaps.html", render_site_gaps(GapLog(store).list(), run_pages));
-  write(o.dir / kManifest, manifest.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
   result.runs = static_cast<int>(rows.size());
+  write_pages(store, root, std::move(rows), slugs, result);
+  if (write_if_changed(root / kManifest,
+                       manifest.dump(1, ' ', false, json::error_handler_t::replace) + "\n")) {
+    ++result.files_written;
+  }
   return result;
 }
 
@@ -262,10 +508,13 @@ int site_command(const fs::path& db_path, const SiteOptions& options) {
   if (options.dir.empty()) throw UsageError("runner site: give the folder to write with -o DIR");
   Store store(db_path, Store::Purpose::kRead);
   const SiteResult r = build_site(store, options);
-  fmt::print("{}: {} runs; {} run{} rendered, {} removed, {} file{} written\n",
+  fmt::print("{}: {} runs; {} run{} rendered, {} removed, {} test page{}, {} file{} written{}\n",
              (options.dir / "index.html").string(), r.runs, r.pages_rendered,
-             r.pages_rendered == 1 ? "" : "s", r.pages_removed, r.files_written,
-             r.files_written == 1 ? "" : "s");
+             r.pages_rendered == 1 ? "" : "s", r.pages_removed, r.test_pages,
+             r.test_pages == 1 ? "" : "s", r.files_written, r.files_written == 1 ? "" : "s",
+             options.copy_files ? fmt::format(", {} linked file{} copied", r.files_copied,
+                                              r.files_copied == 1 ? "" : "s")
+                                : "");
   return kExitOk;
 }
 

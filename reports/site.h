@@ -4,8 +4,13 @@
 //   DIR/index.html                 every suite with its newest run, the table of every run
 //   DIR/suites/<slug>/index.html   a suite's trend charts (uPlot, inlined) and its runs
 //   DIR/runs/<id>/report.html|md   each run's reports, linked to its baseline's and previous
-//                                  run's pages in the site
+//                                  run's pages in the site, and each failing test to its page
+//   DIR/tests/<slug>/<hash>.html   a test's page: its status run by run, durations, failing
+//                                  since, flaky rate, its failures' messages (site_tests.cpp)
+//   DIR/search.html                every test with a page, searched by words
 //   DIR/gaps.html                  the API gap log, each entry's first-seen / last-seen / fixed
+//   DIR/files/…                    with SiteOptions::copy_files: the logs and sources the pages
+//                                  link to, so that the folder can be published as it is
 //   DIR/site.json                  what was built, so that the next build rewrites only what
 //                                  changed (SiteManifest)
 #pragma once
@@ -15,12 +20,35 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runner/results/gap_log.h"
 #include "runner/results/store.h"
 
 namespace devshim {
+
+/// A test as the database names it (StoredCase: its file, class name and name).
+struct SiteTestRef {
+  std::string file, classname, name;
+  bool operator==(const SiteTestRef&) const = default;
+  bool operator<(const SiteTestRef& o) const {
+    return std::tie(file, classname, name) < std::tie(o.file, o.classname, o.name);
+  }
+};
+
+/// What the site keeps of a run's report (site.json) for the pages that look across runs, so
+/// that a run whose pages are current is not read again.
+struct SiteRunDigest {
+  /// Its tests that failed ('f'), errored ('e') or passed on a rerun ('k', flaky).
+  std::vector<std::pair<SiteTestRef, char>> failing;
+  struct Cluster {
+    std::string signature, exception, message;
+    int tests = 0;
+  };
+  std::vector<Cluster> clusters;                           ///< as the report's, biggest first
+  std::vector<std::pair<std::string, double>> slow_files;  ///< at most 10, slowest first
+};
 
 /// What a page of the site shows of one run: a row of the runs table and a point of each chart.
 struct SiteRun {
@@ -30,7 +58,27 @@ struct SiteRun {
   std::string suite_dir;  ///< the suite's folder name under suites/ (site_slugs)
   /// run_summary of its report (reports/report.h): counts, pass rate, duration, comparisons.
   nlohmann::json summary;
+  SiteRunDigest digest;
 };
+
+/// A test whose page the site has: it failed, errored or was flaky in a run of the site, or is
+/// among the slowest of its suite's newest run.
+struct SiteTest {
+  std::string suite, suite_dir;
+  SiteTestRef ref;
+  /// Its outcomes (Store::test_history), newest run first, only runs of the site.
+  std::vector<TestHistoryEntry> history;
+};
+
+/// How the site names a test on its pages: as the reports do.
+std::string site_test_label(const SiteTestRef& test);
+/// The path of a test's page from the site's root: tests/<suite_dir>/<16 hex digits>.html, the
+/// digits a hash (FNV-1a) of the file, class and name, the same on every build.
+std::string site_test_page(const std::string& suite_dir, const SiteTestRef& test);
+/// The link to a commit upstream made from a suite's source_url template when it has a known
+/// form (".../blob/{commit}/…" of GitHub, Gitea and Forgejo, ".../-/blob/{commit}/…" of GitLab):
+/// ".../commit/<commit>"; empty otherwise, or when commit is empty.
+std::string commit_url(const std::string& source_url, const std::string& commit);
 
 /// Folder names for suites under suites/: letters, digits, '.', '-' and '_' kept, anything else
 /// '_'; "suite" for a name left empty or dots only; "-2", "-3", … where two names would meet.
@@ -39,7 +87,19 @@ std::map<std::string, std::string> site_slugs(const std::vector<std::string>& su
 
 /// The pages (reports/site_pages.cpp). Runs are newest first; links are relative to the page.
 std::string render_site_index(const std::vector<SiteRun>& runs, const std::string& db_name);
-std::string render_site_suite(const std::string& suite, const std::vector<SiteRun>& runs);
+/// slowest: the slowest tests of the suite's newest run, slowest first, each with its duration
+/// and its page (site_test_page).
+struct SiteSlowTest {
+  SiteTestRef ref;
+  double duration_s = 0;
+  std::string page;
+};
+std::string render_site_suite(const std::string& suite, const std::vector<SiteRun>& runs,
+                              const std::vector<SiteSlowTest>& slowest);
+/// A test's page (site_tests.cpp); runs: its suite's runs in the site, newest first.
+std::string render_site_test(const SiteTest& test, const std::vector<SiteRun>& runs);
+/// search.html: every test with a page, with its suite and newest outcome, for the search box.
+std::string render_site_search(const std::vector<SiteTest>& tests);
 std::string render_site_gaps(const std::vector<GapEntry>& gaps,
                              const std::map<std::int64_t, std::string>& run_pages);
 
@@ -47,6 +107,9 @@ struct SiteOptions {
   std::filesystem::path dir;
   std::string suite;  ///< only this suite's runs; empty: every suite
   bool full = false;  ///< render every run's pages again, whatever site.json says
+  /// Copy the logs and sources the run pages link to outside DIR into DIR/files/ and link the
+  /// copies, so that DIR works moved or published (site_files.h).
+  bool copy_files = false;
 };
 
 struct SiteResult {
@@ -54,17 +117,21 @@ struct SiteResult {
   int pages_rendered = 0;  ///< runs whose report pages were rendered by this build
   int pages_removed = 0;   ///< runs no longer in the database (or the suite) whose pages went
   int files_written = 0;   ///< files whose content changed (index pages included)
+  int test_pages = 0;      ///< tests with a page
+  int files_copied = 0;    ///< logs and sources copied into the site (copy_files)
 };
 
 /// Builds or updates the site in options.dir from store: a run's report pages are rendered when
 /// site.json does not hold the same fingerprint for it (its status, end, summary, baseline and
 /// previous run, and the devshim version), on one thread per core (each but the caller's with its
 /// own connection to store's database), and a file is written only when its content changed.
-/// Runs still running are left out. Throws UsageError for a --suite with no run, RuntimeError
-/// when the folder cannot be written.
+/// Test pages are rendered on every build (written when changed), from one Store::test_history
+/// per test with a page. Runs still running are left out. Throws UsageError for a --suite with no
+/// run, RuntimeError when the folder cannot be written.
 SiteResult build_site(Store& store, const SiteOptions& options);
 
-/// `runner site -o DIR [--suite S] [--full]`: build_site, then one line saying what it did.
+/// `runner site -o DIR [--suite S] [--full] [--copy-files]`: build_site, then one line saying what
+/// it did.
 int site_command(const std::filesystem::path& db_path, const SiteOptions& options);
 
 }  // namespace devshim

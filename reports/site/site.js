@@ -1,17 +1,22 @@
 // The script of `runner site`'s pages (reports/site.h): trend charts drawn with uPlot, one point
-// per run, and the sortable, filterable table of runs. Its data is the JSON in the page's
-// element #site-data (a script of type application/json): {"runs": [...], "lines": [...]}.
+// per run, the sortable, filterable table of runs, the search of tests. Its data is the JSON in
+// the page's element #site-data (a script of type application/json): {"runs": [...],
+// "lines": [...]} on a suite page, {"tests": [...]} on search.html, {} elsewhere.
 //
 // What it promises (tests/reports/browser/check_site_in_chromium.mjs relies on it): once it has
 // initialised without error, <body> carries data-ready="1"; each chart is a
 // <div class="chart" data-points="N"> (N: the runs it plots) whose uPlot instance is in
 // window.devshimCharts in page order; a click on a chart opens the report of the run nearest the
 // cursor; clicking a header of #runs-table sorts by that column (again: the other way), and
-// #runs-filter hides the rows whose text lacks any of its words (case-insensitive).
+// #runs-filter hides the rows whose text lacks any of its words (case-insensitive); a chart's
+// time axis spans its runs with a margin (a day on each side of a single run); Enter in
+// #nav-search opens the site's search.html#q=<words>, where #test-search lists in #test-results
+// the tests whose test, suite, status and tags hold every word (the first 200, each a link to its
+// page), and #test-count says how many matched.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("site-data").textContent);
-  var runs = data.runs;
+  var runs = data.runs || [];
   window.devshimCharts = [];
 
   var STATUS_COLORS = {
@@ -26,6 +31,21 @@
     return "run " + run.id + " · " + run.started_at + (run.commit ? " · " + run.commit : "") +
       " · " + run.mode + (run.policy ? " · policy " + run.policy : "") +
       (run.torch ? " · torch " + run.torch : "") + " · " + run.status;
+  }
+
+  // The time axis: the runs' span with 3% on each side, or a day on each side of a lone run (so
+  // that one run does not sit at the edge of an axis of years). From the data itself: uPlot hands
+  // a lone point's scale a span of 86,400,000 s (a day, counted in ms).
+  function timeRange(u, min, max) {
+    var xs = (u.data && u.data[0] || []).filter(function (x) { return x != null; });
+    if (xs.length) {
+      min = Math.min.apply(null, xs);
+      max = Math.max.apply(null, xs);
+    }
+    if (min == null || max == null) return [min, max];
+    var span = max - min;
+    var pad = span < 2 * 86400 ? 86400 : span * 0.03;
+    return [min - pad, max + pad];
   }
 
   // One uPlot chart of `series` ([{label, color, values, fill}]) over the runs of a line.
@@ -56,7 +76,7 @@
     var width = Math.max(320, Math.min(900, parent.clientWidth || 900));
     var u = new uPlot({
       width: width, height: 220, series: uSeries,
-      scales: { x: { time: true }, y: { range: opts && opts.percent
+      scales: { x: { time: true, range: timeRange }, y: { range: opts && opts.percent
         ? function () { return [0, 100]; }
         : function (u, min, max) { return [0, max > 0 ? Math.ceil(max * 1.1) : 1]; } } },
       axes: [{}, { size: 60, values: opts && opts.percent
@@ -160,6 +180,54 @@
       if (count) count.textContent = shown + " of " + rows.length + " runs";
     };
     if (filter) { filter.addEventListener("input", apply); apply(); }
+  }
+  // The search box of the navigation: Enter opens the search page with its words.
+  var navSearch = document.getElementById("nav-search");
+  if (navSearch) {
+    navSearch.addEventListener("keydown", function (e) {
+      if (e.key !== "Enter" || !navSearch.value.trim()) return;
+      var root = navSearch.parentNode.getAttribute("data-root") || "";
+      window.location.href = root + "search.html#q=" + encodeURIComponent(navSearch.value.trim());
+    });
+  }
+
+  // The search page: every test with a page, matched by words.
+  var search = document.getElementById("test-search");
+  var results = document.getElementById("test-results");
+  if (search && results && data.tests) {
+    var tests = data.tests;
+    var haystacks = tests.map(function (t) {
+      return (t.test + " " + t.suite + " " + t.status + " " + t.tags).toLowerCase();
+    });
+    var testCount = document.getElementById("test-count");
+    var find = function () {
+      var words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+      var found = [];
+      tests.forEach(function (t, i) {
+        if (words.every(function (w) { return haystacks[i].indexOf(w) >= 0; })) found.push(t);
+      });
+      results.textContent = "";
+      found.slice(0, 200).forEach(function (t) {
+        var li = document.createElement("li");
+        var a = document.createElement("a");
+        a.href = t.href;
+        a.textContent = t.test;
+        li.appendChild(a);
+        var what = document.createElement("span");
+        what.className = "hint";
+        what.textContent = " " + t.suite + " · " + t.status + (t.tags ? " · " + t.tags.trim() : "");
+        li.appendChild(what);
+        results.appendChild(li);
+      });
+      if (testCount) {
+        testCount.textContent = found.length + " of " + tests.length + " tests" +
+          (found.length > 200 ? " (the first 200 shown)" : "");
+      }
+    };
+    var hash = /^#q=(.*)$/.exec(window.location.hash);
+    if (hash) search.value = decodeURIComponent(hash[1]);
+    search.addEventListener("input", find);
+    find();
   }
   document.body.setAttribute("data-ready", "1");
 })();

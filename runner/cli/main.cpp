@@ -489,7 +489,8 @@ int prune_main(int argc, char** argv) {
 int site_main(int argc, char** argv) {
   CLI::App app{
       "A static site of the database's runs: trend charts per suite, a table of every run, each "
-      "run's reports, the API gap log. Works from file:// and on any static host.",
+      "run's reports, a page per failing or flaky test, search, the API gap log. Works from "
+      "file:// and on any static host.",
       "runner site"};
   std::string db, out;
   devshim::SiteOptions o;
@@ -497,6 +498,9 @@ int site_main(int argc, char** argv) {
       ->required();
   app.add_option("--suite", o.suite, "only this suite's runs (default: every suite)");
   app.add_flag("--full", o.full, "render every run's pages again (default: only what changed)");
+  app.add_flag("--copy-files", o.copy_files,
+               "copy the logs and sources the pages link to into DIR/files, so that DIR can be "
+               "moved or published as it is (GitHub Pages)");
   add_db_option(app, db);
   if (auto done = parse(app, argc, argv)) return *done;
   o.dir = out;
@@ -514,8 +518,8 @@ const std::vector<Command>& commands() {
        report_main},
       {"compare", "runner compare A B [--json] [-o DIR] [--fail-on F]",
        "two runs compared test by test", compare_main},
-      {"site", "runner site -o DIR [--suite S]", "a static site of every run, with trends",
-       site_main},
+      {"site", "runner site -o DIR [--suite S] [--copy-files]",
+       "a static site of every run, with trends", site_main},
       {"devices", "runner devices [SUITE] [--json]", "hardware, torch and the shim's policy here",
        devices_main},
       {"history", "runner history TEST [--suite S] [--mode M] [--json]",
