@@ -194,7 +194,9 @@ TEST_F(SignalsE2E, ASecondSigintForcesTheExit) {
   EXPECT_EQ(WEXITSTATUS(*status), 130);
   EXPECT_EQ(run_statuses(), std::vector<std::string>{"interrupted"});
   for (const auto& [path, f] : files_of_last_run()) {
-    if (f.status) EXPECT_EQ(*f.status, FileStatus::kInterrupted) << path;
+    if (f.status) {
+      EXPECT_EQ(*f.status, FileStatus::kInterrupted) << path;
+    }
   }
   expect_nothing_left("second SIGINT");
 }
@@ -240,7 +242,9 @@ TEST_F(SignalsE2E, ASigtermDuringADifferentialsSecondRunEndsIt) {
   const std::vector<std::string> statuses = run_statuses();
   ASSERT_GE(statuses.size(), 1U);
   EXPECT_EQ(statuses[0], "passed");  // the baseline
-  if (statuses.size() > 1) EXPECT_EQ(statuses[1], "interrupted");
+  if (statuses.size() > 1) {
+    EXPECT_EQ(statuses[1], "interrupted");
+  }
   expect_nothing_left("differential");
 }
 
