@@ -6,7 +6,9 @@
 //     the baseline);
 //   - a rebuild with nothing new, and the rebuild after one more night (target: under 5 s),
 //     against that baseline;
-//   - the size of the index and of the suite page (target: under 2 MB each).
+//   - the size of the index and of the suite page (target: under 2 MB each);
+//   - the test pages (a page per test that failed or was flaky in a run, and the slowest), all
+//     rendered by each build: how many, and the share of the first build they took.
 // --keep leaves the database and the site in the folder it names at the end (to profile
 // `runner site` on them).
 //
@@ -105,13 +107,14 @@ int main(int argc, char** argv) {
     std::printf("baseline: one run's report.html + report.md: %.3f s\n", one_report_s);
     const char* first_target = runs != 365 ? "at 365 runs" : first_s < 5 ? "met" : "NOT met";
     std::printf(
-        "first build: %.1f s, %d runs rendered (%.3f s per run = %.2fx the baseline; target < 5 s:"
-        " %s)\n",
-        first_s, first.pages_rendered, first_s / first.pages_rendered,
+        "first build: %.1f s, %d runs rendered, %d test pages (%.3f s per run = %.2fx the "
+        "baseline; target < 5 s: %s)\n",
+        first_s, first.pages_rendered, first.test_pages, first_s / first.pages_rendered,
         first_s / first.pages_rendered / one_report_s, first_target);
     std::printf(
-        "rebuild, nothing new: %.3f s, %d rendered, %d files written (%.2fx the baseline)\n",
-        same_s, same.pages_rendered, same.files_written, same_s / one_report_s);
+        "rebuild, nothing new: %.3f s, %d rendered, %d test pages, %d files written (%.2fx the "
+        "baseline)\n",
+        same_s, same.pages_rendered, same.test_pages, same.files_written, same_s / one_report_s);
     std::printf(
         "rebuild after one more night: %.3f s, %d rendered, %d files written (%.2fx the baseline;"
         " target < 5 s: %s)\n",

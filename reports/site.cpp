@@ -77,7 +77,12 @@ SiteRunDigest digest_of(const Report& report) {
                         : s == CaseStatus::kFailed ? 'f'
                         : s == CaseStatus::kError  ? 'e'
                                                    : '\0';
-      if (kind != '\0') d.failing.push_back({{f.file.path, c.test.classname, c.test.name}, kind});
+      if (kind == '\0') continue;
+      std::string message = c.test.exception;
+      if (!c.test.message.empty()) message += (message.empty() ? "" : ": ") + c.test.message;
+      if (message.size() > 300) message = message.substr(0, 300) + "…";
+      d.failing.push_back(
+          {{f.file.path, c.test.classname, c.test.name}, kind, c.test.duration_s, message});
     }
   }
   const std::size_t slow = std::min<std::size_t>(files.size(), 10);
@@ -179,7 +184,9 @@ class TestTable {
   }
   json to_json(const SiteRunDigest& d) {
     json failing = json::array(), clusters = json::array(), files = json::array();
-    for (const auto& [t, kind] : d.failing) failing.push_back({add(t), std::string(1, kind)});
+    for (const auto& f : d.failing) {
+      failing.push_back({add(f.ref), std::string(1, f.kind), f.duration_s, f.message});
+    }
     for (const auto& c : d.clusters) {
       clusters.push_back({c.signature, c.exception, c.message, c.tests});
     }
@@ -193,7 +200,8 @@ class TestTable {
       for (const auto& f : j.at("failing")) {
         const auto i = f.at(0).get<std::size_t>();
         if (i >= old_.size()) return std::nullopt;
-        d.failing.push_back({old_[i], f.at(1).get<std::string>().at(0)});
+        d.failing.push_back({old_[i], f.at(1).get<std::string>().at(0), f.at(2).get<double>(),
+                             f.at(3).get<std::string>()});
       }
       for (const auto& c : j.at("clusters")) {
         d.clusters.push_back({c.at(0).get<std::string>(), c.at(1).get<std::string>(),
@@ -298,36 +306,43 @@ std::map<std::string, std::string> site_slugs(const std::vector<std::string>& su
 namespace {
 
 // The tests with a page: every test a digest names as failing, errored or flaky, and the
-// slowest tests of each suite's newest run (slowest: by suite); each with its history in the
-// site's runs.
+// slowest tests of each suite's newest run (slowest: by suite); each with its failing runs from
+// the digests (rows: newest first), so that no test costs a read of the database.
 std::vector<SiteTest> tests_with_pages(
-    Store& store, const std::vector<SiteRun>& rows,
+    const std::vector<SiteRun>& rows,
     const std::map<std::string, std::vector<SiteSlowTest>>& slowest) {
-  std::map<std::pair<std::string, SiteTestRef>, std::string> wanted;  // → suite_dir
+  std::map<std::pair<std::string, SiteTestRef>, SiteTest> tests;
   for (const SiteRun& r : rows) {
-    for (const auto& [t, kind] : r.digest.failing)
-      wanted.try_emplace({r.run.suite, t}, r.suite_dir);
+    for (const auto& f : r.digest.failing) {
+      SiteTest& t = tests[{r.run.suite, f.ref}];
+      if (t.suite.empty()) t = {r.run.suite, r.suite_dir, f.ref, {}};
+      TestHistoryEntry e;
+      e.run.id = r.run.id;  // what the test page shows of the run
+      e.run.mode = r.run.mode;
+      e.run.started_at = r.run.started_at;
+      e.file = f.ref.file;
+      e.test.classname = f.ref.classname;
+      e.test.name = f.ref.name;
+      e.test.status = f.kind == 'e'   ? CaseStatus::kError
+                      : f.kind == 'k' ? CaseStatus::kPassed
+                                      : CaseStatus::kFailed;
+      e.flaky = f.kind == 'k';
+      e.test.duration_s = f.duration_s;
+      e.test.message = f.message;
+      t.history.push_back(std::move(e));
+    }
   }
   std::map<std::string, std::string> dirs;
   for (const SiteRun& r : rows) dirs.try_emplace(r.run.suite, r.suite_dir);
   for (const auto& [suite, list] : slowest) {
-    for (const auto& t : list) wanted.try_emplace({suite, t.ref}, dirs.at(suite));
-  }
-  std::map<std::int64_t, const RunRecord*> run_of;
-  for (const SiteRun& r : rows) run_of[r.run.id] = &r.run;
-  std::vector<SiteTest> out;
-  out.reserve(wanted.size());
-  for (const auto& [key, suite_dir] : wanted) {
-    SiteTest t{key.first, suite_dir, key.second, {}};
-    // The query names file, class and name as `runner history` reads them.
-    for (auto& e : store.test_history(site_test_label(t.ref), t.suite, 1 << 30)) {
-      const auto run = run_of.find(e.run.id);
-      if (run == run_of.end() || e.file != t.ref.file) continue;
-      e.run = *run->second;
-      t.history.push_back(std::move(e));
+    for (const auto& s : list) {
+      SiteTest& t = tests[{suite, s.ref}];
+      if (t.suite.empty()) t = {suite, dirs.at(suite), s.ref, {}};
     }
-    out.push_back(std::move(t));
   }
+  std::vector<SiteTest> out;
+  out.reserve(tests.size());
+  for (auto& [key, t] : tests) out.push_back(std::move(t));
   return out;
 }
 
@@ -381,7 +396,7 @@ void write_pages(Store& store, const fs::path& root, std::vector<SiteRun> rows,
   for (const auto& row : rows) {  // newest first: a suite's first row is its newest run
     if (slowest.count(row.run.suite) == 0) slowest[row.run.suite] = slowest_tests(store, row, 10);
   }
-  const std::vector<SiteTest> pages = tests_with_pages(store, rows, slowest);
+  const std::vector<SiteTest> pages = tests_with_pages(rows, slowest);
   std::map<std::string, std::vector<SiteRun>> of_suite;
   for (auto& row : rows) of_suite[row.run.suite].push_back(std::move(row));
   for (const auto& [suite, slug] : slugs) {
@@ -396,7 +411,9 @@ void write_pages(Store& store, const fs::path& root, std::vector<SiteRun> rows,
   }
   remove_stale_test_pages(root, kept);
   result.test_pages = static_cast<int>(pages.size());
-  write(root / "search.html", render_site_search(pages));
+  std::map<std::string, std::int64_t> newest_runs;
+  for (const auto& [suite, runs] : of_suite) newest_runs[suite] = runs.front().run.id;
+  write(root / "search.html", render_site_search(pages, newest_runs));
   write(root / "gaps.html", render_site_gaps(GapLog(store).list(), run_pages));
 }
 

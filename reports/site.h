@@ -5,8 +5,8 @@
 //   DIR/suites/<slug>/index.html   a suite's trend charts (uPlot, inlined) and its runs
 //   DIR/runs/<id>/report.html|md   each run's reports, linked to its baseline's and previous
 //                                  run's pages in the site, and each failing test to its page
-//   DIR/tests/<slug>/<hash>.html   a test's page: its status run by run, durations, failing
-//                                  since, flaky rate, its failures' messages (site_tests.cpp)
+//   DIR/tests/<slug>/<hash>.html   a test's page: failed / flaky / ok run by run, failing since,
+//                                  flaky rate, durations, its failures' messages (site_tests.cpp)
 //   DIR/search.html                every test with a page, searched by words
 //   DIR/gaps.html                  the API gap log, each entry's first-seen / last-seen / fixed
 //   DIR/files/…                    with SiteOptions::copy_files: the logs and sources the pages
@@ -40,8 +40,15 @@ struct SiteTestRef {
 /// What the site keeps of a run's report (site.json) for the pages that look across runs, so
 /// that a run whose pages are current is not read again.
 struct SiteRunDigest {
-  /// Its tests that failed ('f'), errored ('e') or passed on a rerun ('k', flaky).
-  std::vector<std::pair<SiteTestRef, char>> failing;
+  /// Its tests that failed ('f'), errored ('e') or passed on a rerun ('k', flaky), each with its
+  /// duration and its failure ("Exception: message", at most 300 bytes).
+  struct Failing {
+    SiteTestRef ref;
+    char kind = 'f';
+    double duration_s = 0;
+    std::string message;
+  };
+  std::vector<Failing> failing;
   struct Cluster {
     std::string signature, exception, message;
     int tests = 0;
@@ -66,7 +73,8 @@ struct SiteRun {
 struct SiteTest {
   std::string suite, suite_dir;
   SiteTestRef ref;
-  /// Its outcomes (Store::test_history), newest run first, only runs of the site.
+  /// The runs of the site it failed, errored or was flaky in (the runs' digests), newest first;
+  /// in the suite's other runs it did not fail (passed, skipped or was absent).
   std::vector<TestHistoryEntry> history;
 };
 
@@ -98,8 +106,10 @@ std::string render_site_suite(const std::string& suite, const std::vector<SiteRu
                               const std::vector<SiteSlowTest>& slowest);
 /// A test's page (site_tests.cpp); runs: its suite's runs in the site, newest first.
 std::string render_site_test(const SiteTest& test, const std::vector<SiteRun>& runs);
-/// search.html: every test with a page, with its suite and newest outcome, for the search box.
-std::string render_site_search(const std::vector<SiteTest>& tests);
+/// search.html: every test with a page, with its suite and its outcome in the suite's newest run
+/// (newest_runs: by suite), for the search box.
+std::string render_site_search(const std::vector<SiteTest>& tests,
+                               const std::map<std::string, std::int64_t>& newest_runs);
 std::string render_site_gaps(const std::vector<GapEntry>& gaps,
                              const std::map<std::int64_t, std::string>& run_pages);
 
@@ -125,9 +135,9 @@ struct SiteResult {
 /// site.json does not hold the same fingerprint for it (its status, end, summary, baseline and
 /// previous run, and the devshim version), on one thread per core (each but the caller's with its
 /// own connection to store's database), and a file is written only when its content changed.
-/// Test pages are rendered on every build (written when changed), from one Store::test_history
-/// per test with a page. Runs still running are left out. Throws UsageError for a --suite with no
-/// run, RuntimeError when the folder cannot be written.
+/// Test pages are rendered on every build (written when changed) from the runs' digests, with
+/// no read of the database per test. Runs still running are left out. Throws UsageError for a
+/// --suite with no run, RuntimeError when the folder cannot be written.
 SiteResult build_site(Store& store, const SiteOptions& options);
 
 /// `runner site -o DIR [--suite S] [--full] [--copy-files]`: build_site, then one line saying what

@@ -19,9 +19,10 @@ std::string esc(std::string_view s) { return html::escape(s); }
 
 bool failing(CaseStatus s) { return s == CaseStatus::kFailed || s == CaseStatus::kError; }
 
-// What a strip's cell says of a run: the test's status there, "flaky", or "absent".
+// What a strip's cell says of a run: failed, error, "flaky", or "ok" (it did not fail there:
+// passed, skipped or was absent; the digests name only the tests that did not pass).
 std::string outcome(const TestHistoryEntry* e) {
-  if (e == nullptr) return "absent";
+  if (e == nullptr) return "ok";
   if (e->flaky) return "flaky";
   return std::string(to_string(e->test.status));
 }
@@ -66,7 +67,8 @@ std::string duration_plot(const std::vector<double>& seconds) {
                           h - h * seconds[i] / top);
   }
   return fmt::format(
-      "<p class=\"hint\">Duration run by run, oldest first: 0 to {:.2f} s</p>\n<svg "
+      "<p class=\"hint\">Duration in the runs it did not pass, oldest first: 0 to {:.2f} "
+      "s</p>\n<svg "
       "class=\"durations\" viewBox=\"-2 -2 {} {}\" preserveAspectRatio=\"none\" role=\"img\" "
       "aria-label=\"durations, run by run\"><polyline fill=\"none\" stroke=\"#8250df\" "
       "stroke-width=\"1.5\" vector-effect=\"non-scaling-stroke\" points=\"{}\"/></svg>",
@@ -120,7 +122,8 @@ std::string render_site_test(const SiteTest& t, const std::vector<SiteRun>& runs
   out += "<body>\n<header class=\"run\"><h1 class=\"test-name\">" + esc(label) + "</h1>";
   out += fmt::format(
       "<p class=\"hint\">A test of suite <a href=\"{}suites/{}/index.html\">{}</a>: its outcome in "
-      "each of the site's {} runs of the suite.</p></header>\n",
+      "each of the site's {} runs of the suite (ok: it did not fail; passed, skipped or "
+      "absent).</p></header>\n",
       to_root, esc(t.suite_dir), esc(t.suite), runs.size());
   out += site_html::nav(to_root, t.suite, t.suite_dir) + "<main>\n";
 
@@ -130,14 +133,14 @@ std::string render_site_test(const SiteTest& t, const std::vector<SiteRun>& runs
       "<th>Failed</th><th>Flaky</th><th>Duration (s)</th></tr></thead><tbody>\n";
   std::string strips;
   for (const Line& line : lines) {
-    int present = 0, failed = 0, flaky = 0;
+    const auto present = static_cast<int>(line.runs.size());
+    int failed = 0, flaky = 0;
     std::vector<double> seconds;
     std::string cells;
     for (const SiteRun* r : line.runs) {
       const TestHistoryEntry* e = entry(r);
       const std::string what = outcome(e);
       if (e != nullptr) {
-        ++present;
         failed += failing(e->test.status) ? 1 : 0;
         flaky += e->flaky ? 1 : 0;
         seconds.push_back(e->test.duration_s);
@@ -214,11 +217,15 @@ std::string render_site_test(const SiteTest& t, const std::vector<SiteRun>& runs
   return out;
 }
 
-std::string render_site_search(const std::vector<SiteTest>& tests) {
+std::string render_site_search(const std::vector<SiteTest>& tests,
+                               const std::map<std::string, std::int64_t>& newest_runs) {
   json data = json::array();
   for (const SiteTest& t : tests) {
-    std::string status = "absent", tags;
-    if (!t.history.empty()) status = outcome(&t.history.front());
+    std::string tags;
+    const auto newest = newest_runs.find(t.suite);
+    const bool now = !t.history.empty() && newest != newest_runs.end() &&
+                     t.history.front().run.id == newest->second;
+    const std::string status = now ? outcome(&t.history.front()) : "ok";
     bool ever_failed = false, ever_flaky = false;
     for (const auto& e : t.history) {
       ever_failed = ever_failed || failing(e.test.status);
