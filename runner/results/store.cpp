@@ -583,9 +583,23 @@ int Store::schema_version() { return static_cast<int>(kMigrations.size()); }
 
 namespace {
 
+// Runs left "running" by a runner process of this host that no longer exists.
+std::vector<std::int64_t> stale_runs(sql::Database& db) {
+  std::vector<std::int64_t> stale;
+  sql::Statement s(db, "SELECT id, runner_pid FROM runs WHERE status = 'running' AND host = ?");
+  s.bind(1, host_name());
+  while (s.step()) {
+    auto pid = static_cast<pid_t>(s.int64(1));
+    if (pid == ::getpid()) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(s.int64(0));
+  }
+  return stale;
+}
+
 // How to open path for purpose. A reading command opens read-only, after checking that the file
 // is devshim's (a foreign or empty one is refused: UsageError); it writes only to bring one of
-// devshim's own databases to this schema and identity, and only when it can.
+// devshim's own databases to this schema and identity, or to mark its stale runs, and only when
+// it can.
 sql::Access access_for(const fs::path& path, Store::Purpose purpose) {
   if (purpose == Store::Purpose::kWrite) return sql::Access::kWrite;
   sql::Database probe(path, sql::Access::kRead);
@@ -599,7 +613,8 @@ sql::Access access_for(const fs::path& path, Store::Purpose purpose) {
         "writes one; --db names another)",
         path.string()));
   }
-  if (id.kind == DatabaseKind::kDevshim && id.user_version >= Store::schema_version()) {
+  if (id.kind == DatabaseKind::kDevshim && id.user_version >= Store::schema_version() &&
+      stale_runs(probe).empty()) {
     return sql::Access::kRead;
   }
   const fs::path folder = fs::absolute(path).parent_path();
@@ -669,17 +684,7 @@ void Store::migrate() {
 }
 
 void Store::mark_stale_runs_interrupted() {
-  const std::string host = host_name();
-  std::vector<std::int64_t> stale;
-  {
-    sql::Statement s(db_, "SELECT id, runner_pid FROM runs WHERE status = 'running' AND host = ?");
-    s.bind(1, host);
-    while (s.step()) {
-      auto pid = static_cast<pid_t>(s.int64(1));
-      if (pid == ::getpid()) continue;
-      if (::kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(s.int64(0));
-    }
-  }
+  const std::vector<std::int64_t> stale = stale_runs(db_);
   if (stale.empty()) return;
   sql::Transaction tx(db_);
   sql::Statement u(db_, "UPDATE runs SET status = 'interrupted' WHERE id = ?");

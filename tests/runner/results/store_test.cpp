@@ -1,5 +1,4 @@
 #include "runner/results/store.h"
-#include "runner/results/store_identity.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -14,6 +13,7 @@
 
 #include "runner/base/error.h"
 #include "runner/results/sqlite.h"
+#include "runner/results/store_identity.h"
 #include "tests/runner/results/schema_rewind.h"
 #include "tests/support/test_support.h"
 
