@@ -161,9 +161,19 @@ TEST_F(NightlyE2E, AnyTwoRunsAreComparedAfterTheFactWithLinksToTheirSource) {
   EXPECT_NE(s.output.find("3 runs; 3 runs rendered, 0 removed"), std::string::npos) << s.output;
   EXPECT_TRUE(std::filesystem::is_regular_file(site / "runs/2/report.html"));
   EXPECT_TRUE(std::filesystem::is_regular_file(site / "suites/e2e-nightly/index.html"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(site / "search.html"));
   s = testing::run({RUNNER_PATH, "site", "-o", site.string(), "--db", db().string()});
-  EXPECT_NE(s.output.find("0 runs rendered, 0 removed, 0 files written"), std::string::npos)
-      << s.output;
+  EXPECT_NE(s.output.find("0 runs rendered, 0 removed, "), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find(" test pages, 0 files written"), std::string::npos) << s.output;
+  // Published elsewhere: --copy-files brings the logs the reports link to into the site.
+  s = testing::run(
+      {RUNNER_PATH, "site", "-o", site.string(), "--db", db().string(), "--copy-files"});
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("3 runs rendered"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("linked files copied"), std::string::npos) << s.output;
+  EXPECT_NE(testing::read_file(site / "runs/2/report.html").find("href=\"../../files/"),
+            std::string::npos)
+      << "the report links the copies of its logs";
   s = testing::run({RUNNER_PATH, "site", "--db", db().string()});
   EXPECT_EQ(s.exit_code, 2) << "-o is required: " << s.output;
 }
