@@ -27,16 +27,15 @@ DatabaseIdentity identify(sql::Database& db) {
   auto has = [&](const char* table) {
     return std::find(id.tables.begin(), id.tables.end(), table) != id.tables.end();
   };
+  const bool unstamped = id.application_id == 0;
   if (id.application_id == kApplicationId) {
     id.kind = DatabaseKind::kDevshim;
-  } else if (id.application_id != 0) {
-    id.kind = DatabaseKind::kForeign;
-  } else if (objects == 0 && id.user_version == 0) {
+  } else if (unstamped && objects == 0 && id.user_version == 0) {
     id.kind = DatabaseKind::kEmpty;
-  } else if (id.user_version >= 1 && has("runs") && has("files")) {
+  } else if (unstamped && id.user_version >= 1 && has("runs") && has("files")) {
     id.kind = DatabaseKind::kOldDevshim;
   } else {
-    id.kind = DatabaseKind::kForeign;
+    id.kind = DatabaseKind::kForeign;  // another program's application_id, or its tables
   }
   return id;
 }
