@@ -418,7 +418,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
       [&](const boost::system::error_code& ec) {
         if (ec) return;
         if (interrupt_signal() != 0) {
-          timed_out = true;
+          result.timed_out = true;  // no answer, as after a timeout
           kill_group(proc->id(), SIGKILL);
           return;
         }
