@@ -114,9 +114,10 @@ Zygote::State Zygote::poll_ready() {
     if (n <= 0) {
       const double after =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-      give_up(fmt::format("zygote: {} ended after {:.1f} s without saying it was ready (its log: "
-                          "{})",
-                          options_.python, after, options_.log_path.string()));
+      give_up(
+          fmt::format("zygote: {} ended after {:.1f} s without saying it was ready (its log: "
+                      "{})",
+                      options_.python, after, options_.log_path.string()));
       break;
     }
     buffered_.append(chunk.data(), static_cast<std::size_t>(n));

@@ -95,11 +95,16 @@ TEST_F(InterpreterE2E, AFileThatRanNoTestFrameworkFailsWithTheReason) {
 }
 
 TEST_F(InterpreterE2E, AWarmParentThatEndsAtOnceIsSaidToHaveEnded) {
-  // Its preload ends the warm parent before it says it is ready: the run goes on cold.
+  // Its preload ends the warm parent before it says it is ready: the run goes on cold. The test
+  // file imports the preload too (harmless outside the warm parent), so it waits for the parent
+  // rather than starting cold while the parent imports (runner/engine/python_imports.h).
   const fs::path s = suite("dying-parent",
-                           {{"die_now.py", "import os\nos._exit(0)\n"},
+                           {{"die_now.py",
+                             "import os\nimport sys\n\n"
+                             "if sys.argv[0].endswith('devshim_zygote.py'):\n    os._exit(0)\n"},
                             {"tests/test_fine.py",
-                             "import unittest\n\n\nclass T(unittest.TestCase):\n"
+                             "import unittest\n\nimport die_now  # noqa: F401\n\n\n"
+                             "class T(unittest.TestCase):\n"
                              "    def test_fine(self):\n        pass\n"}},
                            ", \"pythonpath\": [\".\"], \"preload\": [\"die_now\"]");
   const auto r = testing::run({RUNNER_PATH, s.string(), "--db", db().string(), "--out",

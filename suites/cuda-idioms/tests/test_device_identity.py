@@ -6,8 +6,8 @@ compares it with a device object it built: under ``keep`` (the default) it is bu
 so the comparison fails as it does on a CPU without the shim; under ``redirect`` a "cuda" device
 object with an index that exists is built as the device used, so the comparison holds. Each
 setting gives up one idiom: the test that one setting cannot pass is marked xfail for that setting
-(strict: it must fail there), so this file passes under both and says which idiom each costs. Without the shim, on a machine without CUDA, these
-tests fail as CUDA code does there.
+(strict: it must fail there), so this file passes under both and says which idiom each costs.
+Without the shim, on a machine without CUDA, these tests fail as CUDA code does there.
 """
 import os
 import sys
