@@ -113,6 +113,7 @@ class PoolRun {
     asio::steady_timer kill_timer;
     Clock::time_point start;
     ProcessResult result;
+    bool finished = false;  ///< finish() ran: the process was reaped and reported
 
     explicit Slot(asio::io_context& ctx) : timeout_timer(ctx), kill_timer(ctx) {}
   };
@@ -226,7 +227,8 @@ class PoolRun {
     Slot* s = slot.get();
     s->timeout_timer.expires_after(options_.timeout);
     s->timeout_timer.async_wait([this, s](const boost::system::error_code& ec) {
-      if (ec) return;
+      // Already queued when finish() cancelled it: the process ended in time.
+      if (ec || s->finished) return;
       s->result.timed_out = true;
       s->result.timeout_s = std::chrono::duration<double>(options_.timeout).count();
       terminate(*s);
@@ -246,12 +248,13 @@ class PoolRun {
   void terminate(Slot& s) {
     kill_group(s.pgid, SIGTERM);
     s.kill_timer.expires_after(options_.kill_grace);
-    s.kill_timer.async_wait([pgid = s.pgid](const boost::system::error_code& ec) {
-      if (!ec) kill_group(pgid, SIGKILL);
+    s.kill_timer.async_wait([&s](const boost::system::error_code& ec) {
+      if (!ec && !s.finished) kill_group(s.pgid, SIGKILL);  // retired_ keeps s
     });
   }
 
   void finish(Slot* s) {
+    s->finished = true;
     s->result.duration_s = std::chrono::duration<double>(Clock::now() - s->start).count();
     s->result.finished_at = std::chrono::system_clock::now();
     fill_status(s->result, s->proc->native_exit_code());
@@ -405,10 +408,14 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
   }
   result.started = true;
   std::array<char, 4096> buf{};
+  // Set when the process has exited. A timer's handler already queued when the exit cancels
+  // it runs with success all the same: without this the 50 ms check would re-arm for ever
+  // and ctx.run() would never return.
+  bool exited = false;
   asio::steady_timer timer(ctx);
   timer.expires_after(timeout);
   timer.async_wait([&](const boost::system::error_code& ec) {
-    if (ec) return;
+    if (ec || exited) return;
     result.timed_out = true;
     kill_group(proc->id(), SIGKILL);
   });
@@ -416,7 +423,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
   asio::steady_timer interrupt_check(ctx);
   std::function<void(const boost::system::error_code&)> check_interrupt =
       [&](const boost::system::error_code& ec) {
-        if (ec) return;
+        if (ec || exited) return;
         if (interrupt_signal() != 0) {
           result.timed_out = true;  // no answer, as after a timeout
           kill_group(proc->id(), SIGKILL);
@@ -434,6 +441,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
   out.async_read_some(asio::buffer(buf), on_read);
   int status = -1;
   proc->async_wait([&](const boost::system::error_code&, int) {
+    exited = true;
     status = proc->native_exit_code();
     kill_group(proc->id(), SIGKILL);  // leftovers holding the pipe open
     timer.cancel();
