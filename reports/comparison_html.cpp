@@ -5,6 +5,7 @@
 #include "parsers/text.h"
 #include "reports/comparison_report.h"
 #include "reports/html.h"
+#include "runner/results/native_id.h"
 
 namespace devshim {
 
@@ -128,7 +129,7 @@ class ComparisonPage {
     for (std::size_t i = 0; i < n; ++i) {
       const ComparedTest& t = it->second[i];
       out_ += "<li class=\"test\">";
-      text(t.file + " · " + (t.classname.empty() ? "" : t.classname + ".") + t.name);
+      text(test_label(report_.comparison.b, t.file, t.classname, t.name));
       out_ += " ";
       badge(t.status_a);
       out_ += " → ";

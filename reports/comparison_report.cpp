@@ -13,6 +13,7 @@
 #include "reports/write_reports.h"
 #include "runner/base/error.h"
 #include "runner/base/printable.h"
+#include "runner/results/native_id.h"
 
 namespace devshim {
 
@@ -53,8 +54,9 @@ namespace {
 
 std::string text_or_dash(const json& j) { return j.is_string() ? j.get<std::string>() : "-"; }
 
-std::string test_label(const ComparedTest& t) {
-  return t.file + "::" + (t.classname.empty() ? "" : t.classname + "::") + t.name;
+// As run B's framework names it (A's, for a test B lost: the same suite's).
+std::string test_label(const RunComparison& c, const ComparedTest& t) {
+  return devshim::test_label(c.b, t.file, t.classname, t.name);
 }
 
 // "run 12 · shim · policy default · shim 0.4.0 · torch 2.13.0 · 2026-11-22T01:00:00Z · host"
@@ -139,6 +141,7 @@ json comparison_json(const ComparisonReport& report) {
       const ComparedTest& t = list[i];
       items.push_back(
           {{"file", t.file},
+           {"id", devshim::test_label(c.b, t.file, t.classname, t.name)},
            {"classname", t.classname},
            {"name", t.name},
            {"a", t.status_a},
@@ -201,8 +204,8 @@ std::string render_comparison_markdown(const ComparisonReport& report) {
     out += "| test | A → B | message | source |\n| --- | --- | --- | --- |\n";
     for (std::size_t i = 0; i < n; ++i) {
       const ComparedTest& t = it->second[i];
-      out += fmt::format("| {} | {} → {} | {} | {} |\n", md_cell(test_label(t)), t.status_a,
-                         t.status_b, md_cell(t.message, 200), md_source_link(links[i]));
+      out += fmt::format("| {} | {} → {} | {} | {} |\n", md_cell(test_label(report.comparison, t)),
+                         t.status_a, t.status_b, md_cell(t.message, 200), md_source_link(links[i]));
     }
   }
   return out;
@@ -228,7 +231,7 @@ std::string render_comparison_text(const ComparisonReport& report) {
       if (message.size() > kTextMessageChars) {
         message = std::string(cut_utf8(message, kTextMessageChars - 3)) + "...";
       }
-      out += fmt::format("  {}  {} -> {}{}\n", printable(test_label(t)), t.status_a, t.status_b,
+      out += fmt::format("  {}  {} -> {}{}\n", printable(test_label(c, t)), t.status_a, t.status_b,
                          message.empty() ? "" : "  " + printable(message));
     }
   }

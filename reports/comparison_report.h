@@ -30,7 +30,7 @@ struct ComparisonReport {
 ComparisonReport build_comparison_report(Store& store, const RunRecord& a, const RunRecord& b,
                                          const std::filesystem::path& dir);
 
-/// {"a": run, "b": run, "counts": {class: n}, "tests": {class: [{"file", "classname", "name",
+/// {"a": run, "b": run, "counts": {class: n}, "tests": {class: [{"file", "id", "classname", "name",
 /// "a", "b", "message", "source", "links"}]}}; each run: {"id", "suite", "mode", "status",
 /// "started_at", "host", "project_commit", "policy", "shim_version", "torch", "python",
 /// "reports"}. Format: docs/report-format.md, "compare.json".

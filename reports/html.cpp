@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "runner/results/native_id.h"
 
 namespace devshim {
 
@@ -207,7 +208,8 @@ tbody tr:hover { background: var(--row-hover); }
 tr[hidden] { display: none; }
 section, li.cluster, tr.failure { scroll-margin-top: 3rem; }  /* below the sticky nav */
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td .classname { color: var(--muted); }
+details.rerun summary { color: var(--muted); font-size: 0.85em; }
+details.rerun code { display: block; font-size: 0.85em; user-select: all; }
 td.message .text, td.note .text { white-space: pre-wrap; }
 col.c-status { width: 7rem; } col.c-file { width: 18%; } col.c-test { width: 28%; }
 col.c-cluster { width: 5.5rem; } col.c-links { width: 9rem; } col.c-dur { width: 6.5rem; }
@@ -345,24 +347,6 @@ std::string format_duration(double seconds) {
   const auto total = static_cast<long long>(std::llround(seconds));
   if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
   return fmt::format("{} h {:02} min", total / 3600, (total % 3600) / 60);
-}
-
-std::string shell_quote(std::string_view arg) {
-  constexpr std::string_view kPlain =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%";
-  if (!arg.empty() && arg.find_first_not_of(kPlain) == std::string_view::npos) {
-    return std::string(arg);
-  }
-  std::string out = "'";
-  for (char c : arg) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
 }
 
 /// A value of the environment object as text: "" when missing or null.
@@ -605,7 +589,7 @@ class Page {
     std::string command;
     for (const auto& arg : run.command_line) {
       if (!command.empty()) command += ' ';
-      command += shell_quote(arg);
+      command += shell_word(arg);
     }
     out_ += "<dt>Command line</dt><dd><code>";
     text(command.empty() ? "—" : command);
@@ -782,7 +766,7 @@ class Page {
         report_.flaky.size());
     for (const auto& f : report_.flaky) {
       out_ += "<li>";
-      text(f.file + " · " + (f.classname.empty() ? "" : f.classname + ".") + f.name);
+      text(label(f.file, f.classname, f.name));
       out_ += " ";
       std::string attempts;
       for (const auto& a : f.attempts) {
@@ -867,12 +851,18 @@ class Page {
     out_ += "</ul>\n";
   }
 
-  // One test of a list: "file · class.name", its statuses, its links, its message below.
+  // A test as its framework names it (runner/results/native_id.h).
+  std::string label(const std::string& file, const std::string& classname,
+                    const std::string& name) const {
+    return test_label(report_.run, file, classname, name);
+  }
+
+  // One test of a list: its native id, its statuses, its links, its message below.
   void test_item(const std::string& file, const std::string& classname, const std::string& name,
                  const std::string& statuses, const SourceLinks& links,
                  const std::string& message) {
     out_ += "<li>";
-    text(file + " · " + (classname.empty() ? "" : classname + ".") + name);
+    text(label(file, classname, name));
     out_ += " ";
     text(statuses);
     out_ += " ";
@@ -1005,15 +995,14 @@ class Page {
                           c.tests.size() == 1 ? "" : "s");
       for (const auto& t : c.tests) {
         out_ += "<li>";
-        const std::string label =
-            t.file + " · " + (t.classname.empty() ? t.name : t.classname + "." + t.name);
+        const std::string id = label(t.file, t.classname, t.name);
         const auto row = row_index_.find(test_key(t.file, t.classname, t.name));
         if (row != row_index_.end()) {
           out_ += fmt::format("<a href=\"#failure-{}\">", row->second);
-          text(label);
+          text(id);
           out_ += "</a>";
         } else {
-          text(label);
+          text(id);
         }
         source_links(t.links);
         out_ += "</li>";
@@ -1063,14 +1052,16 @@ class Page {
       out_ += "</td><td class=\"path\">";
       name_text(row.file->file.path);
       out_ += "</td><td class=\"test\">";
-      if (!t.classname.empty()) {
-        out_ += "<span class=\"classname\">";
-        name_text(t.classname);
-        out_ += ".</span><wbr>";
-      }
+      const TestIds ids = test_ids(report_.run, row.file->file.path, t.classname, t.name);
       out_ += "<span class=\"name\">";
-      name_text(t.name);
-      out_ += "</span></td><td class=\"message\">";
+      name_text(ids.native);
+      out_ += "</span>";
+      if (const std::string command = rerun_command(report_.run, ids); !command.empty()) {
+        out_ += "<details class=\"rerun\"><summary>re-run</summary><code>";
+        text(command);
+        out_ += "</code></details>";
+      }
+      out_ += "</td><td class=\"message\">";
       std::string message = t.exception;
       if (!t.message.empty()) message += (message.empty() ? "" : ": ") + t.message;
       if (!t.culprit.empty()) message += (message.empty() ? "" : " ") + ("[" + t.culprit + "]");
@@ -1117,7 +1108,7 @@ class Page {
       out_ += "</td><td>";
       std::string tests;
       for (const auto& t : g.test_list) {
-        tests += (tests.empty() ? "" : "\n") + t.file + "::" + t.classname + "::" + t.name;
+        tests += (tests.empty() ? "" : "\n") + label(t.file, t.classname, t.name);
       }
       long_text(tests);
       out_ += "</td></tr>\n";

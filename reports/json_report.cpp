@@ -1,5 +1,7 @@
 #include "reports/json_report.h"
 
+#include "runner/results/native_id.h"
+
 namespace devshim {
 
 using nlohmann::json;
@@ -27,10 +29,11 @@ json attempts_json(const std::vector<CaseAttempt>& attempts) {
 // The run against its previous run: counts by class, new failures and fixes listed.
 json previous_json(const Report& r) {
   if (!r.previous) return nullptr;
-  auto changes = [](const std::vector<ReportPrevious::Change>& list) {
+  auto changes = [&r](const std::vector<ReportPrevious::Change>& list) {
     json out = json::array();
     for (const auto& c : list) {
       out.push_back({{"file", c.file},
+                     {"id", test_label(r.run, c.file, c.classname, c.name)},
                      {"classname", c.classname},
                      {"name", c.name},
                      {"previous_status", c.previous_status},
@@ -58,6 +61,7 @@ json flaky_json(const Report& r) {
   json flaky = json::array();
   for (const auto& f : r.flaky) {
     flaky.push_back({{"file", f.file},
+                     {"id", test_label(r.run, f.file, f.classname, f.name)},
                      {"classname", f.classname},
                      {"name", f.name},
                      {"attempts", attempts_json(f.attempts)},
@@ -92,9 +96,13 @@ json run_json(const Report& r) {
 }
 
 // One test of a file: its result, where it is, how it compares.
-json case_json(const ReportCase& c) {
+json case_json(const Report& r, const std::string& file, const ReportCase& c) {
   const TestCase& t = c.test;
+  const TestIds ids = test_ids(r.run, file, t.classname, t.name);
   return {
+      {"id", ids.native},
+      {"rerun", is_failure(t.status) || !t.culprit.empty() ? json_text(rerun_command(r.run, ids))
+                                                           : json(nullptr)},
       {"classname", t.classname},
       {"name", t.name},
       {"status", std::string(to_string(t.status))},
@@ -135,7 +143,7 @@ json files_json(const Report& r) {
   for (const auto& f : r.files) {
     json cases = json::array();
     for (const auto& c : f.cases) {
-      cases.push_back(case_json(c));
+      cases.push_back(case_json(r, f.file.path, c));
     }
     json fj = {{"path", f.file.path},
                {"status", f.status},
@@ -160,6 +168,7 @@ json clusters_json(const Report& r) {
     json tests = json::array();
     for (const auto& t : cl.tests) {
       tests.push_back({{"file", t.file},
+                       {"id", test_label(r.run, t.file, t.classname, t.name)},
                        {"classname", t.classname},
                        {"name", t.name},
                        {"links", links_json(t.links)}});
@@ -176,10 +185,11 @@ json clusters_json(const Report& r) {
 }
 
 // The tests of one differential class.
-json diff_tests_json(const std::vector<ReportDifferential::Test>& tests) {
+json diff_tests_json(const Report& r, const std::vector<ReportDifferential::Test>& tests) {
   json out = json::array();
   for (const auto& g : tests) {
     out.push_back({{"file", g.file},
+                   {"id", test_label(r.run, g.file, g.classname, g.name)},
                    {"classname", g.classname},
                    {"name", g.name},
                    {"baseline_status", g.baseline_status},
@@ -199,11 +209,11 @@ json differential_json(const Report& r) {
            {{"md", json_text(d.baseline_md)}, {"html", json_text(d.baseline_html)}}},
           {"counts", d.counts},
           {"masquerade_skips", d.masquerade_skips},
-          {"regressions", diff_tests_json(d.regressions)},
-          {"lost", diff_tests_json(d.lost)},
-          {"unlocked", diff_tests_json(d.unlocked)},
-          {"newly_skipped", diff_tests_json(d.newly_skipped)},
-          {"broken_both", diff_tests_json(d.broken_both)}};
+          {"regressions", diff_tests_json(r, d.regressions)},
+          {"lost", diff_tests_json(r, d.lost)},
+          {"unlocked", diff_tests_json(r, d.unlocked)},
+          {"newly_skipped", diff_tests_json(r, d.newly_skipped)},
+          {"broken_both", diff_tests_json(r, d.broken_both)}};
 }
 
 // What the shim rewrote, one entry per API and device pair.

@@ -6,6 +6,7 @@
 
 #include "parsers/line_reader.h"
 #include "parsers/text.h"
+#include "runner/results/native_id.h"
 #include "runner/results/status.h"
 
 namespace devshim {
@@ -111,12 +112,6 @@ void environment_section(const Report& r, std::string& out) {
   }
 }
 
-// "file::classname::name", or "file::(file)" for a file that failed as a whole.
-std::string test_label(const std::string& file, const std::string& classname,
-                       const std::string& name) {
-  return file + (classname.empty() ? "" : "::" + classname) + "::" + name;
-}
-
 std::string attempts_text(const std::vector<CaseAttempt>& attempts) {
   std::string s;
   for (const auto& a : attempts) s += (s.empty() ? "" : " → ") + std::string(to_string(a.status));
@@ -134,7 +129,8 @@ std::string other_reports(const char* what, std::int64_t run, const std::string&
 }
 
 // Tests of a run-to-run class, folded, at most kListedRowsMax rows (listed_tests' twin).
-void folded_changes(const std::vector<ReportPrevious::Change>& list, std::string& out);
+void folded_changes(const RunRecord& run, const std::vector<ReportPrevious::Change>& list,
+                    std::string& out);
 
 // Changes since the previous run (first when there is one), then the flaky tests.
 void previous_section(const Report& r, std::string& out) {
@@ -165,9 +161,9 @@ void previous_section(const Report& r, std::string& out) {
       }
       out += "| test | before → now | message | source |\n| --- | --- | --- | --- |\n";
       for (const auto& c : list) {
-        out += fmt::format("| {} | {} → {} | {} | {} |\n",
-                           md_cell(test_label(c.file, c.classname, c.name)), c.previous_status,
-                           c.status, md_cell(c.message, 200), md_source_link(c.links));
+        out += fmt::format(
+            "| {} | {} → {} | {} | {} |\n", md_cell(test_label(r.run, c.file, c.classname, c.name)),
+            c.previous_status, c.status, md_cell(c.message, 200), md_source_link(c.links));
       }
     };
     out += "\n### New failures\n\n";
@@ -178,7 +174,7 @@ void previous_section(const Report& r, std::string& out) {
           "stopped before reporting them. Counted with the new failures.\n\n",
           p.lost.size(), p.lost.size() == 1 ? "" : "s", p.lost.size() == 1 ? "is" : "are",
           p.lost.size() == 1 ? "its" : "their");
-      folded_changes(p.lost, out);
+      folded_changes(r.run, p.lost, out);
     }
     out += "\n### Fixed\n\n";
     table(p.fixed, "None.\n");
@@ -189,7 +185,7 @@ void previous_section(const Report& r, std::string& out) {
           "fixed).\n\n",
           p.missing_before.size(), p.missing_before.size() == 1 ? "" : "s",
           p.missing_before.size() == 1 ? "was" : "were");
-      folded_changes(p.missing_before, out);
+      folded_changes(r.run, p.missing_before, out);
     }
   }
   if (!r.flaky.empty()) {
@@ -200,9 +196,9 @@ void previous_section(const Report& r, std::string& out) {
     out += "| test | attempts | first failure | source |\n| --- | --- | --- | --- |\n";
     for (const auto& f : r.flaky) {
       const std::string first = f.attempts.empty() ? "" : f.attempts.front().message;
-      out +=
-          fmt::format("| {} | {} | {} | {} |\n", md_cell(test_label(f.file, f.classname, f.name)),
-                      attempts_text(f.attempts), md_cell(first, 200), md_source_link(f.links));
+      out += fmt::format("| {} | {} | {} | {} |\n",
+                         md_cell(test_label(r.run, f.file, f.classname, f.name)),
+                         attempts_text(f.attempts), md_cell(first, 200), md_source_link(f.links));
     }
   }
 }
@@ -277,11 +273,12 @@ std::string md_code_block(std::string_view text, std::size_t max_chars) {
 constexpr std::size_t kListedRowsMax = 100;
 
 // One row of a folded test list: the test, its statuses, message and links.
-std::string test_row(const std::string& file, const std::string& classname, const std::string& name,
-                     const std::string& before, const std::string& now, const std::string& message,
-                     const SourceLinks& links) {
-  return fmt::format("| {} | {} → {} | {} | {} |\n", md_cell(test_label(file, classname, name)),
-                     before, now, md_cell(message, 200), md_source_link(links));
+std::string test_row(const RunRecord& run, const std::string& file, const std::string& classname,
+                     const std::string& name, const std::string& before, const std::string& now,
+                     const std::string& message, const SourceLinks& links) {
+  return fmt::format("| {} | {} → {} | {} | {} |\n",
+                     md_cell(test_label(run, file, classname, name)), before, now,
+                     md_cell(message, 200), md_source_link(links));
 }
 
 // n tests folded, at most kListedRowsMax rows (row(i): the i-th); statuses names the status
@@ -299,36 +296,39 @@ void folded_table(std::size_t n, const char* statuses,
 }
 
 // The tests of one differential class, folded, at most kListedRowsMax rows.
-void listed_tests_body(const std::vector<ReportDifferential::Test>& tests, std::string& out) {
+void listed_tests_body(const RunRecord& run, const std::vector<ReportDifferential::Test>& tests,
+                       std::string& out) {
   folded_table(
       tests.size(), "baseline → shim",
       [&](std::size_t i) {
         const auto& t = tests[i];
-        return test_row(t.file, t.classname, t.name, t.baseline_status, t.status, t.message,
+        return test_row(run, t.file, t.classname, t.name, t.baseline_status, t.status, t.message,
                         t.links);
       },
       "report.html and report.json (`diff_class`)", out);
 }
 
 // The tests of one differential class under a heading (none: what it says without tests).
-void listed_tests(const char* title, const std::vector<ReportDifferential::Test>& tests,
-                  const char* none, std::string& out) {
+void listed_tests(const RunRecord& run, const char* title,
+                  const std::vector<ReportDifferential::Test>& tests, const char* none,
+                  std::string& out) {
   out += fmt::format("\n### {}\n\n", title);
   if (tests.empty()) {
     out += none;
     return;
   }
-  listed_tests_body(tests, out);
+  listed_tests_body(run, tests, out);
 }
 
 namespace {
 
-void folded_changes(const std::vector<ReportPrevious::Change>& list, std::string& out) {
+void folded_changes(const RunRecord& run, const std::vector<ReportPrevious::Change>& list,
+                    std::string& out) {
   folded_table(
       list.size(), "before → now",
       [&](std::size_t i) {
         const auto& c = list[i];
-        return test_row(c.file, c.classname, c.name, c.previous_status, c.status, c.message,
+        return test_row(run, c.file, c.classname, c.name, c.previous_status, c.status, c.message,
                         c.links);
       },
       "report.html and report.json", out);
@@ -349,7 +349,7 @@ void lost_section(const ReportDifferential& d, const Report& r, std::string& out
                        md_cell(missing_reason(&f.file, f.error), 200));
   }
   out += "\n";
-  listed_tests_body(d.lost, out);
+  listed_tests_body(r.run, d.lost, out);
 }
 
 }  // namespace
@@ -379,14 +379,14 @@ void differential_section(const Report& r, std::string& out) {
     out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
     for (const auto& g : d.regressions) {
       out += fmt::format("| {} | {} → {} | {} | {} |\n",
-                         md_cell(g.file + "::" + g.classname + "::" + g.name), g.baseline_status,
+                         md_cell(test_label(r.run, g.file, g.classname, g.name)), g.baseline_status,
                          g.status, md_cell(g.message, 200), md_source_link(g.links));
     }
   }
   lost_section(d, r, out);
-  listed_tests("Unlocked", d.unlocked, "None.\n", out);
-  listed_tests("Newly skipped", d.newly_skipped, "None.\n", out);
-  listed_tests("Failing with and without the shim", d.broken_both, "None.\n", out);
+  listed_tests(r.run, "Unlocked", d.unlocked, "None.\n", out);
+  listed_tests(r.run, "Newly skipped", d.newly_skipped, "None.\n", out);
+  listed_tests(r.run, "Failing with and without the shim", d.broken_both, "None.\n", out);
 }
 
 // Files that reported no test, and what stopped each (its exception and innermost frames).
@@ -445,7 +445,8 @@ void clusters_section(const Report& r, std::string& out) {
     out += "| test | file | source |\n| --- | --- | --- |\n";
     for (const auto& t : cl.tests) {
       out += fmt::format(
-          "| {} | {} | {} |\n", md_cell(t.classname + "::" + t.name), md_cell(t.file),
+          "| {} | {} | {} |\n", md_cell(test_label(r.run, t.file, t.classname, t.name)),
+          md_cell(t.file),
           t.links.local.empty()
               ? ""
               : md_link("source", t.links.local) +
@@ -468,11 +469,35 @@ void failing_tests_section(const Report& r, std::string& out) {
       if (!c.test.culprit.empty()) status += " (" + c.test.culprit + ")";
       std::string message = failure_text(c.test);
       out += fmt::format("| {} | {} | {} | {} |\n", status,
-                         md_cell(f.file.path + "::" + c.test.classname + "::" + c.test.name),
+                         md_cell(test_label(r.run, f.file.path, c.test.classname, c.test.name)),
                          md_cell(message, 200), source_cell(c.links, c.test.source));
     }
   }
-  if (!any) out += "None.\n";
+  if (!any) {
+    out += "None.\n";
+    return;
+  }
+  // The commands that run each failing test again, the way this run ran it.
+  std::string commands;
+  std::size_t n = 0, more = 0;
+  for (const auto& f : r.files) {
+    for (const auto& c : f.cases) {
+      if (!is_failure(c.test.status) && c.test.culprit.empty()) continue;
+      const std::string command =
+          rerun_command(r.run, test_ids(r.run, f.file.path, c.test.classname, c.test.name));
+      if (command.empty()) continue;
+      if (n++ < kListedRowsMax) {
+        commands += command + "\n";
+      } else {
+        ++more;
+      }
+    }
+  }
+  if (n == 0) return;
+  out += fmt::format("\n<details><summary>Re-run a failing test ({})</summary>\n\n", n);
+  out += "```sh\n" + commands + "```\n";
+  if (more > 0) out += fmt::format("\n… and {} more (`runner show` prints each).\n", more);
+  out += "\n</details>\n";
 }
 
 // The torch APIs the failures under the shim are attributed to, the most tests first.
@@ -489,10 +514,10 @@ void gaps_section(const Report& r, std::string& out) {
       "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (std::size_t i = 0; i < r.gaps.size() && i < kTop; ++i) {
     const GapEntry& g = r.gaps[i];
-    const std::string example = g.test_list.empty() ? ""
-                                                    : g.test_list.front().file +
-                                                          "::" + g.test_list.front().classname +
-                                                          "::" + g.test_list.front().name;
+    const std::string example =
+        g.test_list.empty() ? ""
+                            : test_label(r.run, g.test_list.front().file,
+                                         g.test_list.front().classname, g.test_list.front().name);
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(g.api, 120),
                        g.kind, g.status, g.severity, g.tests, md_cell(g.action, 300),
                        md_cell(g.equivalent, 100), md_cell(gap_trial_text(g.trial), 120),

@@ -78,8 +78,10 @@ struct SiteTest {
   std::vector<TestHistoryEntry> history;
 };
 
-/// How the site names a test on its pages: as the reports do.
-std::string site_test_label(const SiteTestRef& test);
+/// How the site names a test on its pages: as the reports of run do (test_label).
+std::string site_test_label(const RunRecord& run, const SiteTestRef& test);
+/// site_test_label with the test's newest run in its history.
+std::string site_test_label(const SiteTest& test);
 /// The path of a test's page from the site's root: tests/<suite_dir>/<16 hex digits>.html, the
 /// digits a hash (FNV-1a) of the file, class and name, the same on every build.
 std::string site_test_page(const std::string& suite_dir, const SiteTestRef& test);

@@ -197,7 +197,7 @@ std::string slowest_section(const std::vector<SiteRun>& runs,
     tests += fmt::format(
         "<tr><td class=\"test\"><a href=\"{}{}\">{}</a></td><td class=\"num\">{:.2f}</td>"
         "</tr>\n",
-        to_root, t.page, esc(site_test_label(t.ref)), t.duration_s);
+        to_root, t.page, esc(site_test_label(newest.run, t.ref)), t.duration_s);
   }
   tests += "</tbody></table>\n";
   std::string files =

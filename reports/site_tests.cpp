@@ -8,6 +8,7 @@
 #include "reports/html.h"
 #include "reports/site.h"
 #include "reports/site_html.h"
+#include "runner/results/native_id.h"
 
 namespace devshim {
 
@@ -77,8 +78,12 @@ std::string duration_plot(const std::vector<double>& seconds) {
 
 }  // namespace
 
-std::string site_test_label(const SiteTestRef& t) {
-  return fmt::format("{}::{}::{}", t.file, t.classname, t.name);
+std::string site_test_label(const RunRecord& run, const SiteTestRef& t) {
+  return test_label(run, t.file, t.classname, t.name);
+}
+
+std::string site_test_label(const SiteTest& t) {
+  return site_test_label(t.history.empty() ? RunRecord{} : t.history.front().run, t.ref);
 }
 
 std::string site_test_page(const std::string& suite_dir, const SiteTestRef& t) {
@@ -117,7 +122,7 @@ std::string render_site_test(const SiteTest& t, const std::vector<SiteRun>& runs
     const auto it = by_run.find(r->run.id);
     return it == by_run.end() ? nullptr : it->second;
   };
-  const std::string label = site_test_label(t.ref);
+  const std::string label = site_test_label(t);
   std::string out = site_html::head("devshim · " + label, false);
   out += "<body>\n<header class=\"run\"><h1 class=\"test-name\">" + esc(label) + "</h1>";
   out += fmt::format(
@@ -233,7 +238,7 @@ std::string render_site_search(const std::vector<SiteTest>& tests,
     }
     if (ever_failed) tags += "failed ";
     if (ever_flaky) tags += "flaky ";
-    data.push_back({{"test", site_test_label(t.ref)},
+    data.push_back({{"test", site_test_label(t)},
                     {"suite", t.suite},
                     {"status", status},
                     {"tags", tags},

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runner/base/error.h"
+#include "runner/results/native_id.h"
 #include "runner/results/store.h"
 
 namespace devshim {
@@ -57,8 +58,9 @@ int history_command(const std::filesystem::path& db_path, const std::string& tes
       store.test_history(test, suite, filter.limit, filter.mode);
   if (rows.empty()) {
     throw UsageError(
-        fmt::format("no recorded result for test \"{}\"{}{} in {} (give it as classname::name, "
-                    "file::classname::name or classname.name, as `runner show` prints it)",
+        fmt::format("no recorded result for test \"{}\"{}{} in {} (give it as `runner show` prints "
+                    "it: a pytest node "
+                    "id, a unittest id, Suite.Test, or classname::name)",
                     test, suite.empty() ? "" : " of suite " + suite,
                     filter.mode.empty() ? "" : " in " + filter.mode + " runs", db_path.string()));
   }
@@ -71,7 +73,7 @@ int history_command(const std::filesystem::path& db_path, const std::string& tes
   std::map<std::string, int> counts;
   std::string timeline;
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
-    tests.insert(it->file + "::" + it->test.classname + "::" + it->test.name);
+    tests.insert(test_label(it->run, it->file, it->test.classname, it->test.name));
     const std::string status(to_string(it->test.status));
     ++counts[it->flaky ? "flaky" : status];
     timeline += history_letter(status, it->flaky);
@@ -97,8 +99,7 @@ int history_command(const std::filesystem::path& db_path, const std::string& tes
     std::string message = failure_text(e.test);
     if (message.size() > 120) message = message.substr(0, 117) + "...";
     if (several) {
-      std::string label = e.file;
-      label.append("::").append(e.test.classname).append("::").append(e.test.name);
+      std::string label = test_label(e.run, e.file, e.test.classname, e.test.name);
       if (!message.empty()) label.append("  ").append(message);
       message = std::move(label);
     }

@@ -24,6 +24,7 @@
 #include "runner/cli/prune_command.h"
 #include "runner/cli/runs_command.h"
 #include "runner/cli/show_command.h"
+#include "runner/engine/discovery.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/store.h"
@@ -123,10 +124,33 @@ const std::vector<Command>& commands();
 
 std::string usage_lines() {
   std::string text =
-      "  runner SUITE_DIR [TARGET ...] [options]    run a suite (default command)\n"
+      "  runner SUITE_DIR [TARGET ...] [-k EXPR] [options]\n"
+      "                                             run a suite (default command)\n"
       "  runner SUITE_DIR --resume RUN              finish an interrupted run";
   for (const Command& c : commands()) text += fmt::format("\n  {:<42} {}", c.usage, c.summary);
   return text;
+}
+
+// After parsing a run's command line: -k joins the targets (recorded with them), and with
+// --resume the options that must equal the run's are noted (plan_run checks them) and those
+// without meaning for a run already started refused.
+void settle_targets(const CLI::App& app, const std::string& keyword, RunOptions& o) {
+  if (!o.resume.empty()) {
+    for (const char* option : {"--differential", "--baseline", "--list", "--previous"}) {
+      if (app.count(option) > 0) {
+        throw devshim::UsageError(
+            fmt::format("--resume continues a run as it was started: drop {}", option));
+      }
+    }
+    for (const char* option : {"targets", "--no-shim", "--out", "--shard", "--shard-total"}) {
+      if (app.count(option) > 0) o.given.insert(option);
+    }
+  }
+  if (app.count("-k") > 0) {
+    if (keyword.empty()) throw devshim::UsageError("-k: give an expression (e.g. -k cuda)");
+    o.targets.push_back(std::string(devshim::kKeywordTarget) + keyword);
+    o.given.insert("targets");
+  }
 }
 
 int run_main(int argc, char** argv) {
@@ -151,7 +175,12 @@ int run_main(int argc, char** argv) {
   double timeout = 0;
   app.add_option("suite", o.suite, "suite folder holding suite.json (or the file)")->required();
   app.add_option("targets", o.targets,
-                 "files or folders relative to the suite's tests folder; none: all");
+                 "files or folders relative to the suite's tests folder, or tests of a file "
+                 "(FILE::TEST, e.g. test_x.py::TestC::test_y); none: all");
+  std::string keyword;
+  app.add_option("-k", keyword,
+                 "only tests matching EXPR (pytest's and unittest's -k; GoogleTest: names "
+                 "holding it)");
   app.add_option("--out,-o", out,
                  "folder for this run's logs and reports "
                  "(default: $DEVSHIM_OUT, else .devshim/runs beside the project's database, "
@@ -217,19 +246,7 @@ int run_main(int argc, char** argv) {
                  "finish this interrupted run (an id or \"latest\"): run only its files that "
                  "have no result, with its targets, mode and output folder");
   if (auto done = parse(app, argc, argv)) return *done;
-  if (!o.resume.empty()) {
-    // The run names its own targets, mode, shard and folder: those given must equal the run's
-    // (plan_run checks); these have no meaning for a run already started.
-    for (const char* option : {"--differential", "--baseline", "--list", "--previous"}) {
-      if (app.count(option) > 0) {
-        throw devshim::UsageError(
-            fmt::format("--resume continues a run as it was started: drop {}", option));
-      }
-    }
-    for (const char* option : {"targets", "--no-shim", "--out", "--shard", "--shard-total"}) {
-      if (app.count(option) > 0) o.given.insert(option);
-    }
-  }
+  settle_targets(app, keyword, o);
   o.shim = !no_shim;
   o.warm = !cold;
   if (o.try_settings && no_shim) {

@@ -10,6 +10,7 @@
 #include "runner/base/printable.h"
 #include "runner/results/differential.h"
 #include "runner/results/file_error.h"
+#include "runner/results/native_id.h"
 #include "runner/results/status.h"
 #include "runner/results/store.h"
 
@@ -61,8 +62,12 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
       if (!status_filter.empty() && status != status_filter && t.culprit != status_filter) {
         continue;
       }
+      const TestIds ids = test_ids(rec, f.path, t.classname, t.name);
       tests.push_back(
-          {{"classname", t.classname},
+          {{"id", ids.native},
+           {"rerun", opt_text(is_failure(t.status) || !t.culprit.empty() ? rerun_command(rec, ids)
+                                                                         : std::string())},
+           {"classname", t.classname},
            {"name", t.name},
            {"status", status},
            {"culprit", opt_text(t.culprit)},
@@ -74,7 +79,8 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
     }
     json lost_tests = json::array();
     for (const auto& c : lost[f.path]) {
-      lost_tests.push_back({{"classname", c.test.classname},
+      lost_tests.push_back({{"id", test_label(rec, f.path, c.test.classname, c.test.name)},
+                            {"classname", c.test.classname},
                             {"name", c.test.name},
                             {"baseline_status", std::string(to_string(c.test.status))}});
     }
@@ -132,8 +138,9 @@ void print_file_details(const RunRecord& rec, const FileRecord& f,
   }
   for (const StoredCase& c : lost) {
     if (!list_lost) break;
-    fmt::print("  {:<9} {}::{}  ({} in baseline run {})\n", "lost", printable(c.test.classname),
-               printable(c.test.name), to_string(c.test.status), rec.baseline_run);
+    fmt::print("  {:<9} {}  ({} in baseline run {})\n", "lost",
+               printable(test_label(rec, f.path, c.test.classname, c.test.name)),
+               to_string(c.test.status), rec.baseline_run);
   }
 }
 
@@ -221,10 +228,15 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
           t.source.line > 0 ? fmt::format("  {}:{}", t.source.path, t.source.line) : std::string();
       std::string what = failure_text(t);
       if (what.size() > 160) what = std::string(cut_utf8(what, 157)) + "...";
-      fmt::print("  {:<9} {}::{}{}{}\n", to_string(t.status), printable(t.classname),
-                 printable(t.name), t.culprit.empty() ? "" : " [" + t.culprit + "]",
-                 printable(where));
+      const TestIds ids = test_ids(*rec, f.path, t.classname, t.name);
+      fmt::print("  {:<9} {}{}{}\n", to_string(t.status), printable(ids.native),
+                 t.culprit.empty() ? "" : " [" + t.culprit + "]", printable(where));
       if (!what.empty()) fmt::print("            {}\n", printable(what));
+      if (is_failure(t.status) || !t.culprit.empty()) {
+        if (const std::string command = rerun_command(*rec, ids); !command.empty()) {
+          fmt::print("            re-run: {}\n", printable(command));
+        }
+      }
     }
   }
   if (!status_filter.empty() && files_shown == 0) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "runner/base/error.h"
@@ -46,19 +47,57 @@ std::string relative_inside(const fs::path& p, const fs::path& root) {
   return s;
 }
 
+// Each file as `shards` entries in a row (shard 0 … shards-1); a file of named tests runs
+// unsharded.
+std::vector<TestFile> in_shards(const std::vector<TestFile>& files, int shards) {
+  std::vector<TestFile> out;
+  out.reserve(files.size() * static_cast<std::size_t>(shards));
+  for (const TestFile& f : files) {
+    if (!f.tests.empty()) {
+      out.push_back(f);
+      continue;
+    }
+    for (int i = 0; i < shards; ++i) {
+      TestFile shard{f.rel_path + gtest_shard_suffix(i, shards), f.abs_path, i, shards};
+      shard.keyword = f.keyword;
+      out.push_back(std::move(shard));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<TestFile> discover_test_files(const Suite& suite,
                                           const std::vector<std::string>& targets) {
   const fs::path root = suite.tests_root().lexically_normal();
-  std::vector<std::string> wanted = targets;
+  std::vector<std::string> wanted;
+  std::string keyword;
+  for (const std::string& t : targets) {
+    if (t.starts_with(kKeywordTarget)) {
+      keyword = t.substr(kKeywordTarget.size());
+    } else {
+      wanted.push_back(t);
+    }
+  }
   if (wanted.empty()) wanted.push_back(".");
 
-  std::set<std::string> seen;
+  // rel_path → index in files; whole: files named without "::" (they run every test).
+  std::map<std::string, std::size_t> index;
+  std::set<std::string> whole;
   std::vector<TestFile> files;
-  auto add = [&](const fs::path& abs) {
+  auto add = [&](const fs::path& abs, const std::string& test) {
     std::string rel = relative_inside(abs, root);
-    if (seen.insert(rel).second) files.push_back(TestFile{rel, abs});
+    auto [it, inserted] = index.emplace(rel, files.size());
+    if (inserted) files.push_back(TestFile{rel, abs});
+    TestFile& f = files[it->second];
+    if (test.empty()) {
+      whole.insert(rel);
+      f.tests.clear();
+    } else if (whole.count(rel) == 0 &&
+               std::find(f.tests.begin(), f.tests.end(), test) == f.tests.end()) {
+      f.tests.push_back(test);
+    }
   };
 
   // Programs (GoogleTest binaries) are found by being executable, Python files by the pattern.
@@ -68,6 +107,15 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
   const std::string tests_prefix = fs::path(suite.tests_dir).lexically_normal().generic_string();
   for (const std::string& target : wanted) {
     std::string t = target;
+    std::string test;  // "FILE::REST": REST
+    if (const std::size_t sep = target.find("::"); sep != std::string::npos) {
+      t = target.substr(0, sep);
+      test = target.substr(sep + 2);
+      if (t.empty() || test.empty()) {
+        throw UsageError(fmt::format(
+            "target \"{}\": a test target is FILE::TEST (e.g. test_x.py::TestC::test_y)", target));
+      }
+    }
     fs::path candidate;
     std::error_code ec;
     if (fs::path(t).is_absolute()) {
@@ -92,8 +140,12 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
         throw UsageError(fmt::format(
             "target \"{}\" is not executable (a gtest suite runs test binaries)", target));
       }
-      add(candidate);
+      add(candidate, test);
       continue;
+    }
+    if (!test.empty()) {
+      throw UsageError(fmt::format("target \"{}\": {} is no file of the tests folder {}", target, t,
+                                   root.string()));
     }
     if (!fs::is_directory(candidate, ec)) {
       throw UsageError(fmt::format("unknown target \"{}\": no file or folder {} in {}", target,
@@ -120,20 +172,13 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
       }
     }
     std::sort(found.begin(), found.end());
-    for (const auto& f : found) add(f);
+    for (const auto& f : found) add(f, "");
   }
   std::sort(files.begin(), files.end(),
             [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
+  for (TestFile& f : files) f.keyword = keyword;
   if (!gtest || suite.gtest_shards <= 1) return files;
-  std::vector<TestFile> shards;
-  shards.reserve(files.size() * static_cast<std::size_t>(suite.gtest_shards));
-  for (const TestFile& f : files) {
-    for (int i = 0; i < suite.gtest_shards; ++i) {
-      shards.push_back(TestFile{f.rel_path + gtest_shard_suffix(i, suite.gtest_shards), f.abs_path,
-                                i, suite.gtest_shards});
-    }
-  }
-  return shards;
+  return in_shards(files, suite.gtest_shards);
 }
 
 }  // namespace devshim

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runner/engine/suite.h"
@@ -14,10 +16,23 @@ namespace devshim {
 /// A gtest binary run in shards is one TestFile per shard, named rel_path + gtest_shard_suffix
 /// ("ops/math_test [shard 2 of 4]"); shard is 0-based (GTEST_SHARD_INDEX).
 struct TestFile {
+  TestFile() = default;
+  TestFile(std::string rel, std::filesystem::path abs, int shard_index = 0, int shard_count = 1)
+      : rel_path(std::move(rel)),
+        abs_path(std::move(abs)),
+        shard(shard_index),
+        shards(shard_count) {}
+
   std::string rel_path;
   std::filesystem::path abs_path;
   int shard = 0;
   int shards = 1;  ///< 1: the whole file
+  /// Test-level targets ("FILE::REST"): the tests of the file to run, each REST as given
+  /// (pytest, unittest: "TestC::test_y[p]"; gtest: "Suite.Test"); empty: every test.
+  std::vector<std::string> tests;
+  /// `-k EXPR`: the framework's own keyword selection (pytest and unittest -k; gtest:
+  /// --gtest_filter=*EXPR*); empty: none.
+  std::string keyword;
 
   /// The file's own path in the tests folder: rel_path without the shard suffix.
   std::string file_rel() const;
@@ -26,12 +41,17 @@ struct TestFile {
 /// " [shard 2 of 4]" for shard index 1 of 4 (numbered from 1 for people).
 std::string gtest_shard_suffix(int shard, int shards);
 
+/// A target that selects by keyword: "-k=EXPR" (what `-k EXPR` adds to a run's targets).
+inline constexpr std::string_view kKeywordTarget = "-k=";
+
 /// Resolves targets (files or folders, relative to the tests folder; a leading "<tests_dir>/" and
 /// absolute paths inside the tests folder are accepted too) into files. No target means the whole
-/// tests folder. Folders are searched recursively for names matching suite.pattern, skipping
-/// hidden folders and __pycache__; a file named explicitly is taken whatever its name. For the
-/// gtest framework only executable files count (X_OK): a folder's other files are passed over,
-/// and a target file that is not executable is an error.
+/// tests folder. "FILE::REST" names tests of one file (TestFile::tests; the file named alone as
+/// well runs whole), "-k=EXPR" a keyword every file gets (TestFile::keyword). Folders are searched
+/// recursively for names matching suite.pattern, skipping hidden folders and __pycache__; a file
+/// named explicitly is taken whatever its name. For the gtest framework only executable files count
+/// (X_OK): a folder's other files are passed over, and a target file that is not executable is an
+/// error.
 ///
 /// Returns files sorted by rel_path, each once; with suite.gtest_shards = N > 1, each file
 /// becomes N entries (shard 0 … N-1) in a row. Throws UsageError for a target that does not

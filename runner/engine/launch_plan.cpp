@@ -95,6 +95,8 @@ ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const
     if (!resolved.empty()) python = resolved;
   }
   traits.plan(suite, python, file, options.logs_dir, spec);
+  if (!file.keyword.empty()) traits.add_keyword(spec, file.keyword);
+  if (!file.tests.empty()) traits.select(spec, traits.test_selectors(suite, file));
   return spec;
 }
 

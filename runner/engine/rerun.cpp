@@ -10,6 +10,7 @@
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/progress.h"
 #include "runner/engine/run_log.h"
+#include "runner/results/native_id.h"
 #include "runner/results/status.h"
 #include "runner/results/store.h"
 
@@ -85,7 +86,18 @@ class RerunObserver : public PoolObserver {
 std::optional<std::vector<std::string>> rerun_selectors(const Suite& suite, const TestFile& file,
                                                         const std::vector<TestCase>& failing) {
   if (failing.empty()) return std::nullopt;
-  return framework_traits(suite.framework).rerun_selectors(suite, file, failing);
+  TestFile named = file;
+  named.tests.clear();
+  for (const TestCase& c : failing) {
+    const TestIds ids = test_ids(framework_name(suite.framework), suite.tests_dir, file.rel_path,
+                                 c.classname, c.name);
+    if (ids.target.empty()) return std::nullopt;
+    std::string test = ids.target.substr(ids.target.find("::") + 2);
+    if (std::find(named.tests.begin(), named.tests.end(), test) == named.tests.end()) {
+      named.tests.push_back(std::move(test));
+    }
+  }
+  return framework_traits(suite.framework).test_selectors(suite, named);
 }
 
 ProcessSpec plan_selected(const Suite& suite, const LaunchOptions& launch, const Environment& env,
@@ -93,8 +105,11 @@ ProcessSpec plan_selected(const Suite& suite, const LaunchOptions& launch, const
                           const std::optional<std::vector<std::string>>& selectors) {
   LaunchOptions options = launch;
   options.logs_dir = logs_dir;
-  ProcessSpec spec = plan_process(suite, options, env, file);
-  if (selectors) framework_traits(suite.framework).select(spec, *selectors);
+  if (!selectors) return plan_process(suite, options, env, file);
+  TestFile named = file;  // the selectors name the tests: not the file's test-level targets
+  named.tests.clear();
+  ProcessSpec spec = plan_process(suite, options, env, named);
+  framework_traits(suite.framework).select(spec, *selectors);
   return spec;
 }
 

@@ -28,9 +28,11 @@ class RunLog;
 ///   pytest:   "tests/test_x.py::MyTest::test_y[p-1]" (the class part from the JUnit classname
 ///             after the module's dotted path);
 ///   gtest:    one "--gtest_filter=Suite.Name:Suite.Other" argument.
-/// Whole file: an import or collection error, a fixture error (setUpClass, …), a test without a
-/// name, a classname that does not start with the file's dotted path, a module path that is not
-/// a Python identifier.
+/// The tests are named by their targets (runner/results/native_id.h, TestIds::target), turned
+/// into selectors as test-level targets are (FrameworkTraits::test_selectors). Whole file: a test
+/// without a target: an import or collection error, a fixture error (setUpClass, …), a test
+/// without a name, a classname outside the file's module, a module path that is not a Python
+/// identifier.
 std::optional<std::vector<std::string>> rerun_selectors(const Suite& suite, const TestFile& file,
                                                         const std::vector<TestCase>& failing);
 

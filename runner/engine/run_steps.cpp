@@ -471,6 +471,44 @@ PoolOptions pool_options(const RunOptions& o, double timeout_s) {
   return pool;
 }
 
+// The interpreter, looked up once (every file's argv then names it by its path) and checked
+// before anything runs. GoogleTest binaries need no Python: for them a missing interpreter only
+// means no probe.
+void resolve_interpreter(RunPlan& plan, const Environment& env) {
+  const Suite& suite = plan.suite;
+  const std::string python = plan.launch.python.empty() ? suite.python : plan.launch.python;
+  plan.interpreter = find_executable(python, env);
+  if (plan.interpreter.empty() || ::access(plan.interpreter.c_str(), X_OK) != 0) {
+    if (framework_traits(suite.framework).runs_python()) {
+      throw UsageError(
+          fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
+                      "of {}, or --python)",
+                      python, suite.file.string()));
+    }
+    plan.interpreter.clear();
+    return;
+  }
+  plan.launch.python = plan.interpreter;
+  if (framework_traits(suite.framework).runs_python()) {
+    check_python_interpreter(plan.interpreter,
+                             plan.options.python.empty()
+                                 ? fmt::format("\"python\" of {}", suite.file.string())
+                                 : "--python",
+                             env, suite.project_root);
+  }
+}
+
+// Test-level targets or -k given, and not one test reported: a mistyped name, never a success.
+bool named_tests_matched_nothing(const RunPlan& plan,
+                                 const std::map<CaseStatus, std::size_t>& case_counts) {
+  const bool selects_tests = std::any_of(plan.files.begin(), plan.files.end(), [](const auto& f) {
+    return !f.tests.empty() || !f.keyword.empty();
+  });
+  std::size_t results = 0;
+  for (const auto& [status, n] : case_counts) results += n;
+  return selects_tests && results == 0;
+}
+
 }  // namespace
 
 RunPlan plan_run(const RunOptions& options) {
@@ -515,27 +553,7 @@ RunPlan plan_run(const RunOptions& options) {
 
   plan.launch = launch_options(o);
   const Environment env = child_environment(suite, plan.launch, inherited_environment());
-  // The interpreter is looked up once; every file's argv then names it by its path.
-  const std::string python = plan.launch.python.empty() ? suite.python : plan.launch.python;
-  // GoogleTest binaries need no Python: for them a missing interpreter only means no probe.
-  plan.interpreter = find_executable(python, env);
-  if (plan.interpreter.empty() || ::access(plan.interpreter.c_str(), X_OK) != 0) {
-    if (framework_traits(suite.framework).runs_python()) {
-      throw UsageError(
-          fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
-                      "of {}, or --python)",
-                      python, suite.file.string()));
-    }
-    plan.interpreter.clear();
-  } else {
-    plan.launch.python = plan.interpreter;
-    if (framework_traits(suite.framework).runs_python()) {
-      check_python_interpreter(
-          plan.interpreter,
-          o.python.empty() ? fmt::format("\"python\" of {}", suite.file.string()) : "--python", env,
-          suite.project_root);
-    }
-  }
+  resolve_interpreter(plan, env);
   if (files.empty() && !plan.resume) {
     throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
                                  suite.pattern, suite.tests_root().string()));
@@ -718,6 +736,11 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
   std::string run_status = !execution.completed ? "interrupted"
                            : failures > 0       ? "failed"
                                                 : "passed";
+  if (run_status == "passed" && named_tests_matched_nothing(plan, case_counts)) {
+    run_status = "failed";
+    std::fprintf(stderr, "runner: no test matched the tests the targets name (FILE::TEST, -k)\n");
+    plan.log->line("No test matched the tests the targets name (FILE::TEST, -k): the run failed");
+  }
   {
     // The probes' findings, plus where the git checkout starts (for upstream links' {path}).
     nlohmann::json env_json = execution.environment.get();
@@ -793,7 +816,7 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
   if (!execution.completed) {
     return interrupt_signal() != 0 ? exit_code_of_signal(interrupt_signal()) : kExitInterrupted;
   }
-  return failures > 0 ? kExitFailures : kExitOk;
+  return failures > 0 || run_status == "failed" ? kExitFailures : kExitOk;
 }
 
 }  // namespace devshim

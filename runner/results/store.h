@@ -309,8 +309,9 @@ class Store {
   std::map<std::string, std::vector<Redirection>> file_redirections(std::int64_t run_id);
   /// Counts of the run's test results by status.
   std::map<CaseStatus, std::size_t> case_counts(std::int64_t run_id);
-  /// The outcomes of one test across runs, newest first. test is "file::classname::name",
-  /// "classname::name", "classname.name" or a bare name; suite and mode ("shim", "baseline"),
+  /// The outcomes of one test across runs, newest first. test is a pytest node id
+  /// ("tests/test_x.py::C::test_y"), "file::classname::name", "classname::name",
+  /// "classname.name" (a unittest id) or a bare name; suite and mode ("shim", "baseline"),
   /// when not empty, narrow the runs.
   std::vector<TestHistoryEntry> test_history(const std::string& test, const std::string& suite,
                                              int limit, const std::string& mode = "");

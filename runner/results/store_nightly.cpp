@@ -2,6 +2,7 @@
 // flaky tests' attempts, a test's history, pruning (schema: docs/database.md, migration 6).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -21,23 +22,55 @@ std::optional<std::string> text_or_null(const std::string& v) {
   return v.empty() ? std::nullopt : std::optional<std::string>(sanitize_text(v));
 }
 
-// (classname, name) pairs a user's TEST may mean: "classname::name", "file::classname::name",
+// The tests a user's TEST may mean: a pytest node id, "file::classname::name", "classname::name",
 // "classname.name"; a bare name gives an empty classname.
 struct TestQuery {
-  std::string file;
-  std::vector<std::pair<std::string, std::string>> candidates;
+  struct Candidate {
+    std::string file;  ///< files.path to match; empty: any
+    std::string classname, name;
+  };
+  std::vector<Candidate> candidates;  ///< the most specific reading first
 };
 
 TestQuery parse_test_query(const std::string& test) {
   TestQuery q;
+  // A pytest node id, "tests/sub/test_x.py::TestC::test_y[p]": the class name is the module's
+  // dotted path (from the project root, or from a rootdir below it: each tail of the path) and
+  // the classes.
+  if (const std::size_t py = test.find(".py::"); py != std::string::npos) {
+    const std::size_t last = test.rfind("::");
+    const std::size_t mid = test.rfind("::", last - 1);
+    if (mid == py + 3) {  // "test_x.py::tests.test_x.T::test_y": the file in the tests folder
+      q.candidates.push_back(
+          {test.substr(0, py + 3), test.substr(py + 5, last - py - 5), test.substr(last + 2)});
+    }
+    std::vector<std::string> parts;
+    for (std::size_t from = py + 5;;) {
+      const std::size_t sep = test.find("::", from);
+      parts.push_back(test.substr(from, sep == std::string::npos ? sep : sep - from));
+      if (sep == std::string::npos) break;
+      from = sep + 2;
+    }
+    std::string classes;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) classes += "." + parts[i];
+    std::string module = test.substr(0, py);
+    std::replace(module.begin(), module.end(), '/', '.');
+    for (std::size_t from = 0; from != std::string::npos;) {
+      q.candidates.push_back({"", module.substr(from) + classes, parts.back()});
+      const std::size_t dot = module.find('.', from);
+      from = dot == std::string::npos ? dot : dot + 1;
+    }
+    return q;
+  }
   if (auto last = test.rfind("::"); last != std::string::npos) {
     const std::string name = test.substr(last + 2);
     std::string prefix = test.substr(0, last);
+    std::string file;
     if (auto mid = prefix.rfind("::"); mid != std::string::npos) {
-      q.file = prefix.substr(0, mid);
+      file = prefix.substr(0, mid);
       prefix = prefix.substr(mid + 2);
     }
-    q.candidates.emplace_back(prefix, name);
+    q.candidates.push_back({file, prefix, name});
     return q;
   }
   // "pkg.mod.Class.test_x[1.5]": the name starts after the last '.' outside brackets and
@@ -52,8 +85,8 @@ TestQuery parse_test_query(const std::string& test) {
     if (c == ' ' && depth == 0) break;  // "test_x (i=1)": the subtest part follows
   }
   if (split != std::string::npos)
-    q.candidates.emplace_back(test.substr(0, split), test.substr(split + 1));
-  q.candidates.emplace_back("", test);
+    q.candidates.push_back({"", test.substr(0, split), test.substr(split + 1)});
+  q.candidates.push_back({"", "", test});
   return q;
 }
 
@@ -220,7 +253,7 @@ std::vector<TestHistoryEntry> Store::test_history(const std::string& test, const
                                                   int limit, const std::string& mode) {
   const TestQuery q = parse_test_query(test);
   std::vector<TestHistoryEntry> out;
-  for (const auto& [classname, name] : q.candidates) {
+  for (const auto& [file, classname, name] : q.candidates) {
     // The test's row (by class and name through their unique indexes, or every test of that
     // name when no class is given), then its results through results_by_test.
     const std::string match = classname.empty() ? "n.name = ?2" : "k.name = ?1 AND n.name = ?2";
@@ -239,7 +272,7 @@ std::vector<TestHistoryEntry> Store::test_history(const std::string& test, const
                     "AND (?4 = '' OR r.suite = ?4) AND (?6 = '' OR r.mode = ?6) "
                     "ORDER BY f.run_id DESC, f.path LIMIT ?5",
                     match));
-    s.bind(1, classname).bind(2, name).bind(3, q.file).bind(4, suite).bind(5, limit).bind(6, mode);
+    s.bind(1, classname).bind(2, name).bind(3, file).bind(4, suite).bind(5, limit).bind(6, mode);
     while (s.step()) {
       TestHistoryEntry e;
       e.run.id = s.int64(0);

@@ -54,8 +54,7 @@ TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| lost | 5 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("test\\_first.py::tests.test\\_first::test\\_double | passed → absent"),
-            std::string::npos)
+  EXPECT_NE(md.find("tests/test\\_first.py::test\\_double | passed → absent"), std::string::npos)
       << md;
   EXPECT_NE(md.find("## File errors"), std::string::npos) << md;
   EXPECT_NE(md.find("| test\\_first.py | error | TypeError: the shim's device object cannot be "
@@ -78,7 +77,7 @@ TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
   auto show = runner({"show", "latest"});
   EXPECT_NE(show.output.find(std::string("error: ") + kError), std::string::npos) << show.output;
   EXPECT_NE(
-      show.output.find("  lost      tests.test_first::test_double  (passed in baseline run 1)"),
+      show.output.find("  lost      tests/test_first.py::test_double  (passed in baseline run 1)"),
       std::string::npos)
       << show.output;
   EXPECT_NE(show.output.find("lost:  5 tests of baseline run 1 missing from this run"),

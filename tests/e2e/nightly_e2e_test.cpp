@@ -309,7 +309,10 @@ json comparable(json r) {
   if (r["run"]["environment"].contains("start")) r["run"]["environment"]["start"].erase("ready_s");
   for (auto& f : r["files"]) {
     f["duration_s"] = 0;
-    for (auto& c : f["cases"]) c["duration_s"] = 0;
+    for (auto& c : f["cases"]) {
+      c["duration_s"] = 0;
+      c.erase("rerun");  // each run's own command line and database
+    }
   }
   return r;
 }

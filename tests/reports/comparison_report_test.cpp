@@ -104,7 +104,7 @@ TEST_F(CompareRuns, TheCommandNamesBothRunsPoliciesAndTakesLatestSelectors) {
       << text;
   EXPECT_NE(text.find("B: run 2  s  shim  policy accelerator-only"), std::string::npos) << text;
   EXPECT_NE(text.find("regressed           1  passed in A, fails in B"), std::string::npos) << text;
-  EXPECT_NE(text.find("regressed (1):\n  test_a.py::tests.test_a::test_reg  passed -> failed  "
+  EXPECT_NE(text.find("regressed (1):\n  tests/test_a.py::test_reg  passed -> failed  "
                       "RuntimeError: test_reg broke\n"),
             std::string::npos)
       << text;
@@ -133,7 +133,7 @@ TEST_F(CompareRuns, OutWritesEveryTestOfEachClassLinkedToItsSourceInThreeFormats
   EXPECT_NE(md.find("## regressed (1)"), std::string::npos) << md;
   // test_reg is the second test (line 11); the project is /proj, the folder <dir>/cmp.
   const std::string to_project = std::filesystem::path("/proj").lexically_relative(out).string();
-  EXPECT_NE(md.find("| test\\_a.py::tests.test\\_a::test\\_reg | passed → failed | "
+  EXPECT_NE(md.find("| tests/test\\_a.py::test\\_reg | passed → failed | "
                     "RuntimeError: test\\_reg broke | [source](" +
                     to_project + "/test_a.py#L11) |"),
             std::string::npos)

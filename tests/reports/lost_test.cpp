@@ -139,7 +139,8 @@ TEST_F(LostTests, EveryFormatNamesTheLostTestsAndTheException) {
       << md;
   EXPECT_NE(md.find("| lost | 2 |"), std::string::npos) << md;
   EXPECT_NE(md.find("### Lost\n"), std::string::npos) << md;
-  EXPECT_NE(md.find("b.py::tests.ignite.metrics.test\\_gpu\\_info::test\\_three | failed → absent"),
+  EXPECT_NE(md.find("tests/ignite/b.py::tests.ignite.metrics.test\\_gpu\\_info::test\\_three | "
+                    "failed → absent"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("## File errors"), std::string::npos) << md;
@@ -148,7 +149,7 @@ TEST_F(LostTests, EveryFormatNamesTheLostTestsAndTheException) {
             std::string::npos)
       << md;
   const nlohmann::json j = render_json(r);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   ASSERT_EQ(j["differential"]["lost"].size(), 2U);
   EXPECT_EQ(j["differential"]["counts"]["lost"], 2);
   const auto& bj = j["files"][0]["path"] == "b.py" ? j["files"][0] : j["files"][1];

@@ -270,7 +270,7 @@ TEST(DifferentialLists, EveryClassThatMattersIsListedAndTheBaselinesReportsAreLi
   EXPECT_EQ(md.find("test\\_cuda\\_100"), std::string::npos) << "at most 100 rows";
   EXPECT_NE(md.find("… and 20 more: report.html and report.json (`diff_class`) list every test."),
             std::string::npos);
-  EXPECT_NE(md.find("| test\\_a.py::tests.test\\_a.T::test\\_gone\\_gpu | passed → skipped | "
+  EXPECT_NE(md.find("| tests.test\\_a.T.test\\_gone\\_gpu | passed → skipped | "
                     "needs no GPU |"),
             std::string::npos)
       << md;
@@ -349,7 +349,7 @@ TEST(MarkdownClusters, AClusterWithoutAnExceptionTypeIsHeadedByItsMessage) {
 
 TEST_F(ReportTest, JsonHasTheDocumentedShape) {
   nlohmann::json j = render_json(report(run_.out()));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   for (const char* k : {"run", "summary", "files", "clusters"}) EXPECT_TRUE(j.contains(k)) << k;
   const auto& f = j["files"][0];
   for (const char* k : {"path", "status", "duration_s", "log", "cases"}) {

@@ -53,13 +53,16 @@ class FrameworkTraits {
   /// that test as a case without a verdict to record as an error (a GoogleTest binary's exit()).
   virtual bool records_test_cut_short_by_exit() const { return false; }
 
-  /// The command-line arguments that run only these failing tests of file, or nullopt when they
-  /// cannot be named safely (the whole file runs again). failing is not empty.
-  virtual std::optional<std::vector<std::string>> rerun_selectors(
-      const Suite& suite, const TestFile& file, const std::vector<TestCase>& failing) const = 0;
-
-  /// Puts selectors (from rerun_selectors) on a planned process's command line.
+  /// Puts selectors (from test_selectors) on a planned process's command line.
   virtual void select(ProcessSpec& spec, const std::vector<std::string>& selectors) const = 0;
+
+  /// The selectors of file.tests (test-level targets, not empty) for select. Throws UsageError
+  /// when the framework cannot select a test of this file by name.
+  virtual std::vector<std::string> test_selectors(const Suite& suite,
+                                                  const TestFile& file) const = 0;
+
+  /// Adds the framework's keyword selection (`-k EXPR`) to a planned process's command line.
+  virtual void add_keyword(ProcessSpec& spec, const std::string& keyword) const = 0;
 };
 
 /// The traits of framework f.

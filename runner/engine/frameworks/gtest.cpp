@@ -76,31 +76,27 @@ class GtestTraits final : public FrameworkTraits {
 
   bool records_test_cut_short_by_exit() const override { return true; }
 
-  // One "--gtest_filter=Suite.Name:Suite.Other" argument.
-  std::optional<std::vector<std::string>> rerun_selectors(
-      const Suite& /*suite*/, const TestFile& file,
-      const std::vector<TestCase>& failing) const override {
-    const std::string prefix = classname_prefix(file);
-    std::string filter = "--gtest_filter=";
-    std::set<std::string> seen;
-    for (const TestCase& c : failing) {
-      if (c.name.empty() || c.classname.rfind(prefix + ".", 0) != 0) return std::nullopt;
-      const std::string test_suite = c.classname.substr(prefix.size() + 1);
-      if (test_suite.empty() || c.name.find_first_of(":*?") != std::string::npos) {
-        return std::nullopt;
-      }
-      std::string id = test_suite + "." + c.name;
-      if (!seen.insert(id).second) continue;
-      filter += (seen.size() == 1 ? "" : ":") + id;
-    }
-    return std::vector<std::string>{filter};
-  }
-
   // The named tests, unsharded.
   void select(ProcessSpec& spec, const std::vector<std::string>& selectors) const override {
     spec.env.erase("GTEST_TOTAL_SHARDS");
     spec.env.erase("GTEST_SHARD_INDEX");
     spec.argv.insert(spec.argv.end(), selectors.begin(), selectors.end());
+  }
+
+  // "--gtest_filter=Suite.Test:Other.*": each test as given (GoogleTest's own patterns work).
+  std::vector<std::string> test_selectors(const Suite& /*suite*/,
+                                          const TestFile& file) const override {
+    std::string filter = "--gtest_filter=";
+    for (std::size_t i = 0; i < file.tests.size(); ++i) {
+      filter += (i == 0 ? "" : ":") + file.tests[i];
+    }
+    return {filter};
+  }
+
+  // GoogleTest has no keywords: tests whose full name holds it. A later --gtest_filter (named
+  // tests) wins.
+  void add_keyword(ProcessSpec& spec, const std::string& keyword) const override {
+    spec.argv.push_back("--gtest_filter=*" + keyword + "*");
   }
 };
 

@@ -50,24 +50,21 @@ class PytestTraits final : public FrameworkTraits {
     return parsed;
   }
 
-  // "tests/test_x.py::MyTest::test_y[p-1]": the class part from the JUnit classname after the
-  // module's dotted path.
-  std::optional<std::vector<std::string>> rerun_selectors(
-      const Suite& suite, const TestFile& file,
-      const std::vector<TestCase>& failing) const override {
-    const std::string path = python_tests::test_path(suite, file);
-    return python_tests::rerun_ids(
-        suite, file, failing, [&path](const TestCase& c, const std::string& rest) {
-          std::string classes = rest.empty() ? "" : rest.substr(1);
-          for (std::size_t p = 0; (p = classes.find('.', p)) != std::string::npos; p += 2) {
-            classes.replace(p, 1, "::");
-          }
-          return path + (classes.empty() ? "" : "::" + classes) + "::" + c.name;
-        });
-  }
-
   void select(ProcessSpec& spec, const std::vector<std::string>& selectors) const override {
     python_tests::select(spec, selectors);
+  }
+
+  // Node ids: "tests/test_x.py" + "::TestC::test_y[p-1]".
+  std::vector<std::string> test_selectors(const Suite& suite, const TestFile& file) const override {
+    std::vector<std::string> ids;
+    for (const std::string& test : file.tests) {
+      ids.push_back(python_tests::test_path(suite, file) + "::" + test);
+    }
+    return ids;
+  }
+
+  void add_keyword(ProcessSpec& spec, const std::string& keyword) const override {
+    python_tests::add_keyword(spec, keyword);
   }
 };
 

@@ -1,6 +1,9 @@
 // `python -m unittest -v FILE`: results read from the log; reruns by dotted test ids.
+#include <fmt/format.h>
+
 #include "parsers/line_reader.h"
 #include "parsers/unittest_parser.h"
+#include "runner/base/error.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/frameworks/python_tests.h"
 
@@ -41,21 +44,33 @@ class UnittestTraits final : public FrameworkTraits {
     return parse_unittest_log(lines, test_file);
   }
 
-  // "tests.test_x.MyTest.test_y"; a subtest "test_y (i=1)" reruns test_y.
-  std::optional<std::vector<std::string>> rerun_selectors(
-      const Suite& suite, const TestFile& file,
-      const std::vector<TestCase>& failing) const override {
-    return python_tests::rerun_ids(suite, file, failing,
-                                   [](const TestCase& c, const std::string& rest) -> std::string {
-                                     const std::string method = c.name.substr(0, c.name.find(" ("));
-                                     if (rest.empty() || !python_tests::is_identifier(method))
-                                       return "";
-                                     return c.classname + "." + method;
-                                   });
-  }
-
   void select(ProcessSpec& spec, const std::vector<std::string>& selectors) const override {
     python_tests::select(spec, selectors);
+  }
+
+  // Dotted ids: "tests.test_x" + ".MyTest.test_y" ("MyTest::test_y" and "MyTest.test_y" are
+  // both accepted; a subtest's " (i=1)" names its test).
+  std::vector<std::string> test_selectors(const Suite& suite, const TestFile& file) const override {
+    const std::string module = python_tests::module_of(suite, file);
+    if (module.empty()) {
+      throw UsageError(fmt::format(
+          "target {}::{}: unittest names tests by module, and {} is no importable module path",
+          file.rel_path, file.tests.front(), python_tests::test_path(suite, file)));
+    }
+    std::vector<std::string> ids;
+    for (const std::string& test : file.tests) {
+      std::string dotted = test.substr(0, test.find(" ("));
+      for (std::size_t p = 0; (p = dotted.find("::", p)) != std::string::npos;) {
+        dotted.replace(p, 2, ".");
+      }
+      ids.push_back(module);
+      ids.back().append(".").append(dotted);
+    }
+    return ids;
+  }
+
+  void add_keyword(ProcessSpec& spec, const std::string& keyword) const override {
+    python_tests::add_keyword(spec, keyword);
   }
 };
 

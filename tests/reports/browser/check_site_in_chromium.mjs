@@ -234,10 +234,10 @@ async function checkTestPages(root, label) {
   check(cells.length === 2 && cells.every((n) => n === 12), `${label}: two strips of 12 runs (${cells})`);
   await checkLinks(root, flaky[0], label);
 
-  await page.fill("#nav-search", "test_0000.py::tests.test_0000.T::test_000");
+  await page.fill("#nav-search", "tests.test_0000.T.test_000");
   await Promise.all([page.waitForURL("**/search.html#q=*"), page.press("#nav-search", "Enter")]);
   await page.waitForSelector("body[data-ready='1']");
-  await page.fill("#test-search", "test_0000.py::tests.test_0000.T::test_000 sample");
+  await page.fill("#test-search", "tests.test_0000.T.test_000 sample");
   const first = await page.$$eval("#test-results a", (as) => as.map((a) => a.getAttribute("href")));
   check(first.length === 1, `${label}: the first test of sample has a page (${first})`);
   await open(path.join(root, first[0]));
@@ -259,7 +259,7 @@ try {
   await checkIndex(site, "site");
   await checkOneRunAxis(site, "site");
   const testPage = await checkTestPages(site, "site");
-  await checkSearch(site, "site", "tests.test_0004.T::test_000");
+  await checkSearch(site, "site", "tests.test_0004.T.test_000");
   const newest = JSON.parse(await fs.promises.readFile(path.join(site, "site.json"), "utf8"));
   const shimRun = Math.max(...Object.entries(newest.runs)
     .filter(([, r]) => r.summary.baseline_run).map(([id]) => Number(id)));

@@ -90,7 +90,7 @@ TEST(ShowRun, PassedFilesAreCountedNotListedUnlessAllIsGiven) {
       << out;
   out = show(dir / "results.db", "latest", "", /*all=*/true);
   EXPECT_NE(out.find("test_a.py"), std::string::npos) << out;
-  EXPECT_NE(out.find("A::test_ok"), std::string::npos) << out;
+  EXPECT_NE(out.find("A.test_ok"), std::string::npos) << out;  // unittest's id
   EXPECT_EQ(out.find("not listed"), std::string::npos) << out;
 }
 
@@ -148,7 +148,8 @@ TEST(ShowRun, AFileThatReportedNoTestShowsItsErrorAndTheTestsItLost) {
       << out;
   EXPECT_NE(out.find("lost: 1 test of baseline run 1 missing from this run"), std::string::npos)
       << out;
-  EXPECT_NE(out.find("  lost      A::test_ok  (passed in baseline run 1)"), std::string::npos)
+  EXPECT_NE(out.find("  lost      tests/test_a.py::A::test_ok  (passed in baseline run 1)"),
+            std::string::npos)
       << out;
   EXPECT_NE(out.find("lost:  1 test of baseline run 1 missing from this run (counted as "
                      "regressions)"),

@@ -54,6 +54,25 @@ TEST_F(DiscoveryTest, AFileNamedExplicitlyIsTakenWhateverItsName) {
   EXPECT_EQ(rel({"helper.py"}), std::vector<std::string>{"helper.py"});
 }
 
+TEST_F(DiscoveryTest, TestTargetsNameTestsOfAFileAndTheFileAloneRunsWhole) {
+  const auto files = discover_test_files(
+      suite_, {"test_b.py::TestC::test_y[a b]", "tests/test_b.py::test_z", "test_b.py::test_z",
+               "test_a.py::test_x", "test_a.py", "-k=cuda and not fp16"});
+  ASSERT_EQ(files.size(), 2U);
+  EXPECT_EQ(files[0].rel_path, "test_a.py");
+  EXPECT_TRUE(files[0].tests.empty()) << "named alone as well: every test";
+  EXPECT_EQ(files[1].rel_path, "test_b.py");
+  EXPECT_EQ(files[1].tests, (std::vector<std::string>{"TestC::test_y[a b]", "test_z"}));
+  for (const auto& f : files) EXPECT_EQ(f.keyword, "cuda and not fp16");
+  EXPECT_EQ(rel({"-k=x"}), rel({})) << "a keyword alone keeps every file";
+}
+
+TEST_F(DiscoveryTest, ATestTargetNeedsAFile) {
+  EXPECT_THROW(rel({"pipelines::test_x"}), UsageError);
+  EXPECT_THROW(rel({"test_a.py::"}), UsageError);
+  EXPECT_THROW(rel({"::test_x"}), UsageError);
+}
+
 TEST_F(DiscoveryTest, UnknownTargetIsAUsageErrorNamingIt) {
   try {
     rel({"pipelines", "no_such_dir"});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/base/error.h"
+
 namespace devshim {
 namespace {
 
@@ -122,6 +124,39 @@ TEST(PlanProcess, AGtestShardRunsWithGoogleTestsShardVariablesAndItsOwnLog) {
   EXPECT_EQ(p.argv, (std::vector<std::string>{
                         "/proj/tests/ops/math_test",
                         "--gtest_output=xml:/out/logs/ops/math_test.shard-2-of-4.xml"}));
+}
+
+TEST(PlanProcess, TestTargetsAndKeywordsBecomeEachFrameworksSelectors) {
+  TestFile f{"sub/test_x.py", "/proj/tests/sub/test_x.py"};
+  f.tests = {"TestC::test_y[a b]", "test_z"};
+  f.keyword = "cuda";
+  ProcessSpec p = plan_process(make_suite(Framework::kPytest), make_options(true), {}, f);
+  ASSERT_GE(p.argv.size(), 4U);
+  EXPECT_EQ(std::vector<std::string>(p.argv.end() - 4, p.argv.end()),
+            (std::vector<std::string>{"-k", "cuda", "tests/sub/test_x.py::TestC::test_y[a b]",
+                                      "tests/sub/test_x.py::test_z"}));
+
+  f.tests = {"TestC::test_y", "TestC.test_w", "TestC::test_v (i=1)"};
+  p = plan_process(make_suite(Framework::kUnittest), make_options(true), {}, f);
+  EXPECT_EQ(
+      std::vector<std::string>(p.argv.end() - 5, p.argv.end()),
+      (std::vector<std::string>{"-k", "cuda", "tests.sub.test_x.TestC.test_y",
+                                "tests.sub.test_x.TestC.test_w", "tests.sub.test_x.TestC.test_v"}));
+
+  TestFile g{"ops/math_test", "/proj/tests/ops/math_test"};
+  g.keyword = "Add";
+  p = plan_process(make_suite(Framework::kGtest), make_options(true), {}, g);
+  EXPECT_EQ(p.argv.back(), "--gtest_filter=*Add*");
+  g.tests = {"MathTest.Adds", "Other.*"};
+  p = plan_process(make_suite(Framework::kGtest), make_options(true), {}, g);
+  EXPECT_EQ(p.argv.back(), "--gtest_filter=MathTest.Adds:Other.*") << "the last filter wins";
+}
+
+TEST(PlanProcess, UnittestCannotNameTestsOfAFileThatIsNoModule) {
+  TestFile f{"test-x.py", "/proj/tests/test-x.py"};
+  f.tests = {"T::test_y"};
+  EXPECT_THROW(plan_process(make_suite(Framework::kUnittest), make_options(true), {}, f),
+               UsageError);
 }
 
 TEST(FindExecutable, SearchesPathLikeExecvp) {
