@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "runner/base/error.h"
+#include "runner/base/printable.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
+#include "runner/results/native_id.h"
 
 namespace devshim {
 
@@ -131,18 +133,17 @@ int gaps_list(const fs::path& db, const std::string& status, const std::string& 
     if ((!status.empty() && e.status != status) || (!kind.empty() && e.kind != kind)) continue;
     shown.push_back(std::move(e));
   }
-  // The API column is as wide as its longest name (unattributed entries are named by a message).
-  std::size_t width = 3;
-  for (const auto& e : shown) width = std::max(width, e.api.size());
+  // The API last: unattributed entries are named by their message (up to 130 characters), and
+  // a padded first column pushed every other column off a terminal.
   for (std::size_t i = 0; i < shown.size(); ++i) {
     const GapEntry& e = shown[i];
     if (i == 0) {
-      fmt::print("{:<{}} {:<15} {:<8} {:<9} {:>5}  {}\n", "API", width, "KIND", "STATUS",
-                 "SEVERITY", "TESTS", "LAST SEEN");
+      fmt::print("{:>5}  {:<9} {:<8} {:<15} {:<9} {}\n", "TESTS", "SEVERITY", "STATUS", "KIND",
+                 "LAST SEEN", "API");
     }
-    fmt::print("{:<{}} {:<15} {:<8} {:<9} {:>5}  {}\n", e.api, width, e.kind, e.status, e.severity,
-               e.tests,
-               e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at);
+    fmt::print("{:>5}  {:<9} {:<8} {:<15} {:<9} {}\n", e.tests, e.severity, e.status, e.kind,
+               e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at,
+               printable(e.api));
   }
   if (shown.empty())
     fmt::print("No gap entries{}.\n", status.empty() && kind.empty() ? "" : " match");
@@ -180,7 +181,11 @@ int gaps_show(const fs::path& db, const std::string& api) {
   for (const auto& [file, lost] : lost_by_file(*e)) {
     fmt::print("    {} lost {} test{} of the baseline\n", file, lost, lost == 1 ? "" : "s");
   }
-  for (const auto& t : e->test_list) fmt::print("    {}::{}::{}\n", t.file, t.classname, t.name);
+  // Named as the run that showed them names them (runner/results/native_id.h).
+  const RunRecord run = store.run(e->last_seen_run).value_or(RunRecord{});
+  for (const auto& t : e->test_list) {
+    fmt::print("    {}\n", printable(test_label(run, t.file, t.classname, t.name)));
+  }
   return kExitOk;
 }
 
