@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "runner/results/store.h"
@@ -162,6 +163,51 @@ TEST_F(GtestE2E, ShardsGiveTheSameResultsAsOneProcessPerBinary) {
                            {{"E2E_GTEST_ROOT", kRoot.string()}});
   EXPECT_EQ(list.output,
             "many_test [shard 1 of 3]\nmany_test [shard 2 of 3]\nmany_test [shard 3 of 3]\n");
+}
+
+// Issue 34: the ids the runner prints are GoogleTest's own (--gtest_list_tests), a failing
+// test's command runs it alone, and -k keeps the tests whose name holds it.
+TEST_F(GtestE2E, IdsAreGoogleTestsNamesAndSelectTheirTests) {
+  auto list = testing::run({(kRoot / "bin" / "many_test").string(), "--gtest_list_tests"});
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  std::set<std::string> names;  // "Suite.Test", as --gtest_filter takes them
+  std::string suite;
+  std::istringstream lines(list.output);
+  for (std::string line; std::getline(lines, line);) {
+    line = line.substr(0, line.find("  #"));
+    if (line.rfind("  ", 0) == 0) {
+      names.insert(suite + line.substr(2));
+    } else if (!line.empty() && line.back() == '.') {
+      suite = line;
+    }
+  }
+  ASSERT_GT(names.size(), 10U) << list.output;
+
+  ASSERT_EQ(run_runner(kSuite, {"many_test"}).exit_code, 1);
+  auto shown = testing::run({RUNNER_PATH, "show", "--json", "--all", "--db", db().string()});
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  std::vector<std::string> commands;
+  const nlohmann::json run = nlohmann::json::parse(shown.output);
+  for (const auto& f : run.at("files")) {
+    for (const auto& t : f.at("tests")) {
+      EXPECT_EQ(names.count(t.at("id").get<std::string>()), 1U) << t.at("id");
+      if (t.at("status") == "failed") commands.push_back(t.at("rerun").get<std::string>());
+    }
+  }
+  ASSERT_EQ(commands.size(), 3U) << "Many.C, Values/Param.Small/3 and /4";
+  for (const std::string& command : commands) {
+    auto again = testing::run({"/bin/sh", "-c", command + " --out " + (dir_ / "again").string()},
+                              {{"E2E_GTEST_ROOT", kRoot.string()}, {"NO_COLOR", "1"}}, 100s);
+    EXPECT_EQ(again.exit_code, 1) << command << "\n" << again.output;
+    EXPECT_EQ(cases(last_run()).size(), 1U) << command;
+    fs::remove_all(dir_ / "again");
+  }
+  ASSERT_EQ(run_runner(kSuite, {"many_test", "-k", "Typed"}).exit_code, 0);
+  std::set<std::string> typed;
+  for (const auto& [name, c] : cases(last_run()))
+    typed.insert(c.test.classname + "." + c.test.name);
+  EXPECT_EQ(typed, (std::set<std::string>{"many_test.Typed/0.Zero", "many_test.Typed/1.Zero",
+                                          "many_test.Typed/2.Zero"}));
 }
 
 TEST_F(GtestE2E, AGtestSuiteNeedsNoPython) {
