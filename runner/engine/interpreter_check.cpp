@@ -7,6 +7,7 @@
 #include "parsers/text.h"
 #include "runner/base/error.h"
 #include "runner/base/printable.h"
+#include "runner/engine/interrupt.h"
 #include "runner/engine/process_pool.h"
 
 namespace devshim {
@@ -42,6 +43,9 @@ std::string check_python_interpreter(const std::string& interpreter, const std::
       return std::string(trim(std::string_view(r.output).substr(at + kMarker.size())));
     }
   }
+  // A signal stopped the check (capture_process kills the process then): the run is
+  // interrupted, which says nothing of the interpreter.
+  throw_if_interrupted();
   const std::string did =
       r.started ? what_it_did(r) : fmt::format("could not be started ({})", r.error);
   throw UsageError(fmt::format(

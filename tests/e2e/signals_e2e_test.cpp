@@ -173,6 +173,28 @@ TEST_F(SignalsE2E, ASigintIgnoredOnEntryStaysIgnoredAtEveryMoment) {
   expect_nothing_left("SIGTERM with SIGINT ignored");
 }
 
+// A signal while the runner asks the interpreter for its version (before the run begins) is an
+// interrupt: 143, not "is no Python interpreter" and the usage error's 2, which CI saw when a
+// signal of the test above landed during that check.
+TEST_F(SignalsE2E, ASignalDuringTheInterpreterCheckIsAnInterruptNotABadInterpreter) {
+  const fs::path python = dir_ / "slow-python";
+  const fs::path asked = dir_ / "asked";
+  testing::write_file(python, "#!/bin/sh\ntouch '" + asked.string() + "'\nexec sleep 30\n");
+  fs::permissions(python, fs::perms::owner_all);
+  auto child = start({RUNNER_PATH, (kSuites / "signals").string(), "--db", db().string(), "--out",
+                      out().string(), "--python", python.string()},
+                     env_with("0", "0"), false, dir_ / "runner.out");
+  ASSERT_TRUE(testing::eventually([&] { return fs::exists(asked); }, 30s));
+  ::kill(child.pid, SIGTERM);
+  const auto status = testing::wait_for(child, 30s);
+  const std::string output = testing::read_file(dir_ / "runner.out");
+  ASSERT_TRUE(status && WIFEXITED(*status)) << output;
+  EXPECT_EQ(WEXITSTATUS(*status), 143) << output;
+  EXPECT_EQ(output.find("no Python interpreter"), std::string::npos) << output;
+  EXPECT_NE(output.find("interrupted by SIGTERM before the run began"), std::string::npos)
+      << output;
+}
+
 // The files ignore SIGTERM and the grace is long: the first SIGINT waits for it, the second
 // kills them at once; the run is still recorded as interrupted.
 TEST_F(SignalsE2E, ASecondSigintForcesTheExit) {
