@@ -21,14 +21,16 @@ bool is_identifier(std::string_view s) {
   });
 }
 
-// "tests/test_x.py" → {"tests", "test_x"}; empty when the path is no importable module.
-std::vector<std::string> module_parts(const std::string& path) {
+// "tests/test_x.py" → {"tests", "test_x"}; empty when the path is no .py file, or (importable)
+// when a part is no Python identifier: unittest imports the module by that name, while pytest
+// names classes after the path as it is ("tests.e2e-x.test_y").
+std::vector<std::string> module_parts(const std::string& path, bool importable) {
   fs::path p(path);
   if (p.extension() != ".py") return {};
   p.replace_extension();
   std::vector<std::string> parts;
   for (const auto& part : p) {
-    if (!is_identifier(part.string())) return {};
+    if (importable && !is_identifier(part.string())) return {};
     parts.push_back(part.string());
   }
   return parts;
@@ -91,7 +93,7 @@ TestIds test_ids(std::string_view framework, std::string_view tests_dir, std::st
       (fs::path(std::string(tests_dir)) / rel).lexically_normal().generic_string();
   TestIds ids;
   if (framework == "pytest") {
-    const std::vector<std::string> module = module_parts(from_root);
+    const std::vector<std::string> module = module_parts(from_root, /*importable=*/false);
     const auto classes = module.empty() ? std::nullopt : classes_after_module(module, classname);
     if (classname.empty() || !classes) {  // a module skipped whole; a name outside the module
       ids.native = classname.empty()
@@ -108,7 +110,7 @@ TestIds test_ids(std::string_view framework, std::string_view tests_dir, std::st
       return ids;
     }
     ids.native = std::string(classname) + "." + std::string(name);
-    const std::vector<std::string> module = module_parts(from_root);
+    const std::vector<std::string> module = module_parts(from_root, /*importable=*/true);
     const auto classes = module.empty() ? std::nullopt : classes_after_module(module, classname);
     const std::string_view method = name.substr(0, name.find(" ("));  // a subtest: its test
     if (classes && !classes->empty() && is_identifier(method) && !is_fixture(name)) {
@@ -176,7 +178,7 @@ std::string rerun_command(const RunRecord& run, const TestIds& ids) {
 }
 
 std::string python_module(std::string_view path_from_root) {
-  return joined(module_parts(std::string(path_from_root)), 0, ".");
+  return joined(module_parts(std::string(path_from_root), /*importable=*/true), 0, ".");
 }
 
 std::string shell_word(std::string_view s) {

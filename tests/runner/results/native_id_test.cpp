@@ -28,6 +28,14 @@ TEST(NativeId, PytestWithARootdirBelowTheProjectRootStillNamesThePathFromTheRoot
   EXPECT_EQ(ids.target, "test_x.py::TestC::test_y");
 }
 
+TEST(NativeId, PytestNamesPathsThatAreNoPythonIdentifiers) {
+  // pytest's classname is the path with '/' → '.', hyphens and all; it runs such files by path.
+  const TestIds ids =
+      test_ids("pytest", "tests", "e2e-x/test_y.py", "tests.e2e-x.test_y.C", "test_a");
+  EXPECT_EQ(ids.native, "tests/e2e-x/test_y.py::C::test_a");
+  EXPECT_EQ(ids.target, "e2e-x/test_y.py::C::test_a");
+}
+
 TEST(NativeId, PytestModuleSkippedWholeIsTheFileAndHasNoTarget) {
   const TestIds ids = test_ids("pytest", "tests", "test_x.py", "", "test_x.py");
   EXPECT_EQ(ids.native, "tests/test_x.py");
