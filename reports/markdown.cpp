@@ -456,10 +456,13 @@ void clusters_section(const Report& r, std::string& out) {
   }
 }
 
-// Every failing test (and every test a kill is blamed on), one row each.
+// Every failing test (and every test a kill is blamed on), one row each, then the commands that
+// run each again the way this run ran it.
 void failing_tests_section(const Report& r, std::string& out) {
   out += "## Failing tests\n\n";
   bool any = false;
+  std::string commands;
+  std::size_t n = 0, more = 0;  // commands listed, and beyond kListedRowsMax
   for (const auto& f : r.files) {
     for (const auto& c : f.cases) {
       if (!is_failure(c.test.status) && c.test.culprit.empty()) continue;
@@ -471,18 +474,6 @@ void failing_tests_section(const Report& r, std::string& out) {
       out += fmt::format("| {} | {} | {} | {} |\n", status,
                          md_cell(test_label(r.run, f.file.path, c.test.classname, c.test.name)),
                          md_cell(message, 200), source_cell(c.links, c.test.source));
-    }
-  }
-  if (!any) {
-    out += "None.\n";
-    return;
-  }
-  // The commands that run each failing test again, the way this run ran it.
-  std::string commands;
-  std::size_t n = 0, more = 0;
-  for (const auto& f : r.files) {
-    for (const auto& c : f.cases) {
-      if (!is_failure(c.test.status) && c.test.culprit.empty()) continue;
       const std::string command =
           rerun_command(r.run, test_ids(r.run, f.file.path, c.test.classname, c.test.name));
       if (command.empty()) continue;
@@ -492,6 +483,10 @@ void failing_tests_section(const Report& r, std::string& out) {
         ++more;
       }
     }
+  }
+  if (!any) {
+    out += "None.\n";
+    return;
   }
   if (n == 0) return;
   out += fmt::format("\n<details><summary>Re-run a failing test ({})</summary>\n\n", n);
