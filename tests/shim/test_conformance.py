@@ -34,13 +34,22 @@ def test_the_same_outcomes_everywhere_conform():
     assert conformance.compare(*runs(both, both)) == ([], [])
 
 
-def test_torchscript_rejecting_only_with_the_shim_is_a_problem():
-    plain = {"torch.zeros": {"cuda": outcomes(), "cpu": outcomes()}}
+def test_torchscript_rejecting_a_masquerade_call_only_with_the_shim_is_a_problem():
+    plain = {"torch.cuda.device_count": {"cuda": outcomes()}}
+    shimmed = {"torch.cuda.device_count": {"cuda": outcomes(script=REFUSED)}}
+    problems, _ = conformance.compare(*runs(plain, shimmed))
+    assert problems == ["torch.cuda.device_count [cuda] under script: RuntimeError: refused; "
+                        'expected ok ["tensor", [2], "torch.float32", "cpu", [1.0, 1.0]] '
+                        "(TorchScript as without devshim)"]
+
+
+def test_a_cuda_form_scripted_must_do_what_the_cpu_form_does_without_the_shim():
+    # Before devices written in scripted code were rewritten, TorchScript ran "cuda" as written.
+    plain = {"torch.zeros": {"cuda": outcomes(script=REFUSED), "cpu": outcomes()}}
     shimmed = {"torch.zeros": {"cuda": outcomes(script=REFUSED), "cpu": outcomes()}}
     problems, _ = conformance.compare(*runs(plain, shimmed))
-    assert problems == ["torch.zeros [cuda] under script: RuntimeError: refused; expected ok "
-                        '["tensor", [2], "torch.float32", "cpu", [1.0, 1.0]] '
-                        "(TorchScript as without devshim)"]
+    assert len(problems) == 1 and "[cuda] under script" in problems[0]
+    assert "the cpu form without devshim" in problems[0]
 
 
 def test_a_cuda_form_must_do_under_each_machinery_what_the_cpu_form_does_without_the_shim():
@@ -98,8 +107,9 @@ def test_a_real_run_on_a_few_apis(tmp_path):
     assert set(report["shimmed"]["results"]) == set(apis)
     zeros = report["shimmed"]["results"]["torch.zeros_like"]
     assert zeros["cpu"]["script"][0] == "ok" and zeros["cuda"]["compile"][0] == "ok"
-    # TorchScript never calls Python: a device written inside it is not redirected.
-    assert zeros["cuda"]["script"][0] == "error"
+    # A device written inside scripted code is rewritten when TorchScript compiles it.
+    assert zeros["cuda"]["script"] == report["plain"]["results"]["torch.zeros_like"]["cpu"][
+        "script"]
     # The children's scratch files go with the run, crashed children's included (torch's own
     # compile caches stay).
     assert list(tmp_path.glob("devshim-conformance-*")) == []

@@ -36,7 +36,7 @@ from __future__ import annotations
 from devshim import record, runtime
 from devshim.patching import CONSTRUCTOR, REDIRECT, Patch
 
-__all__ = ["plan", "POLICIES", "configure"]
+__all__ = ["plan", "POLICIES", "configure", "redirected_object", "as_written"]
 
 POLICIES = ("redirect", "keep")
 redirect_objects = False  # True under "redirect"
@@ -76,8 +76,35 @@ def _identity_possible(device) -> bool:
 _REDIRECTED_TYPES = ("cuda", "mps")
 
 
+def redirected_object(device, build):
+    """(object, used) when the policy builds ``device`` (a torch.device) as the device used, else
+    None (the object stands as written). ``build(*args)`` makes a device object with torch's own
+    constructor. Records nothing."""
+    if not (redirect_objects and device.type in _REDIRECTED_TYPES and _identity_possible(device)):
+        return None
+    used = runtime.redirect(device)
+    if used is None:
+        return None
+    built = build(used)
+    if built.type == "mps" and built.index is None:
+        built = build("mps", 0)  # what an MPS tensor's .device is
+    return built, used
+
+
+_as_written = None  # torch's own constructor of device objects, while the patch is installed
+
+
+def as_written(*args):
+    """``torch.device(*args)`` as torch builds it, whatever the policy."""
+    import torch
+
+    return _as_written(torch.device, args, {}) if _as_written is not None else torch.device(*args)
+
+
 def _device_new(original_new):
     """``torch.device.__new__``: builds torch's own device objects; applies the policy."""
+    global _as_written
+    _as_written = original_new
 
     def __new__(cls, *args, **kwargs):
         if not kwargs:
@@ -95,15 +122,10 @@ def _device_new(original_new):
         else:
             device = original_new(cls, args, kwargs)
         made = (device, None, None)
-        if (redirect_objects and device.type in _REDIRECTED_TYPES
-                and _identity_possible(device)):
-            used = runtime.redirect(device)
-            if used is not None:
-                record.hit("torch.device", device, used)
-                built = original_new(cls, (used,), {})
-                if built.type == "mps" and built.index is None:
-                    built = original_new(cls, ("mps", 0), {})  # what an MPS tensor's .device is
-                made = (built, device, used)
+        found = redirected_object(device, lambda *a: original_new(cls, a, {}))
+        if found is not None:
+            record.hit("torch.device", device, found[1])
+            made = (found[0], device, found[1])
         if not kwargs and not any(type(a) is bool for a in args):
             try:
                 _made[args] = made

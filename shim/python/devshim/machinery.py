@@ -9,9 +9,9 @@ original functions, devshim's wrappers, or both:
   compiled from the wrapper's source, which ``inspect`` follows (``__wrapped__``) to a C builtin:
   ``TypeError: module, class, method, function, traceback, frame, or code object was expected``.
   ``sync_builtins`` gives every wrapper of a builtin the builtin's op; ``unsync_builtins`` takes
-  those entries out again. Code inside TorchScript is then compiled as without devshim, and runs
-  as without devshim too: TorchScript never calls Python, so a ``device="cuda"`` written inside a
-  scripted function is not redirected (docs/shim.md).
+  those entries out again. Code inside TorchScript is then compiled as without devshim;
+  TorchScript never calls Python, so the devices written in it are rewritten in the compiled
+  graph (devshim/scripted.py).
 - Dynamo's rule map (``torch._dynamo.trace_rules.get_torch_obj_rule_map``, built at the first
   compile from torch's namespace as it is then, keyed by object): how to trace each torch
   function (in the graph, inlined, skipped). ``dynamo_rules_patch`` makes the map hold both

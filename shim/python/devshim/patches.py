@@ -9,7 +9,8 @@ modules named for what they carry:
 | tensors             | factories, Tensor.to/.cuda/.new_*, nn.Module.to/.cuda/.to_empty      |
 | defaults            | set_default_device, ``with torch.device(...)``, torch.Generator     |
 | devices             | torch.device(...) objects (TORCHDEVICE_DEVICE_OBJECTS), torch.device(0) |
-| serialization       | torch.load(map_location=...)                                        |
+| serialization       | torch.load(map_location=...), torch.jit.load                        |
+| scripted            | devices written inside TorchScript code (compiled graphs rewritten) |
 | amp                 | autocast (all three spellings), GradScaler (both)                   |
 | legacy*             | torch.cuda.FloatTensor & co., Tensor.type, set_default_tensor_type  |
 | cuda_masquerade*    | torch.cuda device queries, properties, memory, RNG, init            |
@@ -61,6 +62,7 @@ from devshim import (
     placed,
     record,
     runtime,
+    scripted,
     serialization,
     streams,
     tensors,
@@ -75,8 +77,8 @@ __all__ = ["apply", "remove", "plan", "carried_apis", "raising_apis", "carried_f
 carried_factories = tensors.carried_factories
 redirect = runtime.redirect
 
-_MODULES = (tensors, defaults, devices, serialization, amp, legacy, cuda_masquerade, accelerator,
-            streams, pinning, distributed, unsupported)
+_MODULES = (tensors, defaults, devices, serialization, scripted, amp, legacy, cuda_masquerade,
+            accelerator, streams, pinning, distributed, unsupported)
 _lock = threading.RLock()
 _applied = False
 _settings = config.Config()
@@ -180,6 +182,10 @@ def _hide_from_machinery(torch, wrapped, replaced):
         machinery.sync_builtins(torch, pairs)
     except Exception as e:  # another torch version: TorchScript keeps its own view
         logger.error("TorchScript's builtin table: %s: %s", type(e).__name__, e)
+    try:
+        scripted.install_hooks(torch)
+    except Exception as e:  # another torch version: scripted code runs as written
+        logger.error("TorchScript's emit hooks: %s: %s", type(e).__name__, e)
     for patch in machinery.overrides_patches(torch, pairs):
         _install_quietly(patch)
 
@@ -238,6 +244,7 @@ def remove():
         torch = sys.modules.get("torch")
         if torch is not None:
             machinery.unsync_builtins(torch)
+            scripted.remove_hooks(torch)
         record.drop_site_caches()
         record._first_hit_listeners[:] = []
         record.compiling = bool

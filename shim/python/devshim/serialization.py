@@ -25,7 +25,7 @@ with the device a ``cuda`` request lands on: every tensor of it goes there (reco
 
 from __future__ import annotations
 
-from devshim import record, runtime
+from devshim import record, runtime, scripted
 from devshim.patching import Patch, wraps
 
 __all__ = ["plan", "restore_location"]
@@ -84,29 +84,39 @@ _CUDA_ARCHIVE = ("on a CUDA device", "support for cuda devices", "from the 'CUDA
 
 
 def _jit_load(original):
+    """``torch.jit.load``: the archive's tensors go where ``map_location`` (redirected) says, or
+    where a "cuda" request lands when the archive was saved on CUDA; the devices written in its
+    code are rewritten as in any scripted code (devshim/scripted.py)."""
+
     @wraps(original)
     def load(f, map_location=None, *args, **kwargs):
-        if map_location is not None:
-            used = runtime.redirect(map_location)
-            if used is not None:
-                record.hit("torch.jit.load", map_location, used)
-                map_location = used
-            return original(f, map_location, *args, **kwargs)
-        start = f.tell() if hasattr(f, "seek") and hasattr(f, "tell") else None
-        try:
-            return original(f, None, *args, **kwargs)
-        except (RuntimeError, NotImplementedError) as e:
-            used = runtime.redirect("cuda")
-            if used is None or not any(text in str(e) for text in _CUDA_ARCHIVE) or \
-                    (start is None and not isinstance(f, (str, bytes)) and
-                     not hasattr(f, "__fspath__")):
-                raise
-        if start is not None:
-            f.seek(start)
-        record.hit("torch.jit.load", "cuda", used)
-        return original(f, used, *args, **kwargs)
+        module = _jit_load_placed(original, f, map_location, args, kwargs)
+        scripted.rewrite_module(module)
+        return module
 
     return load
+
+
+def _jit_load_placed(original, f, map_location, args, kwargs):
+    if map_location is not None:
+        used = runtime.redirect(map_location)
+        if used is not None:
+            record.hit("torch.jit.load", map_location, used, depth=3)
+            map_location = used
+        return original(f, map_location, *args, **kwargs)
+    start = f.tell() if hasattr(f, "seek") and hasattr(f, "tell") else None
+    try:
+        return original(f, None, *args, **kwargs)
+    except (RuntimeError, NotImplementedError) as e:
+        used = runtime.redirect("cuda")
+        if used is None or not any(text in str(e) for text in _CUDA_ARCHIVE) or \
+                (start is None and not isinstance(f, (str, bytes)) and
+                 not hasattr(f, "__fspath__")):
+            raise
+    if start is not None:
+        f.seek(start)
+    record.hit("torch.jit.load", "cuda", used, depth=3)
+    return original(f, used, *args, **kwargs)
 
 
 def plan(torch):

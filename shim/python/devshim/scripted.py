@@ -1,0 +1,255 @@
+"""Redirection inside TorchScript: the devices written in scripted code.
+
+TorchScript compiles a function, a module's methods or a class's methods to graphs that run
+without calling Python, so devshim's wrappers never see a ``device="cuda"`` written inside them.
+What TorchScript makes of such a device is a constant of the graph
+(``prim::Constant[value="cuda:0"]()`` of type Device; ``torch.device("cuda", 0)`` with constant
+arguments is an ``aten::device`` node of constants), and ``x.cuda()`` is ``aten::cuda(x)``. Once a
+graph is compiled, and before it first runs, ``rewrite_graph`` applies the redirection policy to
+those, as the eager wrappers do to the same calls:
+
+- a device constant used by an operator that places data (an ``aten::`` op other than the ones
+  that treat a device as a value: comparisons, ``str``, list and dict operations) gets the device
+  used instead, in that use only: ``torch.zeros(2, device="cuda")`` in a scripted function makes
+  a tensor on the device used;
+- a device constant the device-object policy builds as the device used
+  (``TORCHDEVICE_DEVICE_OBJECTS=redirect``, an index that exists: devshim/devices.py) is that
+  device object in every use, comparisons included, as ``torch.device("cuda", 0)`` is in eager
+  code; under ``keep`` a comparison sees the device as written;
+- ``aten::cuda(x)`` becomes ``aten::to(x, <device used>)``;
+- ``torch.autocast("cuda")`` (a constant device type given to its ``__init__``, which
+  TorchScript's autocast pass reads) gets the type of the device used, as the eager
+  ``torch.autocast`` does (devshim/amp.py). ``torch.cuda.amp.autocast`` is a class of its own
+  that the pass takes for CUDA: left as written.
+
+Each rewrite is recorded as API ``torch.jit.script`` at the call site that compiled the code
+(the program's frame outwards of torch's). A device made at run time inside the scripted code
+(``torch.device(name)`` of a string argument) is not redirected: nothing in the graph says what
+it will be, and an operator of devshim's in the graph would make archives that load only where
+devshim is installed. ``torch.cuda`` calls inside scripted code (TorchScript's ``cuda::`` ops)
+are left as TorchScript compiles them.
+
+When graphs are seen: TorchScript's emit hooks (``torch._C._jit_set_emit_hooks``: called for every
+compiled function and every scripted module; the hooks already set are chained, not replaced),
+the registration of a scripted class (``_compile_and_register_class``, which has no hook), and
+``torch.jit.load``'s result (devshim/serialization.py). A graph rewritten holds the devices used:
+``torch.jit.save`` of it writes them, as ``torch.save`` of a tensor the shim placed writes the
+device it is on.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+
+from devshim import devices, record, runtime
+from devshim.patching import Patch, wraps
+
+__all__ = ["rewrite_graph", "rewrite_function", "rewrite_module", "install_hooks",
+           "remove_hooks", "plan"]
+
+API = "torch.jit.script"
+
+# aten ops that take a device as a value, not as where to put data.
+_VALUE_OPS = frozenset({
+    "aten::eq", "aten::ne", "aten::__is__", "aten::__isnot__", "aten::str", "aten::format",
+    "aten::hash", "aten::__contains__", "aten::append", "aten::insert", "aten::_set_item",
+    "aten::index", "aten::count", "aten::remove", "aten::__getitem__", "aten::list",
+})
+
+_AUTOCAST = "__torch__.torch.amp.autocast_mode.autocast"
+_previous_hooks = None  # the emit hooks found when install_hooks set devshim's, or None
+_exit_registered = False
+
+
+_KINDS = ("prim::Constant", "aten::device", "aten::cuda", "prim::CallMethod")
+
+
+def _candidates(graph):
+    """The nodes of ``graph`` (nested blocks included) that may hold a device to rewrite, found
+    by TorchScript's own search (in C++: a graph with nothing to rewrite costs a few µs)."""
+    found = []
+    for kind in _KINDS:
+        found += graph.findAllNodes(kind, True)
+    return found
+
+
+def _device_of(node, torch):
+    """The device a node makes from constants only (a Device constant, ``aten::device`` of
+    constants), or None."""
+    kind = node.kind()
+    if kind == "prim::Constant":
+        if node.output().type().kind() != "DeviceObjType":
+            return None
+        return node.output().toIValue()
+    if kind == "aten::device" and node.output().type().kind() == "DeviceObjType":
+        args = []
+        for value in node.inputs():
+            if value.node().kind() != "prim::Constant":
+                return None
+            args.append(value.node().output().toIValue())
+        try:
+            return devices.as_written(*args)
+        except (RuntimeError, TypeError, ValueError):
+            return None  # TorchScript raises it when the code runs, as without devshim
+    return None
+
+
+def _is_autocast_init(node):
+    """``torch.autocast(device_type, ...)``'s ``__init__`` with a constant device type: what
+    TorchScript's autocast pass reads to choose the device an autocast region is for."""
+    if node.s("name") != "__init__" or node.inputsSize() < 2:
+        return False
+    cls = node.inputsAt(0).type()
+    return (getattr(cls, "qualified_name", lambda: "")() == _AUTOCAST
+            and node.inputsAt(1).node().kind() == "prim::Constant")
+
+
+def rewrite_graph(graph, torch=None):
+    """Applies the policy to the devices written in ``graph`` (module docstring). Returns the
+    (requested, used) pairs rewritten; a graph with nothing to rewrite is left untouched, so a
+    second call changes nothing."""
+    torch = torch if torch is not None else sys.modules["torch"]
+    nodes = _candidates(graph)
+    if not nodes:
+        return []
+    constants = {}  # device string -> Value of a constant at the top of the graph
+
+    def constant(device):
+        key = str(device)
+        if key not in constants:
+            with graph.insert_point_guard(next(iter(graph.nodes()))):
+                constants[key] = graph.insertConstant(torch.device(key))
+        return constants[key]
+
+    done = []
+    for node in nodes:
+        if node.kind() == "prim::CallMethod" and _is_autocast_init(node):
+            requested = node.inputsAt(1).toIValue()
+            used = runtime.redirect(requested) if isinstance(requested, str) else None
+            if used is not None:
+                with graph.insert_point_guard(next(iter(graph.nodes()))):
+                    node.replaceInput(1, graph.insertConstant(used.split(":", 1)[0]))
+                done.append((requested, used))
+            continue
+        if node.kind() == "aten::cuda" and node.inputsSize() == 1:
+            used = runtime.redirect("cuda")
+            if used is None:
+                continue
+            with graph.insert_point_guard(node):
+                moved = graph.insert("aten::to", [node.input(), constant(used)])
+            node.output().replaceAllUsesWith(moved)
+            node.destroy()
+            done.append(("cuda", used))
+            continue
+        device = _device_of(node, torch)
+        if device is None:
+            continue
+        used = runtime.redirect(device)
+        if used is None:
+            continue
+        value = node.output()
+        found = devices.redirected_object(device, torch.device)
+        if found is not None:  # the object itself is the device used, in every use
+            value.replaceAllUsesWith(constant(found[0]))
+        else:
+            for use in list(value.uses()):
+                user = use.user
+                if user.kind().startswith("aten::") and user.kind() not in _VALUE_OPS:
+                    user.replaceInput(use.offset, constant(used))
+        done.append((device, used))
+    return done
+
+
+def _record(done) -> None:
+    f = sys._getframe(1)
+    for requested, used in done:
+        record.hit_at(f, API, requested, used)
+
+
+def rewrite_function(fn) -> None:
+    """Rewrites a compiled function's graph (a ScriptFunction or a ScriptMethod)."""
+    _record(rewrite_graph(fn.graph))
+
+
+def rewrite_module(module) -> None:
+    """Rewrites every method of a scripted module (``torch._C.ScriptModule``, or a
+    RecursiveScriptModule and its submodules)."""
+    done = []
+    owners = [m._c for m in module.modules()] if hasattr(module, "modules") else [module]
+    for owner in owners:
+        for name in owner._method_names():
+            done += rewrite_graph(owner._get_method(name).graph)
+    _record(done)
+
+
+def _rewrite_class(torch, qualified_name) -> None:
+    cu = torch.jit._state._python_cu
+    cls = cu.get_class(qualified_name)
+    if cls is None:
+        return
+    done = []
+    for name in cls.method_names():
+        fn = cu.find_function(f"{qualified_name}.{name}")
+        if fn is not None:
+            done += rewrite_graph(fn.graph, torch)
+    _record(done)
+
+
+def install_hooks(torch) -> None:
+    """Sets TorchScript's emit hooks to rewrite every function and module it compiles, each
+    calling the hook set before (if any) after its own work; rewrites the functions, methods
+    included, compiled before (a graph that has run keeps the plan TorchScript made of it)."""
+    global _previous_hooks
+    if _previous_hooks is not None:
+        return
+    module_hook, function_hook = torch._C._jit_get_emit_hooks()
+    _previous_hooks = (module_hook, function_hook)
+
+    def on_module(module):
+        rewrite_module(module)
+        if module_hook is not None:
+            module_hook(module)
+
+    def on_function(fn):
+        rewrite_function(fn)
+        if function_hook is not None:
+            function_hook(fn)
+
+    torch._C._jit_set_emit_hooks(on_module, on_function)
+    global _exit_registered
+    if not _exit_registered:
+        # torch keeps the hooks in C++ statics, destroyed after the interpreter: a Python
+        # function still held there then crashes the process at exit (SIGSEGV).
+        atexit.register(remove_hooks, torch)
+        _exit_registered = True
+    done = []
+    for fn in torch.jit._state._python_cu.get_functions():  # compiled before activation
+        done += rewrite_graph(fn.graph, torch)
+    _record(done)
+
+
+def remove_hooks(torch) -> None:
+    """Sets back the emit hooks ``install_hooks`` found."""
+    global _previous_hooks
+    if _previous_hooks is not None:
+        torch._C._jit_set_emit_hooks(*_previous_hooks)
+        _previous_hooks = None
+
+
+def _class_registration(original):
+    @wraps(original)
+    def register(obj, rcb, qualified_name):
+        result = original(obj, rcb, qualified_name)
+        _rewrite_class(sys.modules["torch"], qualified_name)
+        return result
+
+    return register
+
+
+def plan(torch):
+    """Patches of the scripted-class registration, which carry ``torch.jit.script`` (the emit
+    hooks, which do most of it, are not attributes: install_hooks/remove_hooks)."""
+    return [Patch(module, "_compile_and_register_class", _class_registration, (API,))
+            for module in (torch.jit._recursive, torch.jit._script)
+            if hasattr(module, "_compile_and_register_class")]
