@@ -94,10 +94,13 @@ std::string gaps_json(const std::vector<GapEntry>& entries) {
   json list = json::array();
   for (const auto& e : entries) {
     json tests = json::array();
-    for (const auto& t : e.test_list) {
-      tests.push_back({{"file", t.file}, {"classname", t.classname}, {"name", t.name}});
-    }
     auto opt_run = [](std::int64_t r) { return r > 0 ? json(r) : json(nullptr); };
+    for (const auto& t : e.test_list) {
+      tests.push_back({{"file", t.file},
+                       {"classname", t.classname},
+                       {"name", t.name},
+                       {"carried_from", opt_run(t.carried_from)}});
+    }
     auto opt_text = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
     list.push_back({{"api", e.api},
                     {"kind", e.kind},
@@ -184,7 +187,8 @@ int gaps_show(const fs::path& db, const std::string& api) {
   // Named as the run that showed them names them (runner/results/native_id.h).
   const RunRecord run = store.run(e->last_seen_run).value_or(RunRecord{});
   for (const auto& t : e->test_list) {
-    fmt::print("    {}\n", printable(test_label(run, t.file, t.classname, t.name)));
+    fmt::print("    {}{}\n", printable(test_label(run, t.file, t.classname, t.name)),
+               t.carried_from > 0 ? fmt::format("  (last run in run {})", t.carried_from) : "");
   }
   return kExitOk;
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "parsers/gap_attribution.h"
 #include "parsers/signature.h"
@@ -140,9 +141,10 @@ void add_file_evidence(Store& store, const RunRecord& run,
   }
 }
 
-// Every failing and newly skipped test of a run, its file errors and lost tests → entries.
-std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run) {
-  const std::vector<StoredCase> cases = store.cases(run.id);
+// Every failing and newly skipped test of a run (`cases`), its file errors and lost tests →
+// entries.
+std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
+                                        const std::vector<StoredCase>& cases) {
   const RunResultStatuses statuses = statuses_of(cases);
   // The baseline's status of each test, to tell newly skipped tests (differential runs only).
   const bool has_baseline = run.baseline_run > 0;
@@ -195,12 +197,35 @@ std::map<std::string, int> lost_by_file(const GapEntry& entry) {
   return out;
 }
 
+namespace {
+
+// What a run ran: its tests and its files (a file error's kGapFileTest stands for its file).
+class RanIn {
+ public:
+  RanIn(Store& store, std::int64_t run_id, const std::vector<StoredCase>& cases) {
+    for (const StoredCase& c : cases) tests_.insert({c.file, c.test.classname, c.test.name});
+    for (const FileRecord& f : store.files(run_id)) files_.insert(f.path);
+  }
+  bool ran(const GapTest& t) const {
+    if (t.name == kGapFileTest && t.classname.empty()) return files_.count(t.file) > 0;
+    return tests_.count({t.file, t.classname, t.name}) > 0;
+  }
+
+ private:
+  std::set<std::tuple<std::string, std::string, std::string>> tests_;
+  std::set<std::string> files_;
+};
+
+}  // namespace
+
 int GapLog::update_from_run(std::int64_t run_id) {
   const auto run = store_.run(run_id);
   if (!run || run->mode != "shim" || run->status == "interrupted" || run->status == "running") {
     return 0;
   }
-  const std::map<std::string, Seen> seen = evidence_of(store_, *run);
+  const std::vector<StoredCase> cases = store_.cases(run_id);
+  const std::map<std::string, Seen> seen = evidence_of(store_, *run, cases);
+  const RanIn ran(store_, run_id, cases);
   const ShimSettings settings = shim_settings_of(
       nlohmann::json::parse(run->environment.empty() ? "{}" : run->environment, nullptr, false));
 
@@ -220,12 +245,31 @@ int GapLog::update_from_run(std::int64_t run_id) {
       "equivalent = CASE WHEN equivalent_by = 'auto' THEN excluded.equivalent "
       "ELSE equivalent END, setting = excluded.setting");
   sql::Statement test(db_,
-                      "INSERT OR IGNORE INTO gap_tests (api, run_id, file, classname, name) "
-                      "VALUES (?,?,?,?,?)");
+                      "INSERT OR IGNORE INTO gap_tests (api, run_id, file, classname, name, "
+                      "carried_from) VALUES (?,?,?,?,?,?)");
+  sql::Statement last_seen(db_, "SELECT last_seen_run FROM gaps WHERE api = ?");
+  sql::Statement earlier_tests(db_,
+                               "SELECT file, classname, name, coalesce(carried_from, run_id) "
+                               "FROM gap_tests WHERE api = ? AND run_id = ?");
   auto or_null = [](const std::string& text) {
     return text.empty() ? std::nullopt : std::optional<std::string>(text);
   };
   for (const auto& [api, s] : seen) {
+    // The tests the entry's last run of other targets showed, that this run did not run.
+    std::vector<GapTest> carried;
+    last_seen.bind(1, api);
+    const std::int64_t previous = last_seen.step() ? last_seen.opt_int64(0).value_or(0) : 0;
+    last_seen.reset();
+    const auto earlier = previous > 0 && previous < run_id ? store_.run(previous) : std::nullopt;
+    if (earlier && earlier->suite == run->suite && !same_scope(*earlier, *run)) {
+      earlier_tests.bind(1, api).bind(2, previous);
+      while (earlier_tests.step()) {
+        GapTest t{earlier_tests.text(0), earlier_tests.text(1), earlier_tests.text(2),
+                  earlier_tests.int64(3)};
+        if (!ran.ran(t)) carried.push_back(std::move(t));
+      }
+      earlier_tests.reset();
+    }
     const GapAction what = gap_action(s.attribution.kind, api, s.attributed, settings);
     upsert.bind(1, api)
         .bind(2, s.attribution.kind)
@@ -237,7 +281,12 @@ int GapLog::update_from_run(std::int64_t run_id) {
         .bind(8, or_null(what.setting))
         .run();
     for (const auto& t : s.tests) {
-      test.bind(1, api).bind(2, run_id).bind(3, t.file).bind(4, t.classname).bind(5, t.name).run();
+      test.bind(1, api).bind(2, run_id).bind(3, t.file).bind(4, t.classname).bind(5, t.name);
+      test.bind_null(6).run();
+    }
+    for (const auto& t : carried) {
+      test.bind(1, api).bind(2, run_id).bind(3, t.file).bind(4, t.classname).bind(5, t.name);
+      test.bind(6, t.carried_from).run();
     }
     refresh_severity(api);
   }
@@ -428,13 +477,17 @@ std::vector<GapEntry> GapLog::query(const std::string& where,
     out.push_back(std::move(e));
   }
   if (with_tests) {
-    sql::Statement t(db_,
-                     "SELECT file, classname, name FROM gap_tests WHERE api = ? AND run_id = ? "
-                     "ORDER BY file, classname, name");
+    // A run's own evidence (tests_run) leaves out the tests carried into it.
+    sql::Statement t(db_, fmt::format("SELECT file, classname, name, carried_from FROM gap_tests "
+                                      "WHERE api = ? AND run_id = ? {} "
+                                      "ORDER BY file, classname, name",
+                                      tests_run > 0 ? "AND carried_from IS NULL" : ""));
     for (auto& e : out) {
       const std::int64_t run = tests_run > 0 ? tests_run : e.last_seen_run;
       t.bind(1, e.api).bind(2, run);
-      while (t.step()) e.test_list.push_back({t.text(0), t.text(1), t.text(2)});
+      while (t.step()) {
+        e.test_list.push_back({t.text(0), t.text(1), t.text(2), t.opt_int64(3).value_or(0)});
+      }
       t.reset();
       if (tests_run > 0) {
         e.tests = static_cast<int>(e.test_list.size());
@@ -469,7 +522,7 @@ std::optional<GapEntry> GapLog::entry(const std::string& api) {
 
 std::vector<GapEntry> GapLog::for_run(std::int64_t run_id) {
   return query(
-      "WHERE g.api IN (SELECT api FROM gap_tests WHERE run_id = ?)",
+      "WHERE g.api IN (SELECT api FROM gap_tests WHERE run_id = ? AND carried_from IS NULL)",
       [&](sql::Statement& s) { s.bind(1, run_id); }, true, run_id);
 }
 

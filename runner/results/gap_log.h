@@ -20,6 +20,9 @@ namespace devshim {
 
 struct GapTest {
   std::string file, classname, name;
+  /// 0: the run the entry was read for showed it; else the run that last did, carried into a
+  /// later run of other targets that did not run the test (GapLog::update_from_run).
+  std::int64_t carried_from = 0;
 };
 
 /// The test a file error entry names for a file that lost no test of the baseline (no baseline,
@@ -54,7 +57,7 @@ struct GapEntry {
   std::string why;  ///< how the latest evidence was attributed
   std::int64_t first_seen_run = 0, last_seen_run = 0, fixed_in_run = 0;  ///< 0: none
   std::string first_seen_at, last_seen_at, updated_at;
-  int tests = 0;                   ///< affected tests in last_seen_run
+  int tests = 0;                   ///< affected tests as of last_seen_run (carried ones included)
   int files = 0;                   ///< their files
   std::vector<GapTest> test_list;  ///< filled by GapLog::entry and GapLog::for_run
 };
@@ -102,8 +105,11 @@ class GapLog {
   /// entry seen gets its action, equivalent and setting (gap_action, for the run's shim
   /// settings), the action and equivalent only where no person set them. An API seen again is
   /// reopened (unless a person set its status); an open entry last seen in a run of the same
-  /// suite and targets and absent from this one is marked fixed. Baseline runs and interrupted
-  /// runs change nothing. Returns the number of APIs seen in this run.
+  /// suite and targets and absent from this one is marked fixed. When the run that last saw an
+  /// entry had other targets (a re-run of a few tests, a -k selection), the tests of that run's
+  /// evidence that this run did not run stay the entry's tests (carried_from): a test stops
+  /// counting only when a run that ran it shows it not to be affected. Baseline runs and
+  /// interrupted runs change nothing. Returns the number of APIs seen in this run.
   int update_from_run(std::int64_t run_id);
 
   /// Records a trial of setting on api's tests of run_id: tests tried, passed.
@@ -123,7 +129,8 @@ class GapLog {
   /// Every entry, biggest impact first (open before fixed, then severity, then tests).
   std::vector<GapEntry> list();
   std::optional<GapEntry> entry(const std::string& api);
-  /// Entries with evidence in run_id, with the run's tests, most affected tests first.
+  /// Entries with evidence in run_id, with the tests the run showed (none carried), most affected
+  /// tests first.
   std::vector<GapEntry> for_run(std::int64_t run_id);
 
  private:

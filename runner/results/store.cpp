@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 13> kMigrations = {
+constexpr std::array<const char*, 14> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -415,6 +415,11 @@ DROP TABLE gaps;
 ALTER TABLE gaps_v13 RENAME TO gaps;
 ALTER TABLE gap_tests_v13 RENAME TO gap_tests;
 CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
+)sql",
+    // 14: a test that a run of other targets did not run stays an entry's test, carried from the
+    // run that last showed it (GapLog::update_from_run).
+    R"sql(
+ALTER TABLE gap_tests ADD COLUMN carried_from INTEGER;
 )sql",
 };
 

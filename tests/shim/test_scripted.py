@@ -20,6 +20,14 @@ def made_on_cuda(x: torch.Tensor) -> torch.Tensor:
     return y.to("cuda:0") + torch.tensor([1.0, 2.0], device=torch.device("cuda"))
 
 
+def places_with(x: torch.Tensor, d: torch.device) -> torch.Tensor:
+    return x.to(d) + torch.zeros(2, device=d)
+
+
+def passes_a_device(x: torch.Tensor) -> torch.Tensor:
+    return places_with(x, torch.device("cuda"))
+
+
 class OnCuda(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -38,6 +46,10 @@ def test_a_scripted_function_places_its_cuda_tensors_on_the_device_used(shim):
     hits = {(r["requested"], r["used"], r["call_site"]["file"]) for r in record.rows()
             if r["api"] == "torch.jit.script"}
     assert hits == {("cuda", "cpu", __file__), ("cuda:0", "cpu", __file__)}
+
+
+def test_a_device_passed_to_another_scripted_function(shim):
+    assert torch.equal(torch.jit.script(passes_a_device)(torch.ones(2)), torch.ones(2))
 
 
 def test_a_scripted_module_runs_saved_loaded_and_frozen(shim):

@@ -9,9 +9,9 @@ graph is compiled, and before it first runs, ``rewrite_graph`` applies the redir
 those, as the eager wrappers do to the same calls:
 
 - a device constant used by an operator that places data (an ``aten::`` op other than the ones
-  that treat a device as a value: comparisons, ``str``, list and dict operations) gets the device
-  used instead, in that use only: ``torch.zeros(2, device="cuda")`` in a scripted function makes
-  a tensor on the device used;
+  that treat a device as a value: comparisons, ``str``, list and dict operations), or passed to
+  another scripted function or method, gets the device used instead, in that use only:
+  ``torch.zeros(2, device="cuda")`` in a scripted function makes a tensor on the device used;
 - a device constant the device-object policy builds as the device used
   (``TORCHDEVICE_DEVICE_OBJECTS=redirect``, an index that exists: devshim/devices.py) is that
   device object in every use, comparisons included, as ``torch.device("cuda", 0)`` is in eager
@@ -95,6 +95,15 @@ def _device_of(node, torch):
     return None
 
 
+def _places(kind) -> bool:
+    """Whether a node of ``kind`` may place data with a device it is given: an aten op but those
+    taking a device as a value, or a call of another scripted function or method (which
+    TorchScript inlines or runs later, after this rewrite: its parameter is no constant there)."""
+    if kind.startswith("aten::"):
+        return kind not in _VALUE_OPS
+    return kind in ("prim::CallFunction", "prim::CallMethod")
+
+
 def _is_autocast_init(node):
     """``torch.autocast(device_type, ...)``'s ``__init__`` with a constant device type: what
     TorchScript's autocast pass reads to choose the device an autocast region is for."""
@@ -154,9 +163,8 @@ def rewrite_graph(graph, torch=None):
             value.replaceAllUsesWith(constant(found[0]))
         else:
             for use in list(value.uses()):
-                user = use.user
-                if user.kind().startswith("aten::") and user.kind() not in _VALUE_OPS:
-                    user.replaceInput(use.offset, constant(used))
+                if _places(use.user.kind()):
+                    use.user.replaceInput(use.offset, constant(used))
         done.append((device, used))
     return done
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -43,7 +44,7 @@ std::string key_of(const std::string& file, const std::string& classname, const 
 
 // One run of the fixture stored as the runner stores it: one file record per file, its cases.
 std::int64_t store_run(Store& store, const nlohmann::json& cases, const std::string& mode,
-                       std::int64_t baseline_run) {
+                       std::int64_t baseline_run, const std::vector<std::string>& targets = {}) {
   std::map<std::string, std::vector<TestCase>> by_file;
   for (const auto& c : cases) {
     TestCase t;
@@ -57,7 +58,9 @@ std::int64_t store_run(Store& store, const nlohmann::json& cases, const std::str
   }
   std::vector<std::string> files;
   for (const auto& [file, _] : by_file) files.push_back(file);
-  const std::int64_t id = store.begin_run(run_of(mode, baseline_run), files);
+  RunRecord run = run_of(mode, baseline_run);
+  run.targets = targets;
+  const std::int64_t id = store.begin_run(run, files);
   for (const auto& [file, tests] : by_file) {
     FileRecord rec;
     rec.path = file;
@@ -130,6 +133,75 @@ TEST(GapLog, EveryFailingOrNewlySkippedTestOfARealRunHasAnEntry) {
 
   // The baseline run itself is no evidence.
   EXPECT_EQ(log.update_from_run(baseline), 0);
+}
+
+// The accelerate run again, then re-runs of a few of its failing tests (FILE::TEST targets):
+// an entry keeps the tests a re-run did not run, and drops one only when a run that ran it shows
+// it passing.
+TEST(GapLog, ATestStaysAffectedUntilARunThatRanItShowsOtherwise) {
+  std::ifstream in(std::string(RUNNER_FIXTURES_DIR) + "/accelerate/gap_cases.json");
+  ASSERT_TRUE(in) << "missing fixture";
+  const nlohmann::json fixture = nlohmann::json::parse(in);
+  TempDir dir;
+  Store store(dir / "results.db");
+  GapLog log(store);
+  const std::int64_t full = store_run(store, fixture.at("shim"), "shim", 0);
+  log.update_from_run(full);
+  std::optional<GapEntry> widest;
+  for (const GapEntry& e : log.for_run(full)) {
+    if (!widest || e.tests > widest->tests) widest = e;
+  }
+  ASSERT_TRUE(widest && widest->tests >= 2) << "an entry with two tests or more";
+  const GapTest first = widest->test_list[0], second = widest->test_list[1];
+  auto case_of = [&](const GapTest& t) {
+    for (const auto& c : fixture.at("shim")) {
+      if (c.at("file") == t.file && c.at("classname") == t.classname && c.at("name") == t.name) {
+        return c;
+      }
+    }
+    ADD_FAILURE() << t.name;
+    return nlohmann::json();
+  };
+  auto target = [](const GapTest& t) { return t.file + "::" + t.name; };
+
+  // Re-run of the first test alone, still failing: the entry keeps all its tests.
+  const std::int64_t one =
+      store_run(store, nlohmann::json::array({case_of(first)}), "shim", 0, {target(first)});
+  log.update_from_run(one);
+  auto e = log.entry(widest->api);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->last_seen_run, one);
+  EXPECT_EQ(e->tests, widest->tests);
+  int carried = 0;
+  for (const GapTest& t : e->test_list) {
+    if (t.carried_from == full) ++carried;
+  }
+  EXPECT_EQ(carried, widest->tests - 1);
+  ASSERT_EQ(log.for_run(one).size(), 1U) << "the re-run's own evidence: its one test";
+  EXPECT_EQ(log.for_run(one)[0].tests, 1);
+  EXPECT_EQ(log.for_run(one)[0].test_list[0].name, first.name);
+
+  // Both re-run: the first fails again, the second passes now. The second stops counting.
+  nlohmann::json passing = case_of(second);
+  passing["status"] = "passed";
+  const std::int64_t two = store_run(store, nlohmann::json::array({case_of(first), passing}),
+                                     "shim", 0, {target(first), target(second)});
+  log.update_from_run(two);
+  e = log.entry(widest->api);
+  EXPECT_EQ(e->tests, widest->tests - 1);
+  for (const GapTest& t : e->test_list) {
+    EXPECT_FALSE(t.name == second.name && t.file == second.file) << "shown passing in run two";
+    if (t.name != first.name) {
+      EXPECT_EQ(t.carried_from, full) << t.name;
+    }
+  }
+
+  // A run of the first run's targets is the whole evidence again: nothing carried.
+  const std::int64_t again = store_run(store, fixture.at("shim"), "shim", 0);
+  log.update_from_run(again);
+  e = log.entry(widest->api);
+  EXPECT_EQ(e->tests, widest->tests);
+  for (const GapTest& t : e->test_list) EXPECT_EQ(t.carried_from, 0) << t.name;
 }
 
 TEST(AttributeCase, NewlySkippedOnlyAgainstABaselineThatPassed) {
