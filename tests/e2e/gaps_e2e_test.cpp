@@ -152,6 +152,27 @@ TEST_F(GapsE2E, BadInputExits2AndExportWritesAStatusPage) {
   for (const auto& e : j) EXPECT_EQ(e["tests"], 1) << e.dump();
 }
 
+TEST_F(GapsE2E, ARerunOfOneTestKeepsTheEntrysOtherTests) {
+  const std::string api = "torch._C._cuda_e2e_pair";
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_one_gap_twice.py", false));
+  EXPECT_EQ(entry(api)->tests, 2);
+  ASSERT_NO_FATAL_FAILURE(run_suite("test_one_gap_twice.py::test_first", false));
+  EXPECT_EQ(entry(api)->tests, 2) << "test_second was not run again: still affected";
+  EXPECT_EQ(entry(api)->last_seen_run, 2);
+  auto shown = gaps({"show", api});
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("tests     2 in 1 file (run 2)"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("tests/test_one_gap_twice.py::test_first\n"), std::string::npos)
+      << shown.output;
+  EXPECT_NE(shown.output.find("tests/test_one_gap_twice.py::test_second  (last run in run 1)"),
+            std::string::npos)
+      << shown.output;
+  // The re-run's own report counts the one test it ran.
+  auto report = nlohmann::json::parse(testing::read_file(dir_.path() / "out" / "report.json"));
+  ASSERT_EQ(report["gaps"].size(), 1U);
+  EXPECT_EQ(report["gaps"][0]["tests"], 1);
+}
+
 TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
   auto scan = testing::run({RUNNER_PATH, "gaps", "scan", "--python", TEST_PYTHON, "--shim-dir",
                             SHIM_DIR, "--db", db().string()},
