@@ -158,3 +158,21 @@ def test_the_emit_hooks_set_before_are_chained_and_given_back(clean_env):
     finally:
         devshim.deactivate()
         torch._C._jit_set_emit_hooks(None, None)
+
+
+def test_a_graph_the_rewrite_cannot_handle_is_logged_and_left_as_compiled(shim, monkeypatch,
+                                                                          caplog):
+    from devshim import scripted
+
+    def broken(graph, torch=None):
+        raise RuntimeError("a graph of another torch")
+
+    def placed_as_written(x: torch.Tensor) -> torch.Tensor:
+        return x.to("cuda")
+
+    monkeypatch.setattr(scripted, "rewrite_graph", broken)
+    with caplog.at_level("ERROR", logger="devshim"):
+        compiled = torch.jit.script(placed_as_written)  # scripting itself never fails
+    assert "cuda" in str(compiled.graph)
+    assert any("left as compiled: RuntimeError: a graph of another torch" in r.getMessage()
+               for r in caplog.records)

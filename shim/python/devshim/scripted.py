@@ -31,10 +31,13 @@ are left as TorchScript compiles them.
 
 When graphs are seen: TorchScript's emit hooks (``torch._C._jit_set_emit_hooks``: called for every
 compiled function and every scripted module; the hooks already set are chained, not replaced),
-the registration of a scripted class (``_compile_and_register_class``, which has no hook), and
-``torch.jit.load``'s result (devshim/serialization.py). A graph rewritten holds the devices used:
-``torch.jit.save`` of it writes them, as ``torch.save`` of a tensor the shim placed writes the
-device it is on.
+the registration of a scripted class (``_compile_and_register_class``, which has no hook),
+``torch.jit.load``'s result (devshim/serialization.py), and at activation every function compiled
+before. A graph rewritten holds the devices used: ``torch.jit.save`` of it writes them, as
+``torch.save`` of a tensor the shim placed writes the device it is on.
+
+Contract: never raises. A graph the rewrite cannot handle (another torch version) is logged at
+ERROR and runs as TorchScript compiled it.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import atexit
 import sys
 
 from devshim import devices, record, runtime
+from devshim.log import logger
 from devshim.patching import Patch, wraps
 
 __all__ = ["rewrite_graph", "rewrite_function", "rewrite_module", "install_hooks",
@@ -169,39 +173,47 @@ def rewrite_graph(graph, torch=None):
     return done
 
 
-def _record(done) -> None:
+def _rewrite_all(what, graphs) -> None:
+    """Rewrites each graph ``graphs()`` gives and records the rewrites at the program's frame;
+    logs a failure at ERROR instead of raising (``what`` names the code in the message)."""
     f = sys._getframe(1)
+    try:
+        done = []
+        for graph in graphs():
+            done += rewrite_graph(graph)
+    except Exception as e:  # the code then runs as TorchScript compiled it
+        logger.error("TorchScript code of %s left as compiled: %s: %s", what, type(e).__name__, e)
+        return
     for requested, used in done:
         record.hit_at(f, API, requested, used)
 
 
 def rewrite_function(fn) -> None:
     """Rewrites a compiled function's graph (a ScriptFunction or a ScriptMethod)."""
-    _record(rewrite_graph(fn.graph))
+    _rewrite_all(getattr(fn, "qualified_name", "?"), lambda: [fn.graph])
 
 
 def rewrite_module(module) -> None:
     """Rewrites every method of a scripted module (``torch._C.ScriptModule``, or a
     RecursiveScriptModule and its submodules)."""
-    done = []
-    owners = [m._c for m in module.modules()] if hasattr(module, "modules") else [module]
-    for owner in owners:
-        for name in owner._method_names():
-            done += rewrite_graph(owner._get_method(name).graph)
-    _record(done)
+
+    def graphs():
+        owners = [m._c for m in module.modules()] if hasattr(module, "modules") else [module]
+        return [owner._get_method(name).graph for owner in owners
+                for name in owner._method_names()]
+
+    _rewrite_all("a scripted module", graphs)
 
 
 def _rewrite_class(torch, qualified_name) -> None:
-    cu = torch.jit._state._python_cu
-    cls = cu.get_class(qualified_name)
-    if cls is None:
-        return
-    done = []
-    for name in cls.method_names():
-        fn = cu.find_function(f"{qualified_name}.{name}")
-        if fn is not None:
-            done += rewrite_graph(fn.graph, torch)
-    _record(done)
+    def graphs():
+        cu = torch.jit._state._python_cu
+        cls = cu.get_class(qualified_name)
+        methods = cls.method_names() if cls is not None else []
+        return [fn.graph for fn in (cu.find_function(f"{qualified_name}.{name}")
+                                    for name in methods) if fn is not None]
+
+    _rewrite_all(qualified_name, graphs)
 
 
 def install_hooks(torch) -> None:
@@ -231,10 +243,8 @@ def install_hooks(torch) -> None:
         # function still held there then crashes the process at exit (SIGSEGV).
         atexit.register(remove_hooks, torch)
         _exit_registered = True
-    done = []
-    for fn in torch.jit._state._python_cu.get_functions():  # compiled before activation
-        done += rewrite_graph(fn.graph, torch)
-    _record(done)
+    _rewrite_all("the functions compiled before activation",
+                 lambda: [fn.graph for fn in torch.jit._state._python_cu.get_functions()])
 
 
 def remove_hooks(torch) -> None:
