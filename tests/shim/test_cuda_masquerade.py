@@ -105,6 +105,21 @@ def test_sizes_of_the_cpu_memory_setting():
     assert settings.cpu_memory is None and "TORCHDEVICE_CPU_MEMORY" in settings.problems[0]
     assert config.from_environ({"TORCHDEVICE_CPU_MEMORY": "1GiB"}).cpu_memory == 1 << 30
 
+def test_the_submodules_of_torch_cuda_answer_as_torch_cuda_does(shim):
+    # transformers' Trainer saves torch.cuda.random.get_rng_state() with every checkpoint: on a
+    # CPU build torch's own answers "Torch not compiled with CUDA enabled".
+    torch.cuda.manual_seed(3)
+    assert torch.equal(torch.cuda.random.get_rng_state(), torch.cuda.get_rng_state())
+    torch.cuda.random.set_rng_state_all(torch.cuda.random.get_rng_state_all())
+    x = torch.zeros(1024, device="cuda")
+    assert torch.cuda.memory.memory_allocated() == torch.cuda.memory_allocated() >= x.nbytes
+    torch.cuda.memory.reset_peak_memory_stats()
+    assert torch.cuda.memory.mem_get_info() == torch.cuda.mem_get_info()
+    assert torch.cuda.graphs.is_current_stream_capturing() is False
+    with pytest.raises(NotImplementedError, match="CUDA graphs"):
+        torch.cuda.graphs.graph_pool_handle()
+
+
 def test_same_seed_same_numbers(shim):
     torch.cuda.manual_seed(123)
     a = torch.randn(5, device="cuda")

@@ -45,6 +45,7 @@ import importlib
 import os
 import sys
 import threading
+import types
 
 from devshim import (
     accelerator,
@@ -96,7 +97,26 @@ def plan(torch):
             patches.extend(module.plan(torch))
         except Exception as e:
             logger.error("%s: no patches (%s: %s)", module.__name__, type(e).__name__, e)
-    return patches
+    return patches + _submodule_aliases(torch, patches)
+
+
+def _submodule_aliases(torch, patches):
+    """The same patches for the submodules of torch.cuda that define a patched function
+    (``torch.cuda.random.get_rng_state`` is ``torch.cuda.get_rng_state``): code that reaches a
+    function through its own module (transformers' Trainer saves ``torch.cuda.random.
+    get_rng_state()``) gets devshim's answer too. Functions only: a class's submodule keeps it
+    (torch's own code there builds and checks its instances)."""
+    aliases = []
+    for patch in patches:
+        if patch.owner is not torch.cuda or patch.target != patching.ATTRIBUTE:
+            continue
+        original = getattr(torch.cuda, patch.name, None)
+        module = sys.modules.get(getattr(original, "__module__", None) or "")
+        if (isinstance(original, types.FunctionType) and module is not None
+                and module.__name__.startswith("torch.cuda.")
+                and getattr(module, patch.name, None) is original):
+            aliases.append(dataclasses.replace(patch, owner=module))
+    return aliases
 
 
 def _apis(torch, kind):
