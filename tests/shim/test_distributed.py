@@ -62,11 +62,17 @@ def test_pin_memory(shim):
     assert not x.clone().is_pinned()
     z = torch.empty(4, pin_memory=True)
     assert z.is_pinned() and z.device.type == "cpu"
-    loader = torch.utils.data.DataLoader(torch.arange(6.0), batch_size=2, pin_memory=True)
-    assert loader.pin_memory is False
-    assert [b.tolist() for b in loader] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    # A DataLoader asked to pin keeps saying so, and its batches are pinned (marked) as on CUDA,
+    # in the main process and through torch's pinning thread (workers).
+    for workers in (0, 2):
+        loader = torch.utils.data.DataLoader(torch.arange(6.0), batch_size=2, pin_memory=True,
+                                             num_workers=workers)
+        assert loader.pin_memory is True
+        batches = list(loader)
+        assert [b.tolist() for b in batches] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+        assert all(b.is_pinned() for b in batches), workers
     loader = torch.utils.data.DataLoader(torch.arange(6.0), 3, False, None, None, 0, None, True)
-    assert loader.pin_memory is False
+    assert loader.pin_memory is True and next(iter(loader)).is_pinned()
     rows = {(r["api"], r["requested"]) for r in record.rows()}
     assert {("torch.Tensor.pin_memory", "pinned"), ("torch.empty", "pinned"),
             ("torch.utils.data.DataLoader", "pinned")} <= rows

@@ -7,8 +7,9 @@ torch refuses to pin ("Cannot access accelerator device when none is available")
   ``Tensor.is_pinned()`` is True for a tensor so marked (the program pinned it and may check),
   otherwise torch's answer. The mark is not carried to copies or views, as pinning is not.
 - Factories' ``pin_memory=True`` is dropped and the result marked (devshim/tensors.py).
-- ``DataLoader(pin_memory=True)`` is built with ``pin_memory=False`` (torch would warn that no
-  accelerator is present and turn it off itself).
+- ``DataLoader(pin_memory=True)`` is recorded and built as asked: torch's own pinning asks
+  ``torch.accelerator`` (masqueraded: devshim/accelerator.py) and calls ``Tensor.pin_memory()``
+  on every batch, so each batch is marked, in the main process or torch's pinning thread.
 
 Recorded with requested "pinned" and used the device used.
 """
@@ -64,7 +65,6 @@ def _data_loader_init(original):
         except TypeError:
             return original(*args, **kwargs)
         if bound.arguments.get("pin_memory"):
-            bound.arguments["pin_memory"] = False
             record.hit("torch.utils.data.DataLoader", PINNED, runtime.used)
         return original(*bound.args, **bound.kwargs)
 
