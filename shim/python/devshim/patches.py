@@ -17,6 +17,7 @@ modules named for what they carry:
 | accelerator*        | torch.accelerator.*, torch.get_device_module                        |
 | streams*            | torch.cuda.Stream/Event/stream()/current_stream/..., record_stream  |
 | pinning*            | Tensor.pin_memory/is_pinned, DataLoader(pin_memory=True)            |
+| optimizers*         | capturable=True optimizers on the device used                       |
 | distributed*        | init_process_group/new_group/barrier (nccl -> gloo), DDP, DataParallel |
 | unsupported*        | NotImplementedError for CUDA graphs & co.; torch.cuda.nvtx no-ops   |
 
@@ -58,6 +59,7 @@ from devshim import (
     legacy,
     log,
     machinery,
+    optimizers,
     patching,
     pinning,
     placed,
@@ -79,7 +81,7 @@ carried_factories = tensors.carried_factories
 redirect = runtime.redirect
 
 _MODULES = (tensors, defaults, devices, serialization, scripted, amp, legacy, cuda_masquerade,
-            accelerator, streams, pinning, distributed, unsupported)
+            accelerator, streams, pinning, optimizers, distributed, unsupported)
 _lock = threading.RLock()
 _applied = False
 _settings = config.Config()
