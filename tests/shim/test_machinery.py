@@ -134,6 +134,19 @@ def test_compile_with_the_whole_graph(shim):
     assert torch.equal(compiled(x), 2 * x)
 
 
+def test_compile_with_inductor_and_cuda_graphs_asked_for(shim):
+    # mode="reduce-overhead" asks for CUDA graphs: Inductor's check of CUDA's caching allocator
+    # believed the masquerade and called a binding a CPU build lacks (AttributeError).
+    import torch._inductor.config
+
+    model = Scaled().cuda()
+    x = torch.ones(2, device="cuda")
+    compiled = torch.compile(model, mode="reduce-overhead")
+    with torch._inductor.config.patch(force_disable_caches=True):  # lower it here, every time
+        for _ in range(2):
+            assert torch.allclose(compiled(x), model(x))
+
+
 def test_export_strict_and_not_strict(shim):
     x = torch.ones(2)
     for strict in (True, False):
