@@ -131,6 +131,20 @@ SAMPLES = {
         "cuda": "return x.cuda()",
         "cpu": "return x.cpu()",
     },
+    "torch.nn.attention.sdpa_kernel": {  # CUDA's kernel named; the CPU's fused kernel
+        "cuda": """
+            q = x.reshape(1, 1, 2, 1).expand(1, 1, 2, 4).contiguous()
+            kernels = [torch.nn.attention.SDPBackend.EFFICIENT_ATTENTION]
+            with torch.nn.attention.sdpa_kernel(kernels):
+                return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        """,
+        "cpu": """
+            q = x.reshape(1, 1, 2, 1).expand(1, 1, 2, 4).contiguous()
+            kernels = [torch.nn.attention.SDPBackend.FLASH_ATTENTION]
+            with torch.nn.attention.sdpa_kernel(kernels):
+                return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        """,
+    },
     "torch.Tensor.new_empty": "return x.new_empty(2, device='{d}').fill_(1.0)",
     "torch.Tensor.new_empty_strided":
         "return x.new_empty_strided((2,), (1,), device='{d}').fill_(1.0)",

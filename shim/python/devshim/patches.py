@@ -18,6 +18,7 @@ modules named for what they carry:
 | streams*            | torch.cuda.Stream/Event/stream()/current_stream/..., record_stream  |
 | pinning*            | Tensor.pin_memory/is_pinned, DataLoader(pin_memory=True)            |
 | optimizers*         | capturable=True optimizers on the device used                       |
+| attention*          | sdpa_kernel naming CUDA-only kernels: the device used's own beside  |
 | distributed*        | init_process_group/new_group/barrier (nccl -> gloo), DDP, DataParallel |
 | unsupported*        | NotImplementedError for CUDA graphs & co.; torch.cuda.nvtx no-ops   |
 
@@ -51,6 +52,7 @@ import types
 from devshim import (
     accelerator,
     amp,
+    attention,
     config,
     cuda_masquerade,
     defaults,
@@ -81,7 +83,7 @@ carried_factories = tensors.carried_factories
 redirect = runtime.redirect
 
 _MODULES = (tensors, defaults, devices, serialization, scripted, amp, legacy, cuda_masquerade,
-            accelerator, streams, pinning, optimizers, distributed, unsupported)
+            accelerator, streams, pinning, optimizers, attention, distributed, unsupported)
 _lock = threading.RLock()
 _applied = False
 _settings = config.Config()
