@@ -76,21 +76,6 @@ def _identity_possible(device) -> bool:
 _REDIRECTED_TYPES = ("cuda", "mps")
 
 
-def redirected_object(device, build):
-    """(object, used) when the policy builds ``device`` (a torch.device) as the device used, else
-    None (the object stands as written). ``build(*args)`` makes a device object with torch's own
-    constructor. Records nothing."""
-    if not (redirect_objects and device.type in _REDIRECTED_TYPES and _identity_possible(device)):
-        return None
-    used = runtime.redirect(device)
-    if used is None:
-        return None
-    built = build(used)
-    if built.type == "mps" and built.index is None:
-        built = build("mps", 0)  # what an MPS tensor's .device is
-    return built, used
-
-
 _as_written = None  # torch's own constructor of device objects, while the patch is installed
 
 
@@ -99,6 +84,20 @@ def as_written(*args):
     import torch
 
     return _as_written(torch.device, args, {}) if _as_written is not None else torch.device(*args)
+
+
+def redirected_object(device):
+    """(object, used) when the policy builds ``device`` (a torch.device) as the device used, else
+    None (the object stands as written). Records nothing."""
+    if not (redirect_objects and device.type in _REDIRECTED_TYPES and _identity_possible(device)):
+        return None
+    used = runtime.redirect(device)
+    if used is None:
+        return None
+    built = as_written(used)
+    if built.type == "mps" and built.index is None:
+        built = as_written("mps", 0)  # what an MPS tensor's .device is
+    return built, used
 
 
 def _device_new(original_new):
@@ -122,7 +121,7 @@ def _device_new(original_new):
         else:
             device = original_new(cls, args, kwargs)
         made = (device, None, None)
-        found = redirected_object(device, lambda *a: original_new(cls, a, {}))
+        found = redirected_object(device)
         if found is not None:
             record.hit("torch.device", device, found[1])
             made = (found[0], device, found[1])

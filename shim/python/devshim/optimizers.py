@@ -36,6 +36,8 @@ def _supported_devices(original):
     @wraps(original)
     def supported(*args, **kwargs):
         found = original(*args, **kwargs)
+        # (is_scripting() is False here: it names ``torch``, so that ``torch`` is in this
+        # closure, where TorchScript resolves the source of torch's function it compiles.)
         if runtime.used_type not in found and not torch.jit.is_scripting():
             found.append(runtime.used_type)
         return found

@@ -78,7 +78,7 @@ def _candidates(graph):
     return found
 
 
-def _device_of(node, torch):
+def _device_of(node):
     """The device a node makes from constants only (a Device constant, ``aten::device`` of
     constants), or None."""
     kind = node.kind()
@@ -118,21 +118,21 @@ def _is_autocast_init(node):
             and node.inputsAt(1).node().kind() == "prim::Constant")
 
 
-def rewrite_graph(graph, torch=None):
+def rewrite_graph(graph):
     """Applies the policy to the devices written in ``graph`` (module docstring). Returns the
     (requested, used) pairs rewritten; a graph with nothing to rewrite is left untouched, so a
     second call changes nothing."""
-    torch = torch if torch is not None else sys.modules["torch"]
     nodes = _candidates(graph)
     if not nodes:
         return []
-    constants = {}  # device string -> Value of a constant at the top of the graph
+    constants = {}  # (type, text) -> Value of a constant at the top of the graph
 
-    def constant(device):
-        key = str(device)
+    def constant(value):
+        """A constant of the graph holding ``value`` (a device or a string), made once."""
+        key = (type(value), str(value))
         if key not in constants:
             with graph.insert_point_guard(next(iter(graph.nodes()))):
-                constants[key] = graph.insertConstant(torch.device(key))
+                constants[key] = graph.insertConstant(value)
         return constants[key]
 
     done = []
@@ -141,8 +141,7 @@ def rewrite_graph(graph, torch=None):
             requested = node.inputsAt(1).toIValue()
             used = runtime.redirect(requested) if isinstance(requested, str) else None
             if used is not None:
-                with graph.insert_point_guard(next(iter(graph.nodes()))):
-                    node.replaceInput(1, graph.insertConstant(used.split(":", 1)[0]))
+                node.replaceInput(1, constant(used.split(":", 1)[0]))
                 done.append((requested, used))
             continue
         if node.kind() == "aten::cuda" and node.inputsSize() == 1:
@@ -150,25 +149,25 @@ def rewrite_graph(graph, torch=None):
             if used is None:
                 continue
             with graph.insert_point_guard(node):
-                moved = graph.insert("aten::to", [node.input(), constant(used)])
+                moved = graph.insert("aten::to", [node.input(), constant(devices.as_written(used))])
             node.output().replaceAllUsesWith(moved)
             node.destroy()
             done.append(("cuda", used))
             continue
-        device = _device_of(node, torch)
+        device = _device_of(node)
         if device is None:
             continue
         used = runtime.redirect(device)
         if used is None:
             continue
         value = node.output()
-        found = devices.redirected_object(device, torch.device)
+        found = devices.redirected_object(device)
         if found is not None:  # the object itself is the device used, in every use
             value.replaceAllUsesWith(constant(found[0]))
         else:
             for use in list(value.uses()):
                 if _places(use.user.kind()):
-                    use.user.replaceInput(use.offset, constant(used))
+                    use.user.replaceInput(use.offset, constant(devices.as_written(used)))
         done.append((device, used))
     return done
 
