@@ -100,7 +100,7 @@ std::string file_error_api(const FileError& e) {
 }
 
 // Files that reported no test, with their error, and the lost tests of every file: entries.
-void add_file_evidence(Store& store, const RunRecord& run,
+void add_file_evidence(Store& store, const RunRecord& run, const std::vector<FileRecord>& records,
                        const std::map<std::string, FileError>& errors,
                        std::map<std::string, Seen>& seen) {
   std::map<std::string, std::vector<GapTest>> lost;
@@ -125,11 +125,11 @@ void add_file_evidence(Store& store, const RunRecord& run,
     }
   }
   if (lost.empty()) return;
-  std::map<std::string, FileRecord> files;
-  for (auto& f : store.files(run.id)) files.emplace(f.path, std::move(f));
+  std::map<std::string, const FileRecord*> files;
+  for (const FileRecord& f : records) files.emplace(f.path, &f);
   for (const auto& [path, tests] : lost) {
     const auto f = files.find(path);
-    const FileRecord* file = f == files.end() ? nullptr : &f->second;
+    const FileRecord* file = f == files.end() ? nullptr : f->second;
     const std::string api = "lost: " + missing_reason(file, std::nullopt);
     Seen& s = seen[api];
     if (s.tests.empty()) {
@@ -141,9 +141,10 @@ void add_file_evidence(Store& store, const RunRecord& run,
   }
 }
 
-// Every failing and newly skipped test of a run (`cases`), its file errors and lost tests →
-// entries.
+// Every failing and newly skipped test of a run (`cases`, of its `files`), its file errors and
+// lost tests → entries.
 std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
+                                        const std::vector<FileRecord>& files,
                                         const std::vector<StoredCase>& cases) {
   const RunResultStatuses statuses = statuses_of(cases);
   // The baseline's status of each test, to tell newly skipped tests (differential runs only).
@@ -153,7 +154,7 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
   std::map<std::string, std::vector<const TestCase*>> by_file;
   for (const StoredCase& c : cases) by_file[c.file].push_back(&c.test);
   std::map<std::string, FileError> errors;
-  for (const FileRecord& f : store.files(run.id)) {
+  for (const FileRecord& f : files) {
     if (auto e = file_error(f, by_file[f.path])) errors.emplace(f.path, std::move(*e));
   }
   std::map<std::string, Seen> seen;
@@ -167,7 +168,7 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
     if (s.tests.empty()) s.attribution = *a;
     s.tests.push_back({c.file, c.test.classname, c.test.name});
   }
-  add_file_evidence(store, run, errors, seen);
+  add_file_evidence(store, run, files, errors, seen);
   return seen;
 }
 
@@ -202,9 +203,9 @@ namespace {
 // What a run ran: its tests and its files (a file error's kGapFileTest stands for its file).
 class RanIn {
  public:
-  RanIn(Store& store, std::int64_t run_id, const std::vector<StoredCase>& cases) {
+  RanIn(const std::vector<FileRecord>& files, const std::vector<StoredCase>& cases) {
     for (const StoredCase& c : cases) tests_.insert({c.file, c.test.classname, c.test.name});
-    for (const FileRecord& f : store.files(run_id)) files_.insert(f.path);
+    for (const FileRecord& f : files) files_.insert(f.path);
   }
   bool ran(const GapTest& t) const {
     if (t.name == kGapFileTest && t.classname.empty()) return files_.count(t.file) > 0;
@@ -223,9 +224,10 @@ int GapLog::update_from_run(std::int64_t run_id) {
   if (!run || run->mode != "shim" || run->status == "interrupted" || run->status == "running") {
     return 0;
   }
+  const std::vector<FileRecord> files = store_.files(run_id);
   const std::vector<StoredCase> cases = store_.cases(run_id);
-  const std::map<std::string, Seen> seen = evidence_of(store_, *run, cases);
-  const RanIn ran(store_, run_id, cases);
+  const std::map<std::string, Seen> seen = evidence_of(store_, *run, files, cases);
+  const RanIn ran(files, cases);
   const ShimSettings settings = shim_settings_of(
       nlohmann::json::parse(run->environment.empty() ? "{}" : run->environment, nullptr, false));
 
