@@ -48,37 +48,38 @@ TEST_F(GapsE2E, AnApiTheShimMissesIsExactlyTheGapAndFixingItMarksItFixed) {
     Store store(db());
     auto all = GapLog(store).list();
     ASSERT_EQ(all.size(), 1U) << "only the missing API is a gap";
-    EXPECT_EQ(all[0].api, "torch._C._cuda_ipc_collect");
+    EXPECT_EQ(all[0].api, "torch._C._cuda_tunableop_is_enabled");
     EXPECT_EQ(all[0].kind, "failing");
     EXPECT_EQ(all[0].status, "open");
     EXPECT_EQ(all[0].tests, 1);
   }
-  auto shown = gaps({"show", "torch._C._cuda_ipc_collect"});
+  auto shown = gaps({"show", "torch._C._cuda_tunableop_is_enabled"});
   EXPECT_EQ(shown.exit_code, 0) << shown.output;
-  EXPECT_NE(shown.output.find("tests/test_torch_gap.py::test_ipc_collect"), std::string::npos)
+  EXPECT_NE(shown.output.find("tests/test_torch_gap.py::test_tunableop"), std::string::npos)
       << shown.output;
 
   // The report of the run lists it.
   auto report = nlohmann::json::parse(testing::read_file(dir_.path() / "out" / "report.json"));
   ASSERT_EQ(report["gaps"].size(), 1U);
-  EXPECT_EQ(report["gaps"][0]["api"], "torch._C._cuda_ipc_collect");
+  EXPECT_EQ(report["gaps"][0]["api"], "torch._C._cuda_tunableop_is_enabled");
   EXPECT_EQ(report["gaps"][0]["tests"], 1);
   const std::string md = testing::read_file(dir_.path() / "out" / "report.md");
   EXPECT_NE(md.find("## Gaps"), std::string::npos);
-  EXPECT_NE(md.find("| torch.\\_C.\\_cuda\\_ipc\\_collect | failing | open | low | 1 |"),
+  EXPECT_NE(md.find("| torch.\\_C.\\_cuda\\_tunableop\\_is\\_enabled | failing | open | low | 1 |"),
             std::string::npos)
       << md;
   const std::string html = testing::read_file(dir_.path() / "out" / "report.html");
   EXPECT_NE(html.find("<section id=\"gaps\">"), std::string::npos);
 
   ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", true));
-  auto fixed = entry("torch._C._cuda_ipc_collect");
+  auto fixed = entry("torch._C._cuda_tunableop_is_enabled");
   ASSERT_TRUE(fixed);
   EXPECT_EQ(fixed->status, "fixed");
   EXPECT_EQ(fixed->fixed_in_run, 2);
 
   ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
-  EXPECT_EQ(entry("torch._C._cuda_ipc_collect")->status, "open") << "it came back: reopened";
+  EXPECT_EQ(entry("torch._C._cuda_tunableop_is_enabled")->status, "open")
+      << "it came back: reopened";
 }
 
 TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
@@ -179,7 +180,7 @@ TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
                            {}, 120s);
   ASSERT_EQ(scan.exit_code, 0) << scan.output;
   EXPECT_NE(scan.output.find("public CUDA APIs, the shim carries"), std::string::npos);
-  auto uncarried = entry("torch.cuda.ipc_collect");  // torch has it; the shim does not
+  auto uncarried = entry("torch.cuda.check_error");  // torch has it; the shim does not
   ASSERT_TRUE(uncarried);
   EXPECT_EQ(uncarried->kind, "unpatched");
   EXPECT_EQ(uncarried->status, "open");
@@ -196,7 +197,7 @@ TEST_F(GapsE2E, AMergedRunHasTheGapsOfItsShards) {
   Store store(all);
   auto merged = GapLog(store).list();
   ASSERT_EQ(merged.size(), 1U) << "the merged database's gap log is updated from its run";
-  EXPECT_EQ(merged[0].api, "torch._C._cuda_ipc_collect");
+  EXPECT_EQ(merged[0].api, "torch._C._cuda_tunableop_is_enabled");
   EXPECT_EQ(merged[0].tests, 1);
   auto report = nlohmann::json::parse(testing::read_file(dir_.path() / "merged" / "report.json"));
   EXPECT_EQ(report["gaps"].size(), 1U);

@@ -80,6 +80,27 @@ def test_memory_queries_are_honest_for_the_cpu(shim):
 
 
 
+def test_cleanup_and_debug_calls_of_cuda_test_code(shim):
+    # The teardown of many CUDA-written tests: gc, empty_cache, ipc_collect (a CPU build has no
+    # torch._C._cuda_ipc_collect: every test of such a suite failed in its teardown).
+    x = torch.ones(4, device="cuda").pin_memory()
+    torch.cuda.empty_cache()
+    torch.cuda.ipc_collect()
+    assert torch.cuda.get_allocator_backend() == "native"
+    # Pinned memory is not CUDA's host allocator's: no statistics, as before CUDA starts.
+    assert torch.cuda.host_memory_stats() == {} == torch.cuda.host_memory_stats_as_nested_dict()
+    torch.cuda.reset_peak_host_memory_stats()
+    torch.cuda.reset_accumulated_host_memory_stats()
+    assert torch.cuda.get_sync_debug_mode() == 0
+    torch.cuda.set_sync_debug_mode("error")  # nothing synchronises with a CUDA device: no error
+    assert x.sum().item() == 4 and torch.cuda.get_sync_debug_mode() == 2
+    torch.cuda.set_sync_debug_mode(0)
+    with pytest.raises(RuntimeError, match="invalid value of debug_mode"):
+        torch.cuda.set_sync_debug_mode("loud")
+    assert torch.cuda.get_sync_debug_mode() == 0
+    assert {"torch.cuda.ipc_collect", "torch.cuda.set_sync_debug_mode"} <= apis()
+
+
 def test_the_cpu_memory_setting_caps_what_the_device_says_it_has(clean_env):
     # A test that fills "GPU memory" to what is free would otherwise fill the host.
     clean_env.setenv("TORCHDEVICE_CPU_MEMORY", "64MiB")

@@ -307,6 +307,7 @@ CUDA_ONLY = {
     "torch.cuda.set_rng_state": "return torch.cuda.set_rng_state(torch.cuda.get_rng_state())",
     "torch.cuda.set_rng_state_all":
         "return torch.cuda.set_rng_state_all(torch.cuda.get_rng_state_all())",
+    "torch.cuda.set_sync_debug_mode": "return torch.cuda.set_sync_debug_mode(0)",
     "torch.cuda.set_stream": "return torch.cuda.set_stream(torch.cuda.current_stream())",
     "torch.cuda.stream": """
         with torch.cuda.stream(torch.cuda.current_stream()):
@@ -325,11 +326,14 @@ CUDA_ONLY = {
 
 # torch.cuda functions that take no argument and answer for the device: sample `return f()`.
 _NO_ARGUMENT_QUERIES = (
-    "current_device", "device_count", "empty_cache", "init", "is_available", "is_bf16_supported",
+    "current_device", "device_count", "empty_cache", "get_allocator_backend",
+    "get_sync_debug_mode", "host_memory_stats_as_nested_dict", "init", "ipc_collect",
+    "is_available", "is_bf16_supported",
     "is_current_stream_capturing", "is_initialized", "is_tf32_supported", "max_memory_allocated",
     "max_memory_cached", "max_memory_reserved", "memory_allocated", "memory_cached",
     "memory_reserved", "reset_accumulated_memory_stats", "reset_max_memory_allocated",
-    "reset_max_memory_cached", "reset_peak_memory_stats", "seed", "seed_all", "synchronize")
+    "reset_accumulated_host_memory_stats", "reset_max_memory_cached",
+    "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed", "seed_all", "synchronize")
 _VOLATILE = ("memory_allocated", "memory_cached", "memory_reserved")
 
 # APIs checked elsewhere, with why they are not called here.

@@ -362,6 +362,56 @@ def get_per_process_memory_fraction(device=None):
     return _backend.memory_fraction()
 
 
+def host_memory_stats_as_nested_dict():
+    """No statistics: pinned memory on the device used is not held by CUDA's host allocator
+    (what torch's CPU build answers before CUDA is initialised)."""
+    _note("torch.cuda.host_memory_stats_as_nested_dict")
+    return {}
+
+
+def reset_accumulated_host_memory_stats():
+    _note("torch.cuda.reset_accumulated_host_memory_stats")
+
+
+def reset_peak_host_memory_stats():
+    _note("torch.cuda.reset_peak_host_memory_stats")
+
+
+def get_allocator_backend():
+    """``"native"``: the memory queries above answer as torch's own caching allocator does (the
+    other backend, ``cudaMallocAsync``, is CUDA's)."""
+    _note("torch.cuda.get_allocator_backend")
+    return "native"
+
+
+def ipc_collect():
+    """Nothing to collect: only CUDA processes share memory through CUDA IPC."""
+    _note("torch.cuda.ipc_collect")
+
+
+# --------------------------------------------------------------------------- sync debug mode
+
+_SYNC_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+_sync_debug_mode = [0]
+
+
+def set_sync_debug_mode(debug_mode):
+    """Kept and answered by get_sync_debug_mode; nothing warns or errors, as no operation on the
+    device used synchronises with a CUDA device."""
+    _note("torch.cuda.set_sync_debug_mode")
+    if isinstance(debug_mode, str):
+        if debug_mode not in _SYNC_DEBUG_MODES:
+            raise RuntimeError(
+                "invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = _SYNC_DEBUG_MODES[debug_mode]
+    _sync_debug_mode[0] = int(debug_mode)
+
+
+def get_sync_debug_mode():
+    _note("torch.cuda.get_sync_debug_mode")
+    return _sync_debug_mode[0]
+
+
 # --------------------------------------------------------------------------- RNG
 
 
@@ -424,6 +474,9 @@ _FUNCTIONS = (
     reset_max_memory_allocated, reset_max_memory_cached, reset_accumulated_memory_stats,
     memory_stats, memory_stats_as_nested_dict, memory_summary, memory_snapshot,
     set_per_process_memory_fraction, get_per_process_memory_fraction,
+    host_memory_stats_as_nested_dict, reset_accumulated_host_memory_stats,
+    reset_peak_host_memory_stats, get_allocator_backend, ipc_collect, set_sync_debug_mode,
+    get_sync_debug_mode,
     manual_seed, manual_seed_all, seed, seed_all, initial_seed, get_rng_state, set_rng_state,
     get_rng_state_all, set_rng_state_all,
 )

@@ -11,7 +11,13 @@ never a silent wrong answer — for what has no equivalent:
   ``reduce_scatter`` (``torch.distributed`` with backend "nccl" is carried: devshim/distributed.py);
 - the CUDA caching allocator's own interfaces: ``caching_allocator_alloc``/``_delete``,
   ``MemPool``, ``use_mem_pool``, ``CUDAPluggableAllocator``, ``change_current_allocator``;
-- raw CUDA handles: ``ExternalStream``, ``get_stream_from_external``, ``current_blas_handle``.
+- raw CUDA handles: ``ExternalStream``, ``get_stream_from_external``, ``current_blas_handle``,
+  ``current_solver_handle``;
+- the CUDA allocator's memory history: ``torch.cuda.memory._record_memory_history``,
+  ``_snapshot``, ``_dump_snapshot`` (``memory_snapshot()`` answers ``[]``: no segments);
+- NVML's view of the GPU: ``clock_rate``, ``device_memory_used``, ``memory_usage``,
+  ``power_draw``, ``temperature``, ``utilization`` (without devshim they fail inside NVML or for
+  want of ``nvidia-ml-py``).
 
 No-ops (``torch.cuda.nvtx``: ``range_push``, ``range_pop``, ``range_start``, ``range_end``,
 ``mark``, ``range``): NVTX ranges only annotate a profiler timeline; they change no result, so
@@ -51,6 +57,16 @@ _RAISING = (
     ("cuda", "ExternalStream", "external CUDA streams", "have"),
     ("cuda", "get_stream_from_external", "external CUDA streams", "have"),
     ("cuda", "current_blas_handle", "cuBLAS handles", "have"),
+    ("cuda", "current_solver_handle", "cuSOLVER handles", "have"),
+    ("cuda.memory", "_record_memory_history", "CUDA memory history", "has"),
+    ("cuda.memory", "_snapshot", "CUDA memory history", "has"),
+    ("cuda.memory", "_dump_snapshot", "CUDA memory history", "has"),
+    ("cuda", "clock_rate", "NVML device queries", "have"),
+    ("cuda", "device_memory_used", "NVML device queries", "have"),
+    ("cuda", "memory_usage", "NVML device queries", "have"),
+    ("cuda", "power_draw", "NVML device queries", "have"),
+    ("cuda", "temperature", "NVML device queries", "have"),
+    ("cuda", "utilization", "NVML device queries", "have"),
 )
 
 

@@ -1,15 +1,15 @@
-"""A test that hits a torch API the shim does not carry (torch.cuda.ipc_collect calls
-torch._C._cuda_ipc_collect, which a CPU build lacks). E2E_GAP_FIXED=1 stands for a shim that
-carries it: the test then passes."""
+"""A test that hits a torch API the shim does not carry (torch.cuda.tunable.is_enabled calls
+torch._C._cuda_tunableop_is_enabled, which a CPU build lacks). E2E_GAP_FIXED=1 stands for a shim
+that carries it: the test then passes."""
 import os
 
 import torch
 
 
-def test_ipc_collect():
+def test_tunableop():
     if os.environ.get("E2E_GAP_FIXED") == "1":
         return
-    torch.cuda.ipc_collect()
+    torch.cuda.tunable.is_enabled()
 
 
 def test_works_under_the_shim():
