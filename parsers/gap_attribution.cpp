@@ -215,6 +215,21 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
   return {};
 }
 
+// kGapDeviceType for an AssertionError that shows no value (pytest's "assert False": the
+// comparison sat inside all([...]) or a generator) whose failing statement, the innermost
+// frame's source line, asserts on the type or index of a tensor's device; empty otherwise.
+std::string_view device_gap_of_statement(std::string_view exception, std::string_view explanation,
+                                         const std::vector<TracebackFrame>& frames) {
+  if (!has(exception, "AssertionError") || frames.empty()) return {};
+  if (explanation.substr(0, explanation.find('\n')) != "assert False") return {};
+  const std::string_view statement = frames.back().code;
+  if (statement.rfind("assert ", 0) != 0) return {};
+  for (std::string_view reads : {".device.type", ".device.index", ".is_cuda"}) {
+    if (has(statement, reads)) return kGapDeviceType;
+  }
+  return {};
+}
+
 constexpr std::array<std::string_view, 4> kCudaInitFailures = {
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver on your system",
     "CUDA driver initialization failed", "No CUDA GPUs are available"};
@@ -334,6 +349,10 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                               : "an assertion reads the type or index of the device used"};
   }
   const std::vector<TracebackFrame> frames = failure_frames(traceback);
+  if (device_gap_of_statement(exception, explanation, frames) == kGapDeviceType) {
+    return GapAttribution{std::string(kGapDeviceType), std::string(kGapFailing),
+                          "the failing assertion reads the type of a tensor's device"};
+  }
   // 5. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
   const bool cuda_init =
       std::any_of(kCudaInitFailures.begin(), kCudaInitFailures.end(),

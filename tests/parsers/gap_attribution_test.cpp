@@ -140,11 +140,13 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // and ignite under the shim with TORCHDEVICE_DEVICE_OBJECTS=keep. The rules read the whole
 // explanation: ignite's identity failure says "<class 'torch.device'>:cpu vs ..." on its first
 // line and "assert device(type='cpu') == device(type='cuda', index=0)" on the next; lightning's
-// "assert False" and "assert None == 0" name the device's type and index only in "+ where" lines.
+// "assert False" and "assert None == 0" name the device's type and index only in "+ where" lines;
+// ignite's `assert all([t.device.type == ...])` (TORCHDEVICE_DEVICE_OBJECTS=redirect) shows no
+// value at all, only the statement that failed reads the device type.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 9U);
+  ASSERT_EQ(expected.size(), 12U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -160,7 +162,28 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
     ++by_api[got->api];
   }
   EXPECT_EQ(by_api[std::string(kGapDeviceIdentity)], 3);
-  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 3);
+  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 4);
+}
+
+TEST(GapAttribution, AnAssertionShowingNoValueIsReadFromItsStatement) {
+  const std::string tb =
+      "    def test_x():\n"
+      ">       assert all([t.device.type == 'cuda' for t in ts])\n"
+      "E       assert False\n"
+      "E        +  where False = all([False, False])\n"
+      "\n"
+      "tests/test_x.py:7: AssertionError\n";
+  auto got = attribute_failure("AssertionError", "assert False", tb);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->api, kGapDeviceType);
+  // A statement that reads the device type but whose assertion shows values is decided by them.
+  std::string shown = tb;
+  shown.replace(shown.find("E       assert False"), 20, "E       assert 3 == 4");
+  EXPECT_FALSE(attribute_failure("AssertionError", "assert 3 == 4", shown).has_value());
+  // A statement that reads no device says nothing.
+  std::string other = tb;
+  other.replace(other.find("t.device.type"), 13, "t.dtype.is_fp");
+  EXPECT_FALSE(attribute_failure("AssertionError", "assert False", other).has_value());
 }
 
 TEST(GapAttribution, FailureExplanationIsEveryLineOfTheAssertion) {
