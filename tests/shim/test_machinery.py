@@ -191,6 +191,18 @@ def test_overrides_tables_know_both_the_original_and_the_patched_function(clean_
         devshim.deactivate()
 
 
+def test_lazy_modules_move_before_their_first_call(shim):
+    # UninitializedParameter allows Tensor.to/.cuda by identity, from a list taken when torch was
+    # imported, while torch hands __torch_function__ the patched method: every lazy module moved
+    # before its first call raised ValueError (torch_geometric's tests, 48 of them).
+    model = torch.nn.Sequential(torch.nn.LazyLinear(4), torch.nn.LazyBatchNorm1d()).cuda()
+    model.to("cuda")
+    assert model(torch.ones(3, 2, device="cuda")).shape == (3, 4)
+    assert isinstance(model[0].weight, torch.nn.Parameter)
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        torch.nn.LazyLinear(2).weight.sum()  # what torch refuses, it still refuses
+
+
 def test_torch_function_modes_and_device_contexts(shim):
     with torch.device("meta"):
         assert torch.zeros(2).device.type == "meta"

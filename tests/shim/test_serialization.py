@@ -84,3 +84,44 @@ def test_save_and_load_a_model_that_lives_on_cuda(shim, tmp_path):
     other = torch.nn.Linear(3, 2).cuda()
     other.load_state_dict(torch.load(tmp_path / "m.pt", map_location="cuda:0"))
     assert torch.equal(other.weight, model.weight)
+
+
+class Wrapper(torch.Tensor):
+    """A wrapper subclass (no storage of its own, like torch_geometric's Index): torch.save
+    writes it as torch._utils._rebuild_wrapper_subclass(..., device, ...)."""
+
+    @staticmethod
+    def __new__(cls, elem):
+        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype,
+                                                   device=elem.device)
+
+    def __init__(self, elem):
+        self.elem = elem
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        unwrap = lambda t: t.elem if isinstance(t, Wrapper) else t  # noqa: E731
+        return func(*torch.utils._pytree.tree_map(unwrap, args),
+                    **torch.utils._pytree.tree_map(unwrap, kwargs or {}))
+
+
+@pytest.mark.parametrize("map_location", [None, {"cuda:0": "cpu"}])
+def test_tensor_subclasses_rebuilt_without_storage(shim, map_location):
+    # torch refuses a callable map_location for them ("Callable map_location not supported with
+    # _rebuild_wrapper_subclass"): the shim's own map_location must not be one.
+    buf = io.BytesIO()
+    torch.save(Wrapper(torch.arange(3.0, device="cuda")), buf)
+    buf.seek(0)
+    loaded = torch.load(buf, map_location=map_location, weights_only=False)
+    assert type(loaded) is Wrapper and torch.equal(loaded.elem, torch.arange(3.0))
+
+
+def test_safetensors_paths_load_as_torch_loads_them(shim, tmp_path):
+    # torch.load reads a *.safetensors path with safetensors, refusing a dict or callable
+    # map_location: with none given, it must see none.
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    path = tmp_path / "model.safetensors"
+    safetensors_torch.save_file({"w": torch.arange(4.0)}, str(path))
+    for map_location in (None, "cuda"):
+        loaded = torch.load(path, map_location=map_location)
+        assert torch.equal(loaded["w"], torch.arange(4.0))

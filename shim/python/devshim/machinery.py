@@ -39,6 +39,12 @@ original functions, devshim's wrappers, or both:
   built: ``__torch_function__`` handlers receive the original builtins of the factories (a
   wrapper calls its original) but the wrappers of ``Tensor`` methods (torch looks a method up by
   name), and code asks the tables about either.
+- Lazy modules' uninitialized parameters and buffers (``torch.nn.parameter.
+  UninitializedTensorMixin._allowed_methods``, a list taken when torch is imported): the
+  ``Tensor`` methods allowed before the first call, by identity. torch hands their
+  ``__torch_function__`` the patched ``Tensor.to``/``cuda``, so ``LazyLinear(4).cuda()`` raised
+  "Attempted to use an uninitialized parameter"; ``parameter_patches`` makes the list hold both
+  identities.
 
 A pair is (original, replacement) of one installed patch (devshim/patching.py ``installed()``).
 """
@@ -50,7 +56,7 @@ import functools
 from devshim.patching import Patch, wraps
 
 __all__ = ["sync_builtins", "unsync_builtins", "dynamo_rules_patch", "device_interface_patches",
-           "inductor_patches", "overrides_patches"]
+           "inductor_patches", "overrides_patches", "parameter_patches"]
 
 _registered: dict[int, object] = {}  # id(replacement) -> replacement, entries we added
 
@@ -121,6 +127,18 @@ def overrides_patches(torch, pairs) -> list[Patch]:
     return [Patch(overrides, name, _augmenting(twins, pick), ())
             for name, pick in builders if isinstance(getattr(overrides, name, None),
                                                      functools._lru_cache_wrapper)]
+
+
+def parameter_patches(torch, pairs) -> list[Patch]:
+    """A patch of the Tensor methods lazy modules' uninitialized parameters allow: the list then
+    holds both identities of each patched one (and nothing else: what torch refuses before the
+    first call it still refuses)."""
+    mixin = getattr(getattr(torch.nn, "parameter", None), "UninitializedTensorMixin", None)
+    if not isinstance(getattr(mixin, "_allowed_methods", None), list):
+        return []
+    twins = _Twins(pairs)
+    return [Patch(mixin, "_allowed_methods",
+                  lambda original: _with_both_identities(list(original), twins), ())]
 
 
 def dynamo_rules_patch(trace_rules, wrapped, replaced) -> Patch:

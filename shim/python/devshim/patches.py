@@ -210,7 +210,8 @@ def _hide_from_machinery(torch, wrapped, replaced):
         scripted.install_hooks(torch)
     except Exception as e:  # another torch version: scripted code runs as written
         logger.error("TorchScript's emit hooks: %s: %s", type(e).__name__, e)
-    for patch in machinery.overrides_patches(torch, pairs):
+    for patch in [*machinery.overrides_patches(torch, pairs),
+                  *machinery.parameter_patches(torch, pairs)]:
         _install_quietly(patch)
 
     def on_dynamo(trace_rules):

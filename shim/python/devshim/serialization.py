@@ -11,10 +11,11 @@ What the caller gave as ``map_location``:
   checkpoint saved from CUDA tensors loads on a CPU-only machine); any other storage is restored
   where torch would restore it.
 
-Dicts and "nothing" become a restore callable (torch's documented ``map_location(storage,
-location)`` form). One ``torch.load`` call that rewrote anything is recorded once, with requested
-= the caller's map_location when it was a string or device, else the first saved location that was
-rewritten (e.g. "cuda:0").
+Dicts and "nothing" become a ``RestoreMap``, a dict whose ``get`` redirects (torch takes a callable
+for storages only); a ``*.safetensors`` path with nothing is left with nothing (torch hands it to
+safetensors, which refuses any other map_location). One ``torch.load`` call that rewrote anything
+is recorded once, with requested = the caller's map_location when it was a string or device, else
+the first saved location that was rewritten (e.g. "cuda:0").
 
 ``torch.jit.load`` takes a string or ``torch.device`` only (it goes through the policy). Without
 one, an archive with tensors saved on CUDA fails to load where CUDA is missing (torch raises
@@ -25,57 +26,71 @@ with the device a ``cuda`` request lands on: every tensor of it goes there (reco
 
 from __future__ import annotations
 
+import os
+
 from devshim import record, runtime, scripted
 from devshim.patching import Patch, wraps
 
-__all__ = ["plan", "restore_location"]
+__all__ = ["plan", "RestoreMap"]
 
 
-def restore_location(mapping, rewritten, default_restore):
-    """A map_location callable: saved CUDA locations (and those in ``mapping``) are redirected.
+class RestoreMap(dict):
+    """The map_location the shim gives torch.load: saved CUDA locations (and those the caller's
+    dict names) are redirected.
 
-    Appends (saved location, used) to ``rewritten`` for every storage it moved elsewhere.
+    A dict, not a callable: torch asks a dict for the location of every storage
+    (``get(location, location)``, a string) and of every tensor subclass rebuilt without storage
+    (``get(device, device)``, a ``torch.device``: torch_geometric's ``Index``), where it refuses a
+    callable ("Callable map_location not supported with _rebuild_wrapper_subclass"). Appends
+    (saved location, used) to ``rewritten`` for every location it moved elsewhere.
     """
 
-    def restore(storage, location):
-        wanted = mapping.get(location, location) if mapping else location
-        used = runtime.redirect(wanted) if (mapping and location in mapping) or \
-            str(wanted).startswith("cuda") else None
+    def __init__(self, mapping, rewritten):
+        super().__init__(mapping or {})
+        self.rewritten = rewritten
+
+    def get(self, location, default=None):
+        named = dict.__contains__(self, location)
+        wanted = dict.get(self, location, location)
+        used = runtime.redirect(wanted) if named or str(wanted).startswith("cuda") else None
         if used is None:
-            if wanted == location:
-                return None  # torch's default restore
-            return default_restore(storage, str(wanted))
-        rewritten.append((location, used))
-        return default_restore(storage, used)
-
-    return restore
+            return wanted if named else default
+        self.rewritten.append((str(location), used))
+        return used
 
 
-def _load(default_restore):
-    def make(original):
-        @wraps(original)
-        def load(f, map_location=None, *args, **kwargs):
-            rewritten = []
-            requested = None
-            if map_location is None:
-                map_location = restore_location(None, rewritten, default_restore)
-            elif isinstance(map_location, dict):
-                map_location = restore_location(dict(map_location), rewritten, default_restore)
-            elif isinstance(map_location, str) or type(map_location).__name__ == "device":
-                used = runtime.redirect(map_location)
-                if used is not None:
-                    requested = map_location
-                    rewritten.append((map_location, used))
-                    map_location = used
-            result = original(f, map_location, *args, **kwargs)
-            if rewritten:
-                first, used = rewritten[0]
-                record.hit("torch.load", requested if requested is not None else first, used)
-            return result
+def _is_safetensors_path(f) -> bool:
+    """torch.load reads these with safetensors, which takes no dict or callable map_location
+    (and restores onto the CPU: nothing saved on CUDA to redirect)."""
+    try:
+        return str(os.fspath(f)).endswith(".safetensors")
+    except TypeError:
+        return False
 
-        return load
 
-    return make
+def _load(original):
+    @wraps(original)
+    def load(f, map_location=None, *args, **kwargs):
+        rewritten = []
+        requested = None
+        if map_location is None:
+            if not _is_safetensors_path(f):
+                map_location = RestoreMap(None, rewritten)
+        elif isinstance(map_location, dict):
+            map_location = RestoreMap(dict(map_location), rewritten)
+        elif isinstance(map_location, str) or type(map_location).__name__ == "device":
+            used = runtime.redirect(map_location)
+            if used is not None:
+                requested = map_location
+                rewritten.append((map_location, used))
+                map_location = used
+        result = original(f, map_location, *args, **kwargs)
+        if rewritten:
+            first, used = rewritten[0]
+            record.hit("torch.load", requested if requested is not None else first, used)
+        return result
+
+    return load
 
 
 # What torch.jit.load raises for an archive with CUDA tensors where CUDA is missing: a CUDA build
@@ -120,11 +135,9 @@ def _jit_load_placed(original, f, map_location, args, kwargs):
 
 
 def plan(torch):
-    default_restore = torch.serialization.default_restore_location
-    make = _load(default_restore)
     return [
-        Patch(torch, "load", make, ("torch.load",)),
-        Patch(torch.serialization, "load", make, ("torch.load",)),
+        Patch(torch, "load", _load, ("torch.load",)),
+        Patch(torch.serialization, "load", _load, ("torch.load",)),
         Patch(torch.jit, "load", _jit_load, ("torch.jit.load",)),
         Patch(torch.jit._serialization, "load", _jit_load, ("torch.jit.load",)),
     ]
