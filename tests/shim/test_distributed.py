@@ -52,6 +52,24 @@ def test_data_parallel_wraps_the_module(shim):
     x = torch.randn(5, 3, device="cuda")
     assert torch.equal(model(x), inner(x))
     assert model.module is inner
+    # As on a machine with one GPU: its one device (torch_geometric's DataParallel reads
+    # device_ids[0] in its __init__; with torch's no-GPU [] it raised IndexError).
+    assert model.device_ids == [0] and model.output_device == 0
+    assert model.src_device_obj == torch.device("cuda", 0)
+
+
+def test_a_data_parallel_subclass_reads_its_one_device(shim):
+    class Batched(torch.nn.DataParallel):
+        def __init__(self, module):
+            super().__init__(module)
+            self.src_device = torch.device(f"cuda:{self.device_ids[0]}")
+
+        def forward(self, x):
+            return self.module(x.to(self.src_device))
+
+    inner = torch.nn.Linear(3, 2).cuda()
+    x = torch.randn(4, 3)
+    assert torch.equal(Batched(inner)(x), inner(x))
 
 
 def test_pin_memory(shim):

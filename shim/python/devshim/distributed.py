@@ -9,8 +9,11 @@
 - ``torch.distributed.barrier(device_ids=[...])``: the ids name CUDA devices; they are dropped.
 - ``DistributedDataParallel(module, device_ids=[i], output_device=i)``: for a module on the
   device used, torch requires ``device_ids=None``; both are dropped.
-- ``torch.nn.DataParallel(module, ...)``: with no CUDA device it wraps the module unchanged (what
-  torch itself does when no CUDA is present): forward calls the module.
+- ``torch.nn.DataParallel(module, ...)``: as on a machine with one GPU, its one device:
+  ``device_ids == [0]``, ``output_device == 0``, ``src_device_obj`` is ``torch.device("cuda", 0)``
+  as the device-object policy builds it (subclasses read ``device_ids[0]``: torch_geometric's);
+  forward calls the module with the inputs on the device used (torch scatters them to device 0;
+  its scatter and gather are CUDA's own).
 
 gloo has no MPS collectives: on MPS, collectives on MPS tensors fail in torch, as without devshim.
 """
@@ -121,12 +124,27 @@ def _data_parallel_init(original):
 
         torch.nn.Module.__init__(self)
         self.module = module
-        self.device_ids = []
+        self.device_ids = [0]
         self.dim = dim
-        self.output_device = None
+        self.output_device = 0
+        self.src_device_obj = torch.device("cuda", 0)  # built as the device policy says
         record.hit("torch.nn.DataParallel", "cuda", runtime.used)
 
     return __init__
+
+
+def _data_parallel_forward(original):
+    @wraps(original)
+    def forward(self, *inputs, **kwargs):
+        import torch
+
+        with torch.autograd.profiler.record_function("DataParallel.forward"):
+            if runtime.used_type != "cpu":  # one device: the inputs go where the module is
+                inputs, kwargs = torch.utils._pytree.tree_map_only(
+                    torch.Tensor, lambda t: t.to(runtime.used), (inputs, kwargs))
+            return self.module(*inputs, **kwargs)
+
+    return forward
 
 
 def plan(torch):
@@ -145,6 +163,7 @@ def plan(torch):
         patches.append(Patch(ddp, "__init__",
                              _maker("torch.nn.parallel.DistributedDataParallel", _ddp_rewrite),
                              ("torch.nn.parallel.DistributedDataParallel",), when=MASQUERADE))
-    patches.append(Patch(torch.nn.DataParallel, "__init__", _data_parallel_init,
-                         ("torch.nn.DataParallel",), when=MASQUERADE))
+    for name, make in (("__init__", _data_parallel_init), ("forward", _data_parallel_forward)):
+        patches.append(Patch(torch.nn.DataParallel, name, make, ("torch.nn.DataParallel",),
+                             when=MASQUERADE))
     return patches
