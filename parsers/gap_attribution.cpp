@@ -199,8 +199,14 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
   if (!has(exception, "AssertionError")) return {};
   const std::vector<std::string_view> lines = lines_of(explanation);
   const std::string_view assertion = lines.front();
-  if (names_used_device_object(assertion) && names_cuda_device_object(assertion)) {
-    return kGapDeviceIdentity;
+  // The test's own message may come first ("cpu vs cuda:0"): pytest prints the assertion it
+  // rewrote on the next line ("assert device(type='cpu') == device(type='cuda', index=0)").
+  const std::string_view rewritten =
+      lines.size() > 1 && lines[1].rfind("assert ", 0) == 0 ? lines[1] : assertion;
+  for (std::string_view line : {assertion, rewritten}) {
+    if (names_used_device_object(line) && names_cuda_device_object(line)) {
+      return kGapDeviceIdentity;
+    }
   }
   const bool used_string = has(assertion, "'cpu'") || has(assertion, "'mps'");
   const bool cuda_string = has(assertion, "'cuda'") || has(assertion, "'cuda:");

@@ -66,7 +66,8 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///  3. "module 'torch._C' has no attribute '_cuda_getDevice'" → torch._C._cuda_getDevice;
 ///  4. an AssertionError whose explanation (failure_explanation: every line, not only the first)
 ///     compares device objects, the device used (cpu, mps) with a CUDA one (`device(type='cpu')
-///     == device(type='cuda', index=0)`, `<class 'torch.device'>:cpu vs ... cuda:0`) → the
+///     == device(type='cuda', index=0)`, `<class 'torch.device'>:cpu vs ... cuda:0`, on the first
+///     line or on the `assert` line after the test's own message) → the
 ///     semantic gap kGapDeviceIdentity; one that compares device type strings (`'cpu' ==
 ///     'cuda'`, `'cpu' in ['cuda', ...]`) or reads a tensor's device type or index (`+ where
 ///     'cpu' = device(type='cpu').type`, `device(type='cpu').index`, `.is_cuda`) → kGapDeviceType;
