@@ -221,9 +221,10 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
   return {};
 }
 
-// kGapDeviceType for an AssertionError that shows no value (pytest's "assert False": the
-// comparison sat inside all([...]) or a generator) whose failing statement, the innermost
-// frame's source line, asserts on the type or index of a tensor's device; empty otherwise.
+// For an AssertionError that shows no value (pytest's "assert False": the comparison sat inside
+// all([...]) or a generator), what its failing statement, the innermost frame's source line,
+// asserts on: kGapDeviceType for the type or index of a tensor's device, kGapDeviceIdentity for
+// the device object itself (`param.device == expected`); empty otherwise.
 std::string_view device_gap_of_statement(std::string_view exception, std::string_view explanation,
                                          const std::vector<TracebackFrame>& frames) {
   if (!has(exception, "AssertionError") || frames.empty()) return {};
@@ -232,6 +233,9 @@ std::string_view device_gap_of_statement(std::string_view exception, std::string
   if (statement.rfind("assert ", 0) != 0) return {};
   for (std::string_view reads : {".device.type", ".device.index", ".is_cuda"}) {
     if (has(statement, reads)) return kGapDeviceType;
+  }
+  for (std::string_view compares : {".device ==", ".device !="}) {
+    if (has(statement, compares)) return kGapDeviceIdentity;
   }
   return {};
 }
@@ -355,9 +359,12 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                               : "an assertion reads the type or index of the device used"};
   }
   const std::vector<TracebackFrame> frames = failure_frames(traceback);
-  if (device_gap_of_statement(exception, explanation, frames) == kGapDeviceType) {
-    return GapAttribution{std::string(kGapDeviceType), std::string(kGapFailing),
-                          "the failing assertion reads the type of a tensor's device"};
+  if (const std::string_view gap = device_gap_of_statement(exception, explanation, frames);
+      !gap.empty()) {
+    return GapAttribution{std::string(gap), std::string(kGapFailing),
+                          gap == kGapDeviceIdentity
+                              ? "the failing assertion compares a tensor's device object"
+                              : "the failing assertion reads the type of a tensor's device"};
   }
   // 5. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
   const bool cuda_init =

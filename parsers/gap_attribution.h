@@ -73,7 +73,8 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     'cpu' = device(type='cpu').type`, `device(type='cpu').index`, `.is_cuda`) → kGapDeviceType;
 ///     so is one that shows no value (`assert False`: the comparison sat inside `all([...])`)
 ///     whose failing statement, the innermost frame's source line, asserts on `.device.type`,
-///     `.device.index` or `.is_cuda`; both failing;
+///     `.device.index` or `.is_cuda` (one comparing `.device ==` itself is kGapDeviceIdentity);
+///     both failing;
 ///  5. "Torch not compiled with CUDA enabled" (and the other CUDA initialisation failures) → the
 ///     torch function that called the initialisation (torch.cuda._lazy_init's caller); when torch
 ///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the

@@ -143,11 +143,12 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // "assert False" and "assert None == 0" name the device's type and index only in "+ where" lines;
 // ignite's `assert all([t.device.type == ...])` (TORCHDEVICE_DEVICE_OBJECTS=redirect) shows no
 // value at all, only the statement that failed reads the device type; its "cpu vs cuda:0" (keep)
-// is the test's own message, the assertion comparing device objects on the line after it.
+// is the test's own message, the assertion comparing device objects on the line after it;
+// Lightning Fabric's `assert all(param.device == expected_device for ...)` shows no value either.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 13U);
+  ASSERT_EQ(expected.size(), 14U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -162,7 +163,7 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
     EXPECT_EQ(got->kind, e["kind"].get<std::string>());
     ++by_api[got->api];
   }
-  EXPECT_EQ(by_api[std::string(kGapDeviceIdentity)], 4);
+  EXPECT_EQ(by_api[std::string(kGapDeviceIdentity)], 5);
   EXPECT_EQ(by_api[std::string(kGapDeviceType)], 4);
 }
 
@@ -181,6 +182,12 @@ TEST(GapAttribution, AnAssertionShowingNoValueIsReadFromItsStatement) {
   std::string shown = tb;
   shown.replace(shown.find("E       assert False"), 20, "E       assert 3 == 4");
   EXPECT_FALSE(attribute_failure("AssertionError", "assert 3 == 4", shown).has_value());
+  // One that compares device objects is identity.
+  std::string identity = tb;
+  identity.replace(identity.find("t.device.type == 'cuda'"), 23, "t.device == expected");
+  auto compared = attribute_failure("AssertionError", "assert False", identity);
+  ASSERT_TRUE(compared.has_value());
+  EXPECT_EQ(compared->api, kGapDeviceIdentity);
   // A statement that reads no device says nothing.
   std::string other = tb;
   other.replace(other.find("t.device.type"), 13, "t.dtype.is_fp");
