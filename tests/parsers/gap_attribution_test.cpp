@@ -175,23 +175,27 @@ TEST(GapAttribution, AnAssertionShowingNoValueIsReadFromItsStatement) {
       "E        +  where False = all([False, False])\n"
       "\n"
       "tests/test_x.py:7: AssertionError\n";
+  // tb with its first `from` replaced by `to`.
+  const auto edited = [&tb](std::string_view from, std::string_view to) {
+    std::string t = tb;
+    return t.replace(t.find(from), from.size(), to);
+  };
   auto got = attribute_failure("AssertionError", "assert False", tb);
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->api, kGapDeviceType);
   // A statement that reads the device type but whose assertion shows values is decided by them.
-  std::string shown = tb;
-  shown.replace(shown.find("E       assert False"), 20, "E       assert 3 == 4");
-  EXPECT_FALSE(attribute_failure("AssertionError", "assert 3 == 4", shown).has_value());
+  EXPECT_FALSE(attribute_failure("AssertionError", "assert 3 == 4",
+                                 edited("E       assert False", "E       assert 3 == 4"))
+                   .has_value());
   // One that compares device objects is identity.
-  std::string identity = tb;
-  identity.replace(identity.find("t.device.type == 'cuda'"), 23, "t.device == expected");
-  auto compared = attribute_failure("AssertionError", "assert False", identity);
+  auto compared = attribute_failure("AssertionError", "assert False",
+                                    edited("t.device.type == 'cuda'", "t.device == expected"));
   ASSERT_TRUE(compared.has_value());
   EXPECT_EQ(compared->api, kGapDeviceIdentity);
   // A statement that reads no device says nothing.
-  std::string other = tb;
-  other.replace(other.find("t.device.type"), 13, "t.dtype.is_fp");
-  EXPECT_FALSE(attribute_failure("AssertionError", "assert False", other).has_value());
+  EXPECT_FALSE(
+      attribute_failure("AssertionError", "assert False", edited("t.device.type", "t.dtype.is_fp"))
+          .has_value());
 }
 
 TEST(GapAttribution, FailureExplanationIsEveryLineOfTheAssertion) {

@@ -134,10 +134,10 @@ def _data_parallel_init(original):
 
 
 def _data_parallel_forward(original):
+    import torch  # once, not per forward
+
     @wraps(original)
     def forward(self, *inputs, **kwargs):
-        import torch
-
         with torch.autograd.profiler.record_function("DataParallel.forward"):
             if runtime.used_type != "cpu":  # one device: the inputs go where the module is
                 inputs, kwargs = torch.utils._pytree.tree_map_only(
