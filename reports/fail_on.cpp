@@ -30,7 +30,8 @@ int fail_on_exit_code(FailOn policy, const Report& report, int exit_code) {
   if (exit_code != kExitOk && exit_code != kExitFailures) return exit_code;
   if (policy == FailOn::kRegressions && report.differential) {
     const ReportDifferential& d = *report.differential;
-    return d.regressions.empty() && d.lost.empty() ? kExitOk : kExitFailures;
+    if (!d.regressions.empty() || !d.lost.empty()) return kExitFailures;
+    return d.baseline_passed == 0 ? exit_code : kExitOk;  // nothing compared: the run's own
   }
   if (policy == FailOn::kAny || !report.previous) return exit_code;
   return new_failures(*report.previous) > 0 ? kExitFailures : kExitOk;
@@ -42,6 +43,12 @@ std::string fail_on_reason(FailOn policy, const Report& report, int exit_code) {
   if (policy == FailOn::kRegressions && report.differential) {
     const std::size_t n = report.differential->regressions.size();
     const std::size_t lost = report.differential->lost.size();
+    if (n == 0 && lost == 0 && report.differential->baseline_passed == 0) {
+      return fmt::format(
+          "--fail-on regressions: nothing compared (baseline run {} passed no test), so the "
+          "run's own exit {}",
+          report.differential->baseline_run, result);
+    }
     const std::string found =
         lost > 0 ? fmt::format("{} failing and {} lost test{} (missing from this run)", n, lost,
                                lost == 1 ? "" : "s")

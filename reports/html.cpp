@@ -809,6 +809,10 @@ class Page {
           "regressions.",
           d.lost.size(), d.lost.size() == 1 ? "" : "s", d.lost.size() == 1 ? "is" : "are"));
       out_ += "</p>\n";
+    } else if (d.regressions.empty() && d.baseline_passed == 0) {
+      out_ += "<p>";
+      text(nothing_compared_text(d));
+      out_ += "</p>\n";
     } else if (d.regressions.empty()) {
       out_ += "<p>None: every test that passed without the shim passes with it.</p>\n";
     } else {

@@ -209,6 +209,7 @@ json differential_json(const Report& r) {
            {{"md", json_text(d.baseline_md)}, {"html", json_text(d.baseline_html)}}},
           {"counts", d.counts},
           {"masquerade_skips", d.masquerade_skips},
+          {"baseline_passed", d.baseline_passed},
           {"regressions", diff_tests_json(r, d.regressions)},
           {"lost", diff_tests_json(r, d.lost)},
           {"unlocked", diff_tests_json(r, d.unlocked)},

@@ -201,6 +201,13 @@ std::string other_versions_text(const Report& r) {
       text(o.own), o.run, o.started_at, text(o.versions), r.run.id, o.run);
 }
 
+std::string nothing_compared_text(const ReportDifferential& d) {
+  return fmt::format(
+      "Nothing compared: baseline run {} passed no test, so none could regress. This says "
+      "nothing of the shim: see the baseline's file errors.",
+      d.baseline_run);
+}
+
 std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
                                  const std::string& meaning) {
   if (cls != "newly_skipped" || d.masquerade_skips == 0) return meaning;
@@ -468,6 +475,7 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
 struct MissingTest {
   std::string file, classname, name, other_status, message;
   SourceLinks links;
+  bool other_passed = false;  // is_differential_pass(other_status)
 };
 
 // The tests of `other` missing from the run in r.files whose `take` is true, in other's order,
@@ -491,7 +499,7 @@ std::vector<MissingTest> missing_tests(Store& store, Report& r, const RunResultS
     if (count_lost) ++f->lost;
     out.push_back({c.file, std::move(c.test.classname), std::move(c.test.name),
                    std::string(to_string(c.test.status)), missing_reason(&f->file, f->error),
-                   links_for(c.test.source)});
+                   links_for(c.test.source), is_differential_pass(c.test.status)});
   }
   return out;
 }
@@ -505,12 +513,16 @@ void add_missing(Store& store, Report& r, const RunResultStatuses& now,
     ReportDifferential& d = *r.differential;
     for (MissingTest& t : missing_tests(
              store, r, now, *baseline, [](const ReportFile&) { return true; }, true, links_for)) {
+      d.baseline_passed += t.other_passed ? 1 : 0;
       d.lost.push_back({std::move(t.file), std::move(t.classname), std::move(t.name),
                         std::move(t.other_status), "absent", std::move(t.message),
                         std::move(t.links)});
     }
     d.counts["lost"] = static_cast<int>(d.lost.size());
     if (d.lost.empty()) d.counts.erase("lost");
+    for (const char* cls : {"compatible", "regression", "newly_skipped"}) {
+      if (auto it = d.counts.find(cls); it != d.counts.end()) d.baseline_passed += it->second;
+    }
   }
   if (r.previous && previous != nullptr) {
     ReportPrevious& p = *r.previous;

@@ -60,6 +60,9 @@ struct ReportDifferential {
   /// newly_skipped tests whose skip reason says they want no GPU (skip_wants_no_gpu): expected
   /// under the CUDA masquerade.
   int masquerade_skips = 0;
+  /// Tests the baseline run passed (its compatible, regression and newly_skipped tests, and the
+  /// lost ones it passed). 0: nothing was compared, so "no regression" says nothing.
+  int baseline_passed = 0;
   /// One test of a listed class, in file order; message: the shim run's failure or skip reason
   /// (lost tests: why the shim run lacks it, missing_reason; status "absent").
   struct Test {
@@ -72,6 +75,10 @@ struct ReportDifferential {
   std::vector<Test> newly_skipped;
   std::vector<Test> broken_both;
 };
+
+/// The Regressions heading's sentence when the baseline passed no test (baseline_passed == 0):
+/// "no regression" would then be vacuous.
+std::string nothing_compared_text(const ReportDifferential& d);
 
 /// The meaning of a differential class as the reports show it: `meaning`, and for newly_skipped
 /// how many of them skip because the masquerade says a GPU is there (when any do).

@@ -93,11 +93,18 @@ struct ReportsAtTheEnd {
         return it == d.counts.end() ? 0 : it->second;
       };
       const int regressions = count("regression") + count("lost");
-      std::printf(
-          "runner: against baseline run %lld: %d regression%s (%d failing, %d lost), %d "
-          "unlocked\n",
-          static_cast<long long>(d.baseline_run), regressions, regressions == 1 ? "" : "s",
-          count("regression"), count("lost"), count("unlocked"));
+      if (regressions == 0 && d.baseline_passed == 0) {
+        std::printf(
+            "runner: against baseline run %lld: nothing compared (the baseline passed no test), "
+            "%d unlocked\n",
+            static_cast<long long>(d.baseline_run), count("unlocked"));
+      } else {
+        std::printf(
+            "runner: against baseline run %lld: %d regression%s (%d failing, %d lost), %d "
+            "unlocked\n",
+            static_cast<long long>(d.baseline_run), regressions, regressions == 1 ? "" : "s",
+            count("regression"), count("lost"), count("unlocked"));
+      }
     }
     if (policy != devshim::FailOn::kAny) verdict = std::move(report);
     return written;

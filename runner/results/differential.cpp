@@ -21,18 +21,15 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes() {
   return classes;
 }
 
+bool is_differential_pass(CaseStatus s) {
+  return s != CaseStatus::kFailed && s != CaseStatus::kError && s != CaseStatus::kSkipped;
+}
+
 std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
   enum Outcome { kPass, kFail, kSkip };
   auto outcome = [](CaseStatus s) {
-    switch (s) {
-      case CaseStatus::kFailed:
-      case CaseStatus::kError:
-        return kFail;
-      case CaseStatus::kSkipped:
-        return kSkip;
-      default:
-        return kPass;
-    }
+    if (is_differential_pass(s)) return kPass;
+    return s == CaseStatus::kSkipped ? kSkip : kFail;
   };
   const Outcome before = baseline ? outcome(*baseline) : kFail;
   const Outcome after = outcome(shim);

@@ -28,6 +28,9 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes();
 /// reports' and `runner runs`' regression counts): regression and lost.
 bool counts_as_regression(std::string_view diff_class);
 
+/// Whether a status counts as a pass in a differential: passed, xfailed and xpassed.
+bool is_differential_pass(CaseStatus s);
+
 /// The class of one test from its status in the baseline run (nullopt: absent, which counts as a
 /// failure there) and under the shim. xfailed and xpassed count as passes.
 std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);

@@ -35,6 +35,29 @@ class LostE2E : public ::testing::Test {
   TempDir dir_;
 };
 
+// Files that fail to import both ways: the baseline passed nothing, so nothing was compared,
+// and neither the terminal, the report nor --fail-on regressions may read as "no regression".
+TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
+  auto r = runner({(fs::path(E2E_SUITES_DIR) / "missing-dependency").string(), "--differential",
+                   "--fail-on", "regressions", "--out", out().string(), "--python", TEST_PYTHON,
+                   "-j", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("against baseline run 1: nothing compared (the baseline passed no "
+                          "test), 0 unlocked"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("0 regressions"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--fail-on regressions: nothing compared (baseline run 1 passed no "
+                          "test), so the run's own exit 1"),
+            std::string::npos)
+      << r.output;
+  const std::string md = testing::read_file(out() / "report.md");
+  EXPECT_NE(md.find("Nothing compared: baseline run 1 passed no test"), std::string::npos) << md;
+  EXPECT_EQ(md.find("None: every test"), std::string::npos) << md;
+  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  EXPECT_EQ(json["differential"]["baseline_passed"], 0);
+}
+
 TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
   auto r = runner({(fs::path(E2E_SUITES_DIR) / "shim-import-error").string(), "--differential",
                    "--fail-on", "regressions", "--out", out().string(), "--python", TEST_PYTHON,
@@ -64,6 +87,7 @@ TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
   const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
   EXPECT_EQ(json["differential"]["counts"]["lost"], 5);
   EXPECT_EQ(json["differential"]["lost"].size(), 5U);
+  EXPECT_EQ(json["differential"]["baseline_passed"], 4);
   const std::string html = testing::read_file(out() / "report.html");
   EXPECT_NE(html.find("<section id=\"file-errors\">"), std::string::npos);
   const std::string junit = testing::read_file(out() / "junit.xml");

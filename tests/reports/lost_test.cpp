@@ -88,6 +88,30 @@ class LostTests : public ::testing::Test {
     store.finish_run(id, "failed", "2026-11-25T06:01:00Z");
     return id;
   }
+  // One run in which both files fail to collect: nothing passes.
+  std::int64_t record_broken(const std::string& mode, std::int64_t baseline) {
+    Store store(db());
+    RunRecord r;
+    r.suite = "ignite";
+    r.suite_file = "/s/suite.json";
+    r.framework = "pytest";
+    r.started_at = "2026-11-25T07:00:00Z";
+    r.project_root = "/ignite";
+    r.tests_dir = "tests/ignite";
+    r.out_dir = (dir_ / "out").string();
+    r.mode = mode;
+    r.baseline_run = baseline;
+    const std::int64_t id = store.begin_run(r, {"a.py", "b.py"});
+    for (const char* path : {"a.py", "b.py"}) {
+      FileRecord f;
+      f.path = path;
+      f.status = FileStatus::kError;
+      f.exit_code = 2;
+      store.record_file(id, f, {collection_error()});
+    }
+    store.finish_run(id, "failed", "2026-11-25T07:01:00Z");
+    return id;
+  }
   Report report(std::int64_t run) {
     Store store(db());
     return build_report(store, run, dir_ / "out");
@@ -111,6 +135,7 @@ TEST_F(LostTests, ADifferentialRunCountsTheBaselinesMissingTestsAsRegressions) {
   EXPECT_EQ(d.lost[0].message,
             "its file failed: TypeError: module, class, method, function, traceback, frame, or "
             "code object was expected, got builtin_function_or_method");
+  EXPECT_EQ(d.baseline_passed, 2) << "a.py's two";
   EXPECT_EQ(run_summary(r)["regressions"], 2);
   EXPECT_EQ(run_summary(r)["lost"], 2);
   EXPECT_EQ(run_summary(r)["file_errors"], 1);
@@ -163,6 +188,31 @@ TEST_F(LostTests, EveryFormatNamesTheLostTestsAndTheException) {
   ASSERT_TRUE(doc.load_string(render_junit(r).c_str()));
   auto lost = doc.select_nodes("//testsuite[@name='b.py']/testcase/error[@type='lost']");
   EXPECT_EQ(lost.size(), 2U);
+}
+
+// A baseline that passed nothing compares nothing: no format may say "no regression", and
+// --fail-on regressions gives the run's own exit code instead of a vacuous 0.
+TEST_F(LostTests, ABaselineThatPassedNoTestComparesNothing) {
+  const std::int64_t baseline = record_broken("baseline", 0);
+  const Report r = report(record_broken("shim", baseline));
+  ASSERT_TRUE(r.differential);
+  const ReportDifferential& d = *r.differential;
+  EXPECT_TRUE(d.regressions.empty());
+  EXPECT_TRUE(d.lost.empty());
+  EXPECT_EQ(d.baseline_passed, 0);
+  const std::string expected =
+      "Nothing compared: baseline run " + std::to_string(baseline) + " passed no test";
+  const std::string md = render_markdown(r);
+  EXPECT_EQ(md.find("None: every test"), std::string::npos) << md;
+  EXPECT_NE(md.find(expected), std::string::npos) << md;
+  const std::string html = render_html(r);
+  EXPECT_EQ(html.find("None: every test"), std::string::npos);
+  EXPECT_NE(html.find(expected), std::string::npos);
+  EXPECT_EQ(render_json(r)["differential"]["baseline_passed"], 0);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitFailures);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitOk), kExitOk);
+  EXPECT_NE(fail_on_reason(FailOn::kRegressions, r, kExitFailures).find("nothing compared"),
+            std::string::npos);
 }
 
 TEST_F(LostTests, TheNextRunNamesThemMissingNotNewAndTheRunThatLostThemCountsThem) {

@@ -178,6 +178,9 @@ TEST_F(RunToRun, FailOnDecidesTheExitCode) {
   EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitOk)
       << "no baseline: like new-failures";
   r.differential.emplace();
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitFailures)
+      << "the baseline passed no test: nothing compared, the run's own code";
+  r.differential->baseline_passed = 3;
   EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitOk);
   r.differential->regressions.push_back({});
   EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitOk), kExitFailures);
@@ -202,6 +205,7 @@ TEST_F(RunToRun, FailOnSaysWhyTheExitCodeIsWhatItIs) {
             std::string::npos);
   r.differential.emplace();
   r.differential->baseline_run = 1;
+  r.differential->baseline_passed = 3;
   EXPECT_EQ(fail_on_reason(FailOn::kRegressions, r, kExitFailures),
             "--fail-on regressions: no regression against baseline run 1, so exit 0");
   r.previous.reset();

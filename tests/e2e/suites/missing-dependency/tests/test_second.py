@@ -1,0 +1,7 @@
+"""Needs a package the suite's environment lacks: collection fails with and without the shim."""
+
+import devshim_e2e_not_installed  # noqa: F401
+
+
+def test_runs():
+    assert devshim_e2e_not_installed
