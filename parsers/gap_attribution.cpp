@@ -182,6 +182,69 @@ bool has(std::string_view text, std::string_view needle) {
   return text.find(needle) != std::string_view::npos;
 }
 
+// Whether word occurs in text as a whole identifier.
+bool has_word(std::string_view text, std::string_view word) {
+  for (std::size_t p = text.find(word); p != std::string_view::npos; p = text.find(word, p + 1)) {
+    const std::size_t end = p + word.size();
+    if ((p == 0 || !is_ident_char(text[p - 1])) &&
+        (end == text.size() || !is_ident_char(text[end]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// pytest's innermost failing statement: its last '>' line and the source lines after it, up to
+// the `E` lines (a statement written over several lines); with the source lines of the same
+// section above it. Both empty when the traceback has no '>' line.
+struct PytestStatement {
+  std::string statement;
+  std::vector<std::string_view> above;
+};
+PytestStatement pytest_statement(std::string_view traceback) {
+  const std::vector<std::string_view> lines = lines_of(traceback);
+  std::size_t mark = lines.size();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].empty() && lines[i].front() == '>') mark = i;
+  }
+  PytestStatement out;
+  if (mark == lines.size()) return out;
+  out.statement = std::string(trim(lines[mark].substr(1)));
+  for (std::size_t i = mark + 1; i < lines.size() && !lines[i].empty() && lines[i].front() == ' ';
+       ++i) {
+    out.statement += " " + std::string(trim(lines[i]));
+  }
+  std::size_t start = mark;
+  while (start > 0 && trim(lines[start - 1]).rfind("_ _ _", 0) != 0) --start;
+  out.above.assign(lines.begin() + static_cast<std::ptrdiff_t>(start),
+                   lines.begin() + static_cast<std::ptrdiff_t>(mark));
+  return out;
+}
+
+// pytest.raises/pytest.warns that saw nothing ("DID NOT RAISE <class ...>", "DID NOT WARN. ...")
+// where the statement expects something about devices: the text says "device", or its `match=`
+// names a variable assigned such a text in the lines above it.
+bool expects_cross_device_error(std::string_view exception, std::string_view message,
+                                std::string_view traceback) {
+  if (exception != "Failed" && exception.find(".Failed") == std::string_view::npos) return false;
+  if (message.rfind("DID NOT RAISE", 0) != 0 && message.rfind("DID NOT WARN", 0) != 0) {
+    return false;
+  }
+  const PytestStatement s = pytest_statement(traceback);
+  if (!has(s.statement, "pytest.raises(") && !has(s.statement, "pytest.warns(")) return false;
+  if (has(s.statement, "device")) return true;
+  const std::size_t m = s.statement.find("match=");
+  if (m == std::string::npos) return false;
+  std::size_t end = m + 6;
+  while (end < s.statement.size() && is_ident_char(s.statement[end])) ++end;
+  const std::string name = s.statement.substr(m + 6, end - m - 6);
+  if (name.empty()) return false;  // a literal that does not say "device"
+  return std::any_of(s.above.begin(), s.above.end(), [&](std::string_view line) {
+    const std::string_view t = trim(line);
+    return t.rfind(name + " =", 0) == 0 && has(t, "device");
+  });
+}
+
 // A device object of the device the shim used, as pytest and unittest print one.
 bool names_used_device_object(std::string_view line) {
   return has(line, "device(type='cpu'") || has(line, "device(type='mps'") ||
@@ -208,9 +271,11 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
       return kGapDeviceIdentity;
     }
   }
-  const bool used_string = has(assertion, "'cpu'") || has(assertion, "'mps'");
-  const bool cuda_string = has(assertion, "'cuda'") || has(assertion, "'cuda:");
-  if (used_string && cuda_string) return kGapDeviceType;
+  for (std::string_view line : {assertion, rewritten}) {
+    const bool used_string = has(line, "'cpu'") || has(line, "'mps'");
+    const bool cuda_string = has(line, "'cuda'") || has(line, "'cuda:");
+    if (used_string && cuda_string) return kGapDeviceType;
+  }
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const std::string_view l = lines[i];
     if (has(l, ").is_cuda")) return kGapDeviceType;  // "+  where False = tensor(...).is_cuda"
@@ -228,12 +293,17 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
 std::string_view device_gap_of_statement(std::string_view exception, std::string_view explanation,
                                          const std::vector<TracebackFrame>& frames) {
   if (!has(exception, "AssertionError") || frames.empty()) return {};
-  if (explanation.substr(0, explanation.find('\n')) != "assert False") return {};
+  // "assert False", first or after the test's own message ("forward cache was not moved...").
+  const std::vector<std::string_view> lines = lines_of(explanation);
+  if (lines.front() != "assert False" && (lines.size() < 2 || lines[1] != "assert False")) {
+    return {};
+  }
   const std::string_view statement = frames.back().code;
   if (statement.rfind("assert ", 0) != 0) return {};
   for (std::string_view reads : {".device.type", ".device.index", ".is_cuda"}) {
     if (has(statement, reads)) return kGapDeviceType;
   }
+  if (has_word(statement, "is_cuda")) return kGapDeviceType;  // `assert is_cuda, "..."`
   for (std::string_view compares : {".device ==", ".device !="}) {
     if (has(statement, compares)) return kGapDeviceIdentity;
   }
@@ -365,6 +435,10 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                           gap == kGapDeviceIdentity
                               ? "the failing assertion compares a tensor's device object"
                               : "the failing assertion reads the type of a tensor's device"};
+  }
+  if (expects_cross_device_error(exception, message, traceback)) {
+    return GapAttribution{std::string(kGapCrossDevice), std::string(kGapFailing),
+                          "the test expects an error or warning about different devices"};
   }
   // 5. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
   const bool cuda_init =

@@ -30,6 +30,10 @@ inline constexpr std::string_view kGapDeviceIdentity = "tensor.device identity";
 /// (`x.device.type == "cuda"`, `x.device.index == 0`, `x.is_cuda`), which is the device used.
 /// Unlike identity, no shim setting changes it: a tensor always reports where it is.
 inline constexpr std::string_view kGapDeviceType = "tensor.device type check";
+/// The named gap of one device: a test expects the error or warning given for tensors (or
+/// parameters) on different devices ("Expected all tensors to be on the same device"), and under
+/// the shim every tensor is on the one device used, so none comes.
+inline constexpr std::string_view kGapCrossDevice = "cross-device error expected";
 /// Kind of the entries of files that reported no test (their import or collection failed, or
 /// their process died before the first test): runner/results/gap_log.h.
 inline constexpr std::string_view kGapFileError = "file_error";
@@ -73,8 +77,10 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     'cpu' = device(type='cpu').type`, `device(type='cpu').index`, `.is_cuda`) → kGapDeviceType;
 ///     so is one that shows no value (`assert False`: the comparison sat inside `all([...])`)
 ///     whose failing statement, the innermost frame's source line, asserts on `.device.type`,
-///     `.device.index` or `.is_cuda` (one comparing `.device ==` itself is kGapDeviceIdentity);
-///     both failing;
+///     `.device.index` or `.is_cuda`, or names a variable `is_cuda` (one comparing `.device ==`
+///     itself is kGapDeviceIdentity); both failing; pytest's "DID NOT RAISE" or "DID NOT WARN"
+///     whose `pytest.raises`/`pytest.warns` statement says "device" (or whose `match=` names a
+///     variable assigned such a text in the lines above) → kGapCrossDevice, failing;
 ///  5. "Torch not compiled with CUDA enabled" (and the other CUDA initialisation failures) → the
 ///     torch function that called the initialisation (torch.cuda._lazy_init's caller); when torch
 ///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the

@@ -24,7 +24,7 @@ struct ActionRule {
   std::string_view action_when_set;
 };
 
-constexpr std::array<ActionRule, 13> kActions = {{
+constexpr std::array<ActionRule, 14> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -37,6 +37,11 @@ constexpr std::array<ActionRule, 13> kActions = {{
      "torch.accelerator.current_accelerator().type (or the device the test asked for through "
      "it), or skip the test where CUDA is absent",
      "'{device}'", "", "", ""},
+    {"failing", "cross-device error expected",
+     "none on one device: the test expects the error or warning given for tensors on different "
+     "devices, and the shim puts every tensor on the device used ({device}); skip the test where "
+     "CUDA is absent",
+     "", "", "", ""},
     {"file_error", "",
      "make the file import under the shim: its import or collection fails there and loses every "
      "test of it; carry {attributed}, where the error is raised (the innermost frames)",

@@ -145,10 +145,15 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // value at all, only the statement that failed reads the device type; its "cpu vs cuda:0" (keep)
 // is the test's own message, the assertion comparing device objects on the line after it;
 // Lightning Fabric's `assert all(param.device == expected_device for ...)` shows no value either.
+// torchmetrics puts its own message first: "Result not on correct device: cpu" above "assert
+// 'cpu' == 'cuda'", and "forward cache was not moved ..." above "assert False" of `assert
+// is_cuda`. ignite's and torchmetrics' `pytest.raises(RuntimeError, match="...same device...")`
+// and Fabric's `pytest.warns(..., match=match)` (match assigned "...different devices..." above)
+// expect what one device never gives; ignite's bare `pytest.raises(AssertionError)` names nothing.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 14U);
+  ASSERT_EQ(expected.size(), 18U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -164,7 +169,36 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
     ++by_api[got->api];
   }
   EXPECT_EQ(by_api[std::string(kGapDeviceIdentity)], 5);
-  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 4);
+  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 6);
+  EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
+}
+
+TEST(GapAttribution, AnExpectedErrorIsAboutDevicesOnlyWhenItsStatementSaysSo) {
+  const std::string tb =
+      "    def test_x():\n"
+      "        match = r\"parameters on different devices\"\n"
+      ">       with pytest.raises(RuntimeError, match=match):\n"
+      "E       Failed: DID NOT RAISE <class 'RuntimeError'>\n"
+      "\n"
+      "tests/test_x.py:7: Failed\n";
+  const auto edited = [&tb](std::string_view from, std::string_view to) {
+    std::string t = tb;
+    return t.replace(t.find(from), from.size(), to);
+  };
+  const std::string raised = "DID NOT RAISE <class 'RuntimeError'>";
+  auto got = attribute_failure("Failed", raised, tb);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->api, kGapCrossDevice);
+  // The variable match= names must be the one that says "device".
+  EXPECT_FALSE(
+      attribute_failure("Failed", raised, edited("match=match", "match=other")).has_value());
+  EXPECT_FALSE(attribute_failure("Failed", raised, edited("devices", "dtypes")).has_value());
+  // Said in the statement itself.
+  EXPECT_TRUE(
+      attribute_failure("Failed", raised, edited("match=match", "match=\"not on the same device\""))
+          .has_value());
+  // Another failure of the same statement is not this gap.
+  EXPECT_FALSE(attribute_failure("Failed", "Timeout", tb).has_value());
 }
 
 TEST(GapAttribution, AnAssertionShowingNoValueIsReadFromItsStatement) {
