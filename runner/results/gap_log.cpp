@@ -292,23 +292,64 @@ int GapLog::update_from_run(std::int64_t run_id) {
     }
     refresh_severity(api);
   }
-  // Open entries last seen in an earlier run of the same scope, and not seen now: fixed.
+  // Open entries last seen in an earlier run of the same scope, and not seen now: fixed, unless
+  // a test of theirs fails now with the same signature as an evidence of another entry (the
+  // rules of a newer devshim attribute the same failure elsewhere): then the entry is dropped
+  // when no person touched it, and left as it is when one did. A test that fails differently
+  // now got past the entry's failure: that is a fix.
+  using TestKey = std::tuple<std::string, std::string, std::string>;
+  std::map<TestKey, std::string> now_signature;  // failing tests of this run → signature
+  for (const StoredCase& c : cases) {
+    if (!c.signature.empty()) now_signature[{c.file, c.test.classname, c.test.name}] = c.signature;
+  }
+  std::set<TestKey> now_evidence;
+  for (const auto& [api, s] : seen) {
+    for (const GapTest& t : s.tests) {
+      if (now_signature.count({t.file, t.classname, t.name}) > 0) {
+        now_evidence.insert({t.file, t.classname, t.name});
+      }
+    }
+  }
+  std::map<std::int64_t, std::map<TestKey, std::string>> earlier_signatures;  // by run, lazily
+  auto same_failure = [&](std::int64_t earlier_run, const TestKey& key) {
+    auto [it, fresh] = earlier_signatures.try_emplace(earlier_run);
+    if (fresh) {
+      for (const StoredCase& c : store_.cases(earlier_run)) {
+        if (!c.signature.empty()) it->second[{c.file, c.test.classname, c.test.name}] = c.signature;
+      }
+    }
+    auto was = it->second.find(key);
+    return was != it->second.end() && was->second == now_signature.at(key);
+  };
   sql::Statement open(db_,
-                      "SELECT api, last_seen_run FROM gaps WHERE status = 'open' AND "
-                      "status_by = 'auto' AND kind != 'unpatched' AND last_seen_run IS NOT NULL "
-                      "AND last_seen_run < ?");
+                      "SELECT api, last_seen_run, status_by = 'auto' AND severity_by = 'auto' "
+                      "AND action_by = 'auto' AND equivalent_by = 'auto' AND note IS NULL "
+                      "FROM gaps WHERE status = 'open' AND status_by = 'auto' AND kind != "
+                      "'unpatched' AND last_seen_run IS NOT NULL AND last_seen_run < ?");
   open.bind(1, run_id);
-  std::vector<std::pair<std::string, std::int64_t>> candidates;
-  while (open.step()) candidates.emplace_back(open.text(0), open.int64(1));
+  std::vector<std::tuple<std::string, std::int64_t, bool>> candidates;
+  while (open.step()) candidates.emplace_back(open.text(0), open.int64(1), open.int64(2) != 0);
   open.reset();
   sql::Statement fix(db_,
                      "UPDATE gaps SET status = 'fixed', fixed_in_run = ?, updated_at = ? "
                      "WHERE api = ?");
-  for (const auto& [api, last] : candidates) {
+  sql::Statement drop(db_, "DELETE FROM gaps WHERE api = ?");
+  for (const auto& [api, last, untouched] : candidates) {
     if (seen.count(api) > 0) continue;
     auto earlier = store_.run(last);
     if (!earlier || !same_scope(*earlier, *run)) continue;
-    fix.bind(1, run_id).bind(2, now).bind(3, api).run();
+    bool moved = false;
+    earlier_tests.bind(1, api).bind(2, last);
+    while (!moved && earlier_tests.step()) {
+      const TestKey key{earlier_tests.text(0), earlier_tests.text(1), earlier_tests.text(2)};
+      moved = now_evidence.count(key) > 0 && same_failure(earlier_tests.int64(3), key);
+    }
+    earlier_tests.reset();
+    if (moved && untouched) {
+      drop.bind(1, api).run();
+    } else if (!moved) {
+      fix.bind(1, run_id).bind(2, now).bind(3, api).run();
+    }
   }
   tx.commit();
   return static_cast<int>(seen.size());

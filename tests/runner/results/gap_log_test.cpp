@@ -1,5 +1,6 @@
 #include "runner/results/gap_log.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -202,6 +203,66 @@ TEST(GapLog, ATestStaysAffectedUntilARunThatRanItShowsOtherwise) {
   e = log.entry(widest->api);
   EXPECT_EQ(e->tests, widest->tests);
   for (const GapTest& t : e->test_list) EXPECT_EQ(t.carried_from, 0) << t.name;
+}
+
+// A newer devshim's rules may attribute a failure that an older one left unattributed. The old
+// entry is then neither "fixed" (its test still fails, the same way) nor open: it is dropped,
+// unless a person wrote on it. A test that fails differently now got past it: that is a fix.
+TEST(GapLog, AnEntryWhoseFailureMovedToAnotherIsDroppedNotFixed) {
+  // torchmetrics' real failure (tests/parsers/fixtures/gaps/issue32/README.md), which the rules
+  // of devshim @88e23a6 left unattributed and those of @2ff9eb8 call a device type check.
+  std::ifstream tb_in(std::string(PARSER_FIXTURES_DIR) +
+                      "/gaps/issue32/torchmetrics-keep-test_safe_divide.txt");
+  ASSERT_TRUE(tb_in) << "missing fixture";
+  std::ostringstream tb;
+  tb << tb_in.rdbuf();
+  const nlohmann::json failing = {{"file", "utilities/test_utilities.py"},
+                                  {"classname", "unittests.utilities.test_utilities"},
+                                  {"name", "test_safe_divide"},
+                                  {"status", "failed"},
+                                  {"exception", "AssertionError"},
+                                  {"message", "Result not on correct device: cpu"},
+                                  {"traceback", tb.str()}};
+  const std::string old_api = "unattributed AssertionError: Result not on correct device: cpu";
+  TempDir dir;
+  Store store(dir / "results.db");
+  GapLog log(store);
+  // What the older rules recorded: the run's evidence under an unattributed entry.
+  auto record_with_old_rules = [&](const nlohmann::json& c, const std::string& note) {
+    const std::int64_t run = store_run(store, nlohmann::json::array({c}), "shim", 0);
+    log.update_from_run(run);
+    store.database().exec(fmt::format(
+        "INSERT INTO gaps (api, kind, why, first_seen_run, last_seen_run, first_seen_at, "
+        "last_seen_at, updated_at, note) VALUES ('{0}', 'unattributed', 'no rule', {1}, {1}, "
+        "'t', 't', 't', {2}); UPDATE gap_tests SET api = '{0}' WHERE run_id = {1}; DELETE FROM "
+        "gaps WHERE api = '{3}'",
+        old_api, run, note.empty() ? "NULL" : "'" + note + "'", kGapDeviceType));
+    ASSERT_TRUE(log.entry(old_api));
+  };
+  record_with_old_rules(failing, "");
+  const std::int64_t same = store_run(store, nlohmann::json::array({failing}), "shim", 0);
+  log.update_from_run(same);
+  EXPECT_FALSE(log.entry(old_api)) << "the same failure, attributed elsewhere now";
+  ASSERT_TRUE(log.entry(std::string(kGapDeviceType)));
+  EXPECT_EQ(log.entry(std::string(kGapDeviceType))->status, "open");
+
+  // A person's note keeps it, open, for the person to decide.
+  record_with_old_rules(failing, "looked at: the test checks the type");
+  log.update_from_run(store_run(store, nlohmann::json::array({failing}), "shim", 0));
+  ASSERT_TRUE(log.entry(old_api));
+  EXPECT_EQ(log.entry(old_api)->status, "open");
+  store.database().exec(fmt::format("DELETE FROM gaps WHERE api = '{}'", old_api));
+
+  // The test fails at another assertion now: the old failure is gone, the entry fixed.
+  record_with_old_rules(failing, "");
+  nlohmann::json later = failing;
+  later["message"] = "assert 'cpu' == 'cuda'";
+  later["traceback"] = "E       assert 'cpu' == 'cuda'\n";
+  const std::int64_t differs = store_run(store, nlohmann::json::array({later}), "shim", 0);
+  log.update_from_run(differs);
+  ASSERT_TRUE(log.entry(old_api));
+  EXPECT_EQ(log.entry(old_api)->status, "fixed");
+  EXPECT_EQ(log.entry(old_api)->fixed_in_run, differs);
 }
 
 TEST(AttributeCase, NewlySkippedOnlyAgainstABaselineThatPassed) {
