@@ -271,6 +271,11 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
       return kGapDeviceIdentity;
     }
   }
+  // unittest's assertNotEqual(x.device, torch.device("cpu")): "first == second", both the device
+  // used. The test asserts that a tensor left it, and the shim placed it there.
+  for (std::string_view used : {"device(type='cpu')", "device(type='mps')"}) {
+    if (assertion == std::string(used) + " == " + std::string(used)) return kGapDeviceType;
+  }
   for (std::string_view line : {assertion, rewritten}) {
     const bool used_string = has(line, "'cpu'") || has(line, "'mps'");
     const bool cuda_string = has(line, "'cuda'") || has(line, "'cuda:");
@@ -460,8 +465,12 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                             "CUDA initialised from outside Python"};
     }
   }
-  // 6. The deepest frame in torch or in the shim.
+  // 6. The deepest frame in torch or in the shim. An AttributeError raised by a __getattr__
+  // (nn.Module's: "'X' object has no attribute 'y'") is the caller asking for what the object
+  // lacks, not the fault of the __getattr__.
+  const bool attribute_error = has(exception, "AttributeError");
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (attribute_error && it->function == "__getattr__") continue;
     std::string api = frame_api(*it);
     if (!api.empty()) {
       return GapAttribution{std::move(api), std::string(kGapFailing),

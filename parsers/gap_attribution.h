@@ -74,7 +74,9 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     line or on the `assert` line after the test's own message) → the
 ///     semantic gap kGapDeviceIdentity; one that compares device type strings (`'cpu' ==
 ///     'cuda'`, `'cpu' in ['cuda', ...]`) or reads a tensor's device type or index (`+ where
-///     'cpu' = device(type='cpu').type`, `device(type='cpu').index`, `.is_cuda`) → kGapDeviceType;
+///     'cpu' = device(type='cpu').type`, `device(type='cpu').index`, `.is_cuda`), or asserts
+///     that a device is not the one used (unittest's `device(type='cpu') == device(type='cpu')`)
+///     → kGapDeviceType;
 ///     so is one that shows no value (`assert False`: the comparison sat inside `all([...])`)
 ///     whose failing statement, the innermost frame's source line, asserts on `.device.type`,
 ///     `.device.index` or `.is_cuda`, or names a variable `is_cuda` (one comparing `.device ==`
@@ -85,7 +87,9 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     torch function that called the initialisation (torch.cuda._lazy_init's caller); when torch
 ///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the
 ///     calling source line (torch.zeros);
-///  6. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function.
+///  6. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function;
+///     an AttributeError's `__getattr__` frames are passed over (nn.Module's raises for whatever
+///     its caller asked for that the module lacks).
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback);

@@ -150,10 +150,13 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // is_cuda`. ignite's and torchmetrics' `pytest.raises(RuntimeError, match="...same device...")`
 // and Fabric's `pytest.warns(..., match=match)` (match assigned "...different devices..." above)
 // expect what one device never gives; ignite's bare `pytest.raises(AssertionError)` names nothing.
+// gpytorch's unittest `assertNotEqual(kernel.device, torch.device("cpu"))` after `.to("cuda")`
+// says "device(type='cpu') == device(type='cpu')"; its test that reads an attribute a prior
+// lacks fails inside nn.Module.__getattr__, which is not torch's fault.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 18U);
+  ASSERT_EQ(expected.size(), 21U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -169,7 +172,7 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
     ++by_api[got->api];
   }
   EXPECT_EQ(by_api[std::string(kGapDeviceIdentity)], 5);
-  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 6);
+  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 8);
   EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
 }
 
