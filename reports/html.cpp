@@ -818,6 +818,11 @@ class Page {
     } else {
       diff_tests(d.regressions);
     }
+    if (!d.regressions.empty() || !d.lost.empty()) {
+      out_ += "<p>";
+      text(regressions_by_gap_text(d));
+      out_ += "</p>\n";
+    }
     if (!d.lost.empty()) {
       out_ += "<h3>Lost</h3>\n<p class=\"hint\">";
       text(

@@ -195,6 +195,7 @@ json diff_tests_json(const Report& r, const std::vector<ReportDifferential::Test
                    {"baseline_status", g.baseline_status},
                    {"status", g.status},
                    {"message", json_text(g.message)},
+                   {"gap", g.gap.empty() ? json(nullptr) : json(g.gap)},
                    {"links", links_json(g.links)}});
   }
   return out;

@@ -378,12 +378,17 @@ void differential_section(const Report& r, std::string& out) {
   } else if (d.regressions.empty()) {
     out += "None: every test that passed without the shim passes with it.\n";
   } else {
-    out += "| test | baseline → shim | message | source |\n| --- | --- | --- | --- |\n";
+    out += "| test | baseline → shim | message | gap | source |\n| --- | --- | --- | --- | --- |\n";
     for (const auto& g : d.regressions) {
-      out += fmt::format("| {} | {} → {} | {} | {} |\n",
-                         md_cell(test_label(r.run, g.file, g.classname, g.name)), g.baseline_status,
-                         g.status, md_cell(g.message, 200), md_source_link(g.links));
+      out +=
+          fmt::format("| {} | {} → {} | {} | {} | {} |\n",
+                      md_cell(test_label(r.run, g.file, g.classname, g.name)), g.baseline_status,
+                      g.status, md_cell(g.message, 200), md_cell(g.gap), md_source_link(g.links));
     }
+  }
+  if (!d.regressions.empty() || !d.lost.empty()) {
+    out +=
+        "\n" + regressions_by_gap_text(d, [](const std::string& g) { return md_cell(g); }) + "\n";
   }
   lost_section(d, r, out);
   listed_tests(r.run, "Unlocked", d.unlocked, "None.\n", out);

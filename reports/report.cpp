@@ -201,6 +201,30 @@ std::string other_versions_text(const Report& r) {
       text(o.own), o.run, o.started_at, text(o.versions), r.run.id, o.run);
 }
 
+std::vector<std::pair<std::string, int>> regressions_by_gap(const ReportDifferential& d) {
+  std::map<std::string, int> counts;
+  for (const auto* list : {&d.regressions, &d.lost}) {
+    for (const auto& t : *list) ++counts[t.gap];
+  }
+  std::vector<std::pair<std::string, int>> out(counts.begin(), counts.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    if (a.first.empty() != b.first.empty()) return b.first.empty();
+    return a.second > b.second;
+  });
+  return out;
+}
+
+std::string regressions_by_gap_text(const ReportDifferential& d,
+                                    const std::function<std::string(const std::string&)>& name) {
+  std::string out = "By gap entry (what each is and what to do: Gaps, below): ";
+  bool first = true;
+  for (const auto& [gap, n] : regressions_by_gap(d)) {
+    out += fmt::format("{}{} {}", first ? "" : ", ", n, gap.empty() ? "in no entry" : name(gap));
+    first = false;
+  }
+  return out + ".";
+}
+
 std::string nothing_compared_text(const ReportDifferential& d) {
   return fmt::format(
       "Nothing compared: baseline run {} passed no test, so none could regress. This says "
@@ -537,6 +561,22 @@ void add_missing(Store& store, Report& r, const RunResultStatuses& now,
   }
 }
 
+// The gap entry of each listed test that fails or newly skips: the entry of this run whose
+// evidence it is.
+void name_gaps(const std::vector<GapEntry>& gaps, ReportDifferential& d) {
+  using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
+  std::map<Key, const std::string*> by_test;
+  for (const GapEntry& e : gaps) {
+    for (const GapTest& t : e.test_list) by_test.emplace(Key{t.file, t.classname, t.name}, &e.api);
+  }
+  for (auto* list : {&d.regressions, &d.lost, &d.newly_skipped, &d.broken_both}) {
+    for (auto& t : *list) {
+      auto it = by_test.find(Key{t.file, t.classname, t.name});
+      if (it != by_test.end()) t.gap = *it->second;
+    }
+  }
+}
+
 // The run's redirections, one per (shim, API, requested, used), with links to the first call site.
 std::vector<ReportRedirection> report_redirections(Store& store, std::int64_t run_id,
                                                    SourceLinker& links_for) {
@@ -656,6 +696,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     return file_rank(a.status) < file_rank(b.status);
   });
   add_missing(store, r, now, baseline_read.get(), previous_read.get(), links_for);
+  if (r.differential) name_gaps(r.gaps, *r.differential);
   add_run_to_run(r, std::move(attempts), previous_files, previous.failing_files());
   if (!r.previous && against == 0 && run->status != "running") {
     RunRecord any_versions = *run;

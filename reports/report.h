@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -68,6 +69,9 @@ struct ReportDifferential {
   struct Test {
     std::string file, classname, name, baseline_status, status, message;
     SourceLinks links;
+    /// The gap entry whose evidence the test is in this run (regressions, lost, newly_skipped and
+    /// broken_both tests); empty when none is.
+    std::string gap;
   };
   std::vector<Test> regressions;
   std::vector<Test> lost;
@@ -75,6 +79,16 @@ struct ReportDifferential {
   std::vector<Test> newly_skipped;
   std::vector<Test> broken_both;
 };
+
+/// The regressions and lost tests counted by the gap entry that names each, most first (ties by
+/// name); "" for the tests no entry names, last.
+std::vector<std::pair<std::string, int>> regressions_by_gap(const ReportDifferential& d);
+
+/// regressions_by_gap as a sentence, each entry's name through `name` (a format's escaping):
+/// "By gap entry (...): 9 tensor.device type check, 2 in no entry."
+std::string regressions_by_gap_text(
+    const ReportDifferential& d, const std::function<std::string(const std::string&)>& name =
+                                     [](const std::string& s) { return s; });
 
 /// The Regressions heading's sentence when the baseline passed no test (baseline_passed == 0):
 /// "no regression" would then be vacuous.

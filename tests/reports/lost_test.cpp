@@ -17,6 +17,7 @@
 #include "reports/markdown.h"
 #include "reports/report.h"
 #include "runner/base/error.h"
+#include "runner/results/gap_log.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -188,6 +189,41 @@ TEST_F(LostTests, EveryFormatNamesTheLostTestsAndTheException) {
   ASSERT_TRUE(doc.load_string(render_junit(r).c_str()));
   auto lost = doc.select_nodes("//testsuite[@name='b.py']/testcase/error[@type='lost']");
   EXPECT_EQ(lost.size(), 2U);
+}
+
+// Each regression and lost test names the gap entry whose evidence it is, and the Regressions
+// heading counts them by entry, so that a reader tells a device-type check from a shim fault.
+TEST_F(LostTests, EachRegressionNamesItsGapEntry) {
+  const std::int64_t baseline = record("baseline", 0, 0, false);
+  const std::int64_t shim = record("shim", baseline, 0, true, CaseStatus::kFailed);
+  {
+    Store store(db());
+    GapLog(store).update_from_run(shim);
+  }
+  const Report r = report(shim);
+  ASSERT_TRUE(r.differential);
+  const ReportDifferential& d = *r.differential;
+  ASSERT_EQ(d.regressions.size(), 1U);
+  EXPECT_EQ(d.regressions[0].gap, "unattributed AssertionError: test_two broke");
+  ASSERT_EQ(d.lost.size(), 2U);
+  for (const auto& t : d.lost) EXPECT_EQ(t.gap.rfind("file error: TypeError: ", 0), 0U) << t.gap;
+  const auto by_gap = regressions_by_gap(d);
+  ASSERT_EQ(by_gap.size(), 2U);
+  EXPECT_EQ(by_gap[0].second, 2) << "the file error's two lost tests first";
+  const std::string md = render_markdown(r);
+  EXPECT_NE(
+      md.find(
+          "| AssertionError: test\\_two broke | unattributed AssertionError: test\\_two broke |"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(md.find("By gap entry (what each is and what to do: Gaps, below): 2 file error: "
+                    "TypeError: "),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(", 1 unattributed AssertionError: test\\_two broke."), std::string::npos) << md;
+  EXPECT_NE(render_html(r).find("By gap entry"), std::string::npos);
+  EXPECT_EQ(render_json(r)["differential"]["regressions"][0]["gap"],
+            "unattributed AssertionError: test_two broke");
 }
 
 // A baseline that passed nothing compares nothing: no format may say "no regression", and
