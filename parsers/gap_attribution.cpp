@@ -465,12 +465,15 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                             "CUDA initialised from outside Python"};
     }
   }
-  // 6. The deepest frame in torch or in the shim. An AttributeError raised by a __getattr__
-  // (nn.Module's: "'X' object has no attribute 'y'") is the caller asking for what the object
-  // lacks, not the fault of the __getattr__.
+  // 6. The deepest frame in torch or in the shim. An AttributeError raised by nn.Module's
+  // __getattr__ ("'X' object has no attribute 'y'") is its caller asking for what the module
+  // lacks, not the fault of the __getattr__ (the shim's own __getattr__ still counts).
   const bool attribute_error = has(exception, "AttributeError");
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-    if (attribute_error && it->function == "__getattr__") continue;
+    if (attribute_error && it->function == "__getattr__" &&
+        module_of_file(it->file) == "torch.nn.modules.module") {
+      continue;
+    }
     std::string api = frame_api(*it);
     if (!api.empty()) {
       return GapAttribution{std::move(api), std::string(kGapFailing),

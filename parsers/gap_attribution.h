@@ -88,8 +88,8 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the
 ///     calling source line (torch.zeros);
 ///  6. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function;
-///     an AttributeError's `__getattr__` frames are passed over (nn.Module's raises for whatever
-///     its caller asked for that the module lacks).
+///     an AttributeError's frame in nn.Module's `__getattr__` is passed over (it raises for
+///     whatever its caller asked for that the module lacks).
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback);

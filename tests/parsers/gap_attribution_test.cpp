@@ -176,6 +176,28 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
   EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
 }
 
+TEST(GapAttribution, NnModulesGetattrIsNotBlamedForWhatItsCallerAskedFor) {
+  const auto traceback = [](const std::string& file) {
+    return "Traceback (most recent call last):\n"
+           "  File \"/p/test/test_prior.py\", line 16, in test_to_gpu\n"
+           "    prior.concentration\n"
+           "  File \"" +
+           file +
+           "\", line 1967, in __getattr__\n"
+           "    raise AttributeError(\n"
+           "AttributeError: 'HalfNormalPrior' object has no attribute 'concentration'\n";
+  };
+  const std::string message = "'HalfNormalPrior' object has no attribute 'concentration'";
+  EXPECT_FALSE(attribute_failure("AttributeError", message,
+                                 traceback("/v/site-packages/torch/nn/modules/module.py"))
+                   .has_value());
+  // The shim's own __getattr__ still counts: an API it does not carry.
+  auto shim = attribute_failure("AttributeError", message,
+                                traceback("/r/shim/python/devshim/cuda_masquerade.py"));
+  ASSERT_TRUE(shim.has_value());
+  EXPECT_EQ(shim->api, "devshim.cuda_masquerade.__getattr__");
+}
+
 TEST(GapAttribution, AnExpectedErrorIsAboutDevicesOnlyWhenItsStatementSaysSo) {
   const std::string tb =
       "    def test_x():\n"
