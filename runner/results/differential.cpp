@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <map>
+#include <set>
+#include <tuple>
 #include <unordered_set>
 
 namespace devshim {
@@ -166,14 +169,78 @@ std::vector<RunResultStatuses::Row> missing_rows(const RunResultStatuses& now,
   return out;
 }
 
+std::string without_case_index(std::string_view name) {
+  if (name.find('[') != std::string_view::npos) return "";
+  for (std::size_t p = name.find('_'); p != std::string_view::npos; p = name.find('_', p + 1)) {
+    std::size_t end = p + 1;
+    while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])) != 0) ++end;
+    if (end == p + 1 || (end < name.size() && name[end] != '_')) continue;
+    return std::string(name.substr(0, p)) + "_#" + std::string(name.substr(end));
+  }
+  return "";
+}
+
+int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResultStatuses& other) {
+  using PathTest = std::pair<std::string_view, std::int64_t>;
+  std::set<PathTest> in_now, in_other;
+  for (const auto& row : now.rows) in_now.emplace(now.files[row.file], row.test_id);
+  for (const auto& row : other.rows) in_other.emplace(other.files[row.file], row.test_id);
+  std::vector<std::size_t> only_now, only_other;  // row indexes
+  for (std::size_t i = 0; i < now.rows.size(); ++i) {
+    const auto& row = now.rows[i];
+    if (in_other.count({now.files[row.file], row.test_id}) == 0) only_now.push_back(i);
+  }
+  for (std::size_t i = 0; i < other.rows.size(); ++i) {
+    const auto& row = other.rows[i];
+    if (in_now.count({other.files[row.file], row.test_id}) == 0) only_other.push_back(i);
+  }
+  if (only_now.empty() || only_other.empty()) return 0;
+  std::vector<std::int64_t> ids;
+  for (std::size_t i : only_now) ids.push_back(now.rows[i].test_id);
+  for (std::size_t i : only_other) ids.push_back(other.rows[i].test_id);
+  const auto names = store.test_names(ids);
+  // (path, class, name without its index) → the rows of each side, in their run's order.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> pairs;
+  auto add = [&](const RunResultStatuses& run, std::size_t i, bool is_now) {
+    auto it = names.find(run.rows[i].test_id);
+    if (it == names.end()) return;
+    std::string key = without_case_index(it->second.second);
+    if (key.empty()) return;
+    auto& sides = pairs[Key{run.files[run.rows[i].file], it->second.first, std::move(key)}];
+    (is_now ? sides.first : sides.second).push_back(i);
+  };
+  for (std::size_t i : only_now) add(now, i, true);
+  for (std::size_t i : only_other) add(other, i, false);
+  // As many on each side: the same cases, in the same order (parameterized keeps the order of
+  // its case list). Otherwise cases were added or lost, and which is which cannot be told.
+  int aligned = 0;
+  for (const auto& [key, rows] : pairs) {
+    if (rows.first.size() != rows.second.size()) continue;
+    for (std::size_t k = 0; k < rows.first.size(); ++k) {
+      other.rows[rows.second[k]].test_id = now.rows[rows.first[k]].test_id;
+      ++aligned;
+    }
+  }
+  return aligned;
+}
+
+RunResultStatuses aligned_statuses(Store& store, const RunResultStatuses& now,
+                                   std::int64_t other_run) {
+  RunResultStatuses other = store.result_statuses(other_run);
+  align_renumbered_cases(store, now, other);
+  return other;
+}
+
 std::vector<StoredCase> lost_cases(Store& store, const RunRecord& run) {
   if (run.baseline_run <= 0) return {};
   std::vector<std::string> planned;
   for (const FileRecord& f : store.files(run.id)) planned.push_back(f.path);
   std::sort(planned.begin(), planned.end());
   std::vector<std::int64_t> ids;
-  for (const auto& row : missing_rows(store.result_statuses(run.id),
-                                      store.result_statuses(run.baseline_run), planned)) {
+  const RunResultStatuses now = store.result_statuses(run.id);
+  for (const auto& row :
+       missing_rows(now, aligned_statuses(store, now, run.baseline_run), planned)) {
     ids.push_back(row.result_id);
   }
   return store.cases_by_id(ids);

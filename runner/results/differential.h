@@ -62,6 +62,26 @@ class RunStatuses {
   std::set<std::string> failing_files_;
 };
 
+/// A test name without unittest `parameterized.expand`'s case index: the first "_<digits>"
+/// followed by "_" or the end (`test_fit_08_sum_cuda` → `test_fit_#_sum_cuda`, `test_fit_3` →
+/// `test_fit_#`); empty when the name has none, or holds "[" (pytest's ids are not indexes).
+std::string without_case_index(std::string_view name);
+
+/// Aligns `other` (a baseline or previous run) to `now` where cases were renumbered:
+/// `parameterized.expand` numbers a test's cases in order, so a case list that grows under the
+/// shim (a "cuda" case added where CUDA is available) gives the cases after it other names. A
+/// test of `other` that `now` does not report and one of `now` that `other` does not report, in
+/// the same file and class, whose names agree without the case index (without_case_index), are
+/// the same test when each side has as many such tests (paired in their runs' order): the row of
+/// `other` takes `now`'s test id, so that every matching by test id (RunStatuses, missing_rows)
+/// pairs them. Reads the names
+/// of the unpaired tests only. Returns the number of tests aligned.
+int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResultStatuses& other);
+
+/// Store::result_statuses(other_run), aligned to now (align_renumbered_cases).
+RunResultStatuses aligned_statuses(Store& store, const RunResultStatuses& now,
+                                   std::int64_t other_run);
+
 /// The tests `other` reports that `now` does not, in the files of `in_files` (sorted paths): their
 /// rows of other, in other's order. Matched as RunStatuses matches them (file path and test id).
 /// A differential run's lost tests (other: its baseline; in_files: the files the shim run

@@ -150,7 +150,8 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
   // The baseline's status of each test, to tell newly skipped tests (differential runs only).
   const bool has_baseline = run.baseline_run > 0;
   const RunStatuses baseline =
-      has_baseline ? RunStatuses(statuses, store.result_statuses(run.baseline_run)) : RunStatuses();
+      has_baseline ? RunStatuses(statuses, aligned_statuses(store, statuses, run.baseline_run))
+                   : RunStatuses();
   std::map<std::string, std::vector<const TestCase*>> by_file;
   for (const StoredCase& c : cases) by_file[c.file].push_back(&c.test);
   std::map<std::string, FileError> errors;

@@ -1109,6 +1109,20 @@ std::vector<StoredCase> Store::cases_by_id(const std::vector<std::int64_t>& resu
   return out;
 }
 
+std::map<std::int64_t, std::pair<std::string, std::string>> Store::test_names(
+    const std::vector<std::int64_t>& test_ids) {
+  sql::Statement s(db_,
+                   "SELECT c.name, n.name FROM tests t JOIN classes c ON c.id = t.class_id "
+                   "JOIN names n ON n.id = t.name_id WHERE t.id = ?");
+  std::map<std::int64_t, std::pair<std::string, std::string>> out;
+  for (const std::int64_t id : test_ids) {
+    s.bind(1, id);
+    if (s.step()) out.emplace(id, std::pair{s.text(0), s.text(1)});
+    s.reset();
+  }
+  return out;
+}
+
 RunResultStatuses Store::result_statuses(std::int64_t run_id) {
   RunResultStatuses out;
   std::unordered_map<std::int64_t, std::uint32_t> file_index;  // files.id -> index in out.files

@@ -285,6 +285,10 @@ class Store {
   /// The cases of the given results (RunResultStatuses::Row::result_id), in the order given;
   /// an id that names no result is left out.
   std::vector<StoredCase> cases_by_id(const std::vector<std::int64_t>& result_ids);
+  /// The class name and test name of each test id (StoredCase::test_id) given; unknown ids are
+  /// left out.
+  std::map<std::int64_t, std::pair<std::string, std::string>> test_names(
+      const std::vector<std::int64_t>& test_ids);
   /// The run's redirections summed over its files and call sites, one per (shim, api, requested,
   /// used), most frequent first; the call site is the first one recorded.
   std::vector<RunRedirection> redirections(std::int64_t run_id);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "runner/results/gap_log.h"
@@ -56,6 +57,24 @@ TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
   EXPECT_EQ(md.find("None: every test"), std::string::npos) << md;
   const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
   EXPECT_EQ(json["differential"]["baseline_passed"], 0);
+}
+
+// parameterized.expand renumbers cases when the shim adds a cuda case to a list: the baseline's
+// test_scale_1_sum_cpu is the shim run's test_scale_2_sum_cpu, compared, not lost.
+TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
+  auto r =
+      runner({(fs::path(E2E_SUITES_DIR) / "renumbered").string(), "--differential", "--fail-on",
+              "regressions", "--out", out().string(), "--python", TEST_PYTHON, "-j", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("against baseline run 1: 0 regressions (0 failing, 0 lost), 2 unlocked"),
+            std::string::npos)
+      << r.output;
+  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  EXPECT_EQ(json["differential"]["counts"]["compatible"], 2) << json["differential"].dump(1);
+  EXPECT_FALSE(json["differential"]["counts"].contains("lost"));
+  std::set<std::string> unlocked;
+  for (const auto& t : json["differential"]["unlocked"]) unlocked.insert(t["name"]);
+  EXPECT_EQ(unlocked, (std::set<std::string>{"test_scale_1_none_cuda", "test_scale_3_sum_cuda"}));
 }
 
 TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {

@@ -94,5 +94,19 @@ TEST(MissingRows, TheOtherRunsTestsThisRunDoesNotReportInTheFilesAsked) {
   EXPECT_TRUE(missing_rows(baseline, baseline, {"a.py", "b.py", "c.py"}).empty());
 }
 
+// captum's names (tests/influence/_core/test_naive_influence.py, parameterized.expand) and the
+// forms the index takes.
+TEST(WithoutCaseIndex, TakesOutParameterizedsIndexOnly) {
+  EXPECT_EQ(without_case_index(
+                "test_matches_linear_regression_08_sum_NaiveInfluenceFunction_0_001_influence_"),
+            "test_matches_linear_regression_#_sum_NaiveInfluenceFunction_0_001_influence_");
+  EXPECT_EQ(without_case_index("test_flatten_unflattener_0__2_3_4_5_"),
+            "test_flatten_unflattener_#__2_3_4_5_");
+  EXPECT_EQ(without_case_index("test_scale_3"), "test_scale_#");
+  EXPECT_EQ(without_case_index("test_fp16_path"), "") << "digits inside a word are no index";
+  EXPECT_EQ(without_case_index("test_x[cuda-0]"), "") << "pytest's ids";
+  EXPECT_EQ(without_case_index("test_plain"), "");
+}
+
 }  // namespace
 }  // namespace devshim
