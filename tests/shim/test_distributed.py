@@ -4,7 +4,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from conftest import cpu_only  # noqa: E402
-from devshim import record  # noqa: E402
+from devshim import record, runtime  # noqa: E402
 from devshim.distributed import translate_backend  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch),
@@ -70,6 +70,25 @@ def test_a_data_parallel_subclass_reads_its_one_device(shim):
     inner = torch.nn.Linear(3, 2).cuda()
     x = torch.randn(4, 3)
     assert torch.equal(Batched(inner)(x), inner(x))
+
+
+def test_scatter_and_gather_to_the_one_device(shim):
+    # captum's layer attributions scatter their inputs to the model's device_ids (then [0]) and
+    # gather the gradients; torch's own need CUDA (torch._C._scatter, a copy stream per device).
+    x = torch.arange(12.0).reshape(6, 2).requires_grad_()
+    (whole,) = torch.nn.parallel.scatter(x, [0])
+    assert torch.equal(whole, x) and whole.device == torch.device(runtime.used)
+    nested = torch.nn.parallel.scatter((x, {"k": x}), [0, 0])
+    assert len(nested) == 2 and nested[1][1]["k"].shape == (3, 2)
+    halves = [part for part, _ in nested]
+    assert [h.data_ptr() != x.data_ptr() for h in halves] == [True, True], "copies, as torch's"
+    joined = torch.nn.parallel.gather(halves, 0)
+    assert torch.equal(joined, x)
+    (joined * 2).sum().backward()  # scatter's gradient is a gather, and the other way round
+    assert torch.equal(x.grad, torch.full_like(x, 2.0))
+    chunks = torch.nn.parallel.comm.scatter(torch.arange(5.0), [0, 0], chunk_sizes=[2, 3])
+    assert [c.tolist() for c in chunks] == [[0.0, 1.0], [2.0, 3.0, 4.0]]
+    assert torch.nn.parallel.comm.gather(chunks, 0, -1).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
 def test_pin_memory(shim):

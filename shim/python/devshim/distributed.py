@@ -14,6 +14,13 @@
   as the device-object policy builds it (subclasses read ``device_ids[0]``: torch_geometric's);
   forward calls the module with the inputs on the device used (torch scatters them to device 0;
   its scatter and gather are CUDA's own).
+- ``torch.nn.parallel.scatter``/``gather`` (``scatter_kwargs``, captum's layer attributions with
+  ``device_ids``) and ``torch.cuda.comm.scatter``/``gather``: every target device is the one
+  device, the device used. Scatter splits as torch does (``chunk_sizes``, else equal chunks along
+  ``dim``), each chunk a copy on the device used, with no copy stream (torch makes one per CUDA
+  device); gather concatenates on the device used, or on the CPU when asked for it (-1, "cpu").
+  Both keep torch's autograd: scatter's gradient is a gather and the other way round.
+  ``replicate``/``Broadcast`` and the functional ``data_parallel`` are not carried.
 
 gloo has no MPS collectives: on MPS, collectives on MPS tensors fail in torch, as without devshim.
 """
@@ -147,6 +154,78 @@ def _data_parallel_forward(original):
     return forward
 
 
+def _chunks(tensor, count, chunk_sizes, dim):
+    """torch.cuda.comm.scatter's split, every chunk a contiguous copy on the device used."""
+    import torch
+
+    pieces = (tensor.split(list(chunk_sizes), dim) if chunk_sizes is not None
+              else tensor.chunk(count, dim))
+    return tuple(p.clone(memory_format=torch.contiguous_format).to(runtime.used) for p in pieces)
+
+
+def _joined(tensors, dim, destination):
+    """torch.cuda.comm.gather's concatenation, on the CPU when destination says so."""
+    import torch
+
+    out = torch.cat([t.to(runtime.used) for t in tensors], dim)
+    cpu = destination == "cpu" or destination == -1 or (
+        isinstance(destination, torch.device) and destination.type == "cpu")
+    return out.cpu() if cpu else out
+
+
+def _scatter_forward(original):
+    @wraps(original)
+    def forward(ctx, target_gpus, chunk_sizes, dim, input):
+        ctx.dim = dim
+        ctx.input_device = input.get_device() if input.device.type != "cpu" else -1
+        record.hit("torch.nn.parallel.scatter", "cuda", runtime.used)
+        return _chunks(input, len(target_gpus), chunk_sizes, dim)
+
+    return forward
+
+
+def _gather_forward(original):
+    import warnings
+
+    @wraps(original)
+    def forward(ctx, target_device, dim, *inputs):
+        ctx.target_device = target_device
+        ctx.dim = dim
+        ctx.input_gpus = tuple(0 for _ in inputs)  # the one device
+        ctx.unsqueezed_scalar = bool(inputs) and all(t.dim() == 0 for t in inputs) and dim == 0
+        if ctx.unsqueezed_scalar:
+            inputs = tuple(t.view(1) for t in inputs)
+            warnings.warn("Was asked to gather along dimension 0, but all input tensors were "
+                          "scalars; will instead unsqueeze and return a vector.", stacklevel=2)
+        ctx.input_sizes = tuple(i.size(ctx.dim) for i in inputs)
+        record.hit("torch.nn.parallel.gather", "cuda", runtime.used)
+        return _joined(inputs, dim, target_device)
+
+    return forward
+
+
+def _comm_scatter(original):
+    @wraps(original)
+    def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=None):
+        if out is not None:
+            return original(tensor, devices, chunk_sizes, dim, streams, out=out)
+        record.hit("torch.cuda.comm.scatter", "cuda", runtime.used)
+        return _chunks(tensor, len(devices), chunk_sizes, dim)
+
+    return scatter
+
+
+def _comm_gather(original):
+    @wraps(original)
+    def gather(tensors, dim=0, destination=None, *, out=None):
+        if out is not None:
+            return original(tensors, dim, destination, out=out)
+        record.hit("torch.cuda.comm.gather", "cuda", runtime.used)
+        return _joined(tensors, dim, destination)
+
+    return gather
+
+
 def plan(torch):
     patches = []
     dist = getattr(torch, "distributed", None)
@@ -166,4 +245,17 @@ def plan(torch):
     for name, make in (("__init__", _data_parallel_init), ("forward", _data_parallel_forward)):
         patches.append(Patch(torch.nn.DataParallel, name, make, ("torch.nn.DataParallel",),
                              when=MASQUERADE))
+    functions = torch.nn.parallel._functions
+    patches.append(Patch(functions.Scatter, "forward", _scatter_forward,
+                         ("torch.nn.parallel.scatter",),
+                         when=MASQUERADE))
+    patches.append(Patch(functions.Gather, "forward", _gather_forward,
+                         ("torch.nn.parallel.gather",), when=MASQUERADE))
+    comm = torch.nn.parallel.comm
+    cuda_comm = getattr(torch.cuda, "comm", None)
+    for name, make in (("scatter", _comm_scatter), ("gather", _comm_gather)):
+        for owner in (comm, cuda_comm):
+            if owner is not None and hasattr(owner, name):
+                patches.append(Patch(owner, name, make, (f"torch.cuda.comm.{name}",),
+                                     when=MASQUERADE))
     return patches

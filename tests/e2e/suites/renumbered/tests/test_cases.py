@@ -6,7 +6,8 @@ import torch
 from parameterized import parameterized
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-CASES = [(f"{reduction}_{device}", reduction, device) for reduction in ("none", "sum") for device in DEVICES]
+CASES = [(f"{reduction}_{device}", reduction, device)
+         for reduction in ("none", "sum") for device in DEVICES]
 
 
 class TestScale(unittest.TestCase):
