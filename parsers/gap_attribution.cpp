@@ -1,5 +1,7 @@
 #include "parsers/gap_attribution.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -412,6 +414,18 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
     if (auto op = between(message, open, "'"); op && op->find("::") != std::string_view::npos) {
       return GapAttribution{std::string(*op), std::string(kGapUnsupportedOp),
                             "the message names the operator"};
+    }
+  }
+  // A kernel the backend has, but not for this dtype: `"avg_pool3d_out_frame" not implemented
+  // for 'Half'` (torch's dtype dispatch), where CUDA code ran in half precision.
+  if (const std::size_t at = message.find("\" not implemented for '");
+      at != std::string_view::npos) {
+    const std::size_t open = message.rfind('"', at == 0 ? 0 : at - 1);
+    const auto dtype = between(message.substr(at), "for '", "'");
+    if (open != std::string_view::npos && open < at && dtype && !dtype->empty()) {
+      return GapAttribution{fmt::format("{} ({})", message.substr(open + 1, at - open - 1), *dtype),
+                            std::string(kGapUnsupportedOp),
+                            "the message names the kernel and the dtype it lacks"};
     }
   }
   // 3. A binding torch lacks in this build.

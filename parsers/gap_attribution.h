@@ -66,7 +66,9 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///  1. the shim's own NotImplementedError ("devshim: <feature> (torch.x.Y) have no equivalent")
 ///     → torch.x.Y, cuda_only;
 ///  2. "The operator 'aten::x' is not currently implemented for the MPS device", "Could not run
-///     'aten::x' with arguments from the '…' backend" → aten::x, unsupported_op;
+///     'aten::x' with arguments from the '…' backend" → aten::x, unsupported_op; a kernel
+///     without the dtype (`"avg_pool3d_out_frame" not implemented for 'Half'`) →
+///     "avg_pool3d_out_frame (Half)", unsupported_op;
 ///  3. "module 'torch._C' has no attribute '_cuda_getDevice'" → torch._C._cuda_getDevice;
 ///  4. an AssertionError whose explanation (failure_explanation: every line, not only the first)
 ///     compares device objects, the device used (cpu, mps) with a CUDA one (`device(type='cpu')

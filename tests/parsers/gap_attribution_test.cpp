@@ -152,11 +152,12 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // expect what one device never gives; ignite's bare `pytest.raises(AssertionError)` names nothing.
 // gpytorch's unittest `assertNotEqual(kernel.device, torch.device("cpu"))` after `.to("cuda")`
 // says "device(type='cpu') == device(type='cpu')"; its test that reads an attribute a prior
-// lacks fails inside nn.Module.__getattr__, which is not torch's fault.
+// lacks fails inside nn.Module.__getattr__, which is not torch's fault. opacus' mixed-precision
+// test runs a Conv3d model in half precision, which the CPU's avg_pool3d kernel lacks.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 21U);
+  ASSERT_EQ(expected.size(), 22U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
