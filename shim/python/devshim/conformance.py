@@ -322,8 +322,8 @@ CUDA_ONLY = {
     "torch.nn.DataParallel": "return torch.nn.DataParallel(torch.nn.Linear(2, 2))(x)",
     "torch.nn.parallel.scatter": "return torch.nn.parallel.scatter(x, [0])[0] + 1",
     "torch.nn.parallel.gather": "return torch.nn.parallel.gather([x, x + 1], 0)",
-    "torch.cuda.comm.scatter": "return torch.nn.parallel.comm.scatter(x, [0, 0])[1]",
-    "torch.cuda.comm.gather": "return torch.nn.parallel.comm.gather([x, x], 0, -1)",
+    "torch.nn.parallel.comm.scatter": "return torch.nn.parallel.comm.scatter(x, [0, 0])[1]",
+    "torch.nn.parallel.comm.gather": "return torch.nn.parallel.comm.gather([x, x], 0, -1)",
     "torch.utils.data.DataLoader":
         "return next(iter(torch.utils.data.DataLoader([x], pin_memory=True)))",
 }

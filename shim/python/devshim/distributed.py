@@ -209,7 +209,7 @@ def _comm_scatter(original):
     def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=None):
         if out is not None:
             return original(tensor, devices, chunk_sizes, dim, streams, out=out)
-        record.hit("torch.cuda.comm.scatter", "cuda", runtime.used)
+        record.hit("torch.nn.parallel.comm.scatter", "cuda", runtime.used)
         return _chunks(tensor, len(devices), chunk_sizes, dim)
 
     return scatter
@@ -220,7 +220,7 @@ def _comm_gather(original):
     def gather(tensors, dim=0, destination=None, *, out=None):
         if out is not None:
             return original(tensors, dim, destination, out=out)
-        record.hit("torch.cuda.comm.gather", "cuda", runtime.used)
+        record.hit("torch.nn.parallel.comm.gather", "cuda", runtime.used)
         return _joined(tensors, dim, destination)
 
     return gather
@@ -256,6 +256,6 @@ def plan(torch):
     for name, make in (("scatter", _comm_scatter), ("gather", _comm_gather)):
         for owner in (comm, cuda_comm):
             if owner is not None and hasattr(owner, name):
-                patches.append(Patch(owner, name, make, (f"torch.cuda.comm.{name}",),
+                patches.append(Patch(owner, name, make, (f"torch.nn.parallel.comm.{name}",),
                                      when=MASQUERADE))
     return patches
