@@ -162,6 +162,7 @@ nlohmann::json run_summary(const Report& r) {
          {"fixed", nullptr},
          {"baseline_run", nullptr},
          {"regressions", nullptr},
+         {"baseline_passed", nullptr},
          {"lost", nullptr},
          {"unlocked", nullptr},
          {"newly_skipped", nullptr}};
@@ -173,7 +174,11 @@ nlohmann::json run_summary(const Report& r) {
   if (r.differential) {
     const ReportDifferential& d = *r.differential;
     s["baseline_run"] = d.baseline_run;
-    s["regressions"] = count(d.counts, "regression") + count(d.counts, "lost");
+    const int regressions = count(d.counts, "regression") + count(d.counts, "lost");
+    // Nothing compared (the baseline passed no test): no count of regressions, not 0.
+    s["regressions"] =
+        regressions == 0 && d.baseline_passed == 0 ? json(nullptr) : json(regressions);
+    s["baseline_passed"] = d.baseline_passed;
     s["lost"] = count(d.counts, "lost");
     s["unlocked"] = count(d.counts, "unlocked");
     s["newly_skipped"] = count(d.counts, "newly_skipped");

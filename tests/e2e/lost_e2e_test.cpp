@@ -57,6 +57,9 @@ TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
   EXPECT_EQ(md.find("None: every test"), std::string::npos) << md;
   const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
   EXPECT_EQ(json["differential"]["baseline_passed"], 0);
+  auto runs = runner({"runs"});
+  EXPECT_NE(runs.output.find("   -    -    0  2 error"), std::string::npos) << "reg is -, not 0\n"
+                                                                            << runs.output;
 }
 
 // parameterized.expand renumbers cases when the shim adds a cuda case to a list: the baseline's

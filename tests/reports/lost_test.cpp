@@ -245,6 +245,8 @@ TEST_F(LostTests, ABaselineThatPassedNoTestComparesNothing) {
   EXPECT_EQ(html.find("None: every test"), std::string::npos);
   EXPECT_NE(html.find(expected), std::string::npos);
   EXPECT_EQ(render_json(r)["differential"]["baseline_passed"], 0);
+  EXPECT_TRUE(run_summary(r)["regressions"].is_null()) << "`runner runs` shows -, not 0";
+  EXPECT_EQ(run_summary(r)["baseline_passed"], 0);
   EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitFailures);
   EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitOk), kExitOk);
   EXPECT_NE(fail_on_reason(FailOn::kRegressions, r, kExitFailures).find("nothing compared"),
