@@ -823,6 +823,11 @@ class Page {
       text(regressions_by_gap_text(d));
       out_ += "</p>\n";
     }
+    if (const std::string renumbered = renumbered_text(d); !renumbered.empty()) {
+      out_ += "<p>";
+      text(renumbered);
+      out_ += "</p>\n";
+    }
     if (!d.lost.empty()) {
       out_ += "<h3>Lost</h3>\n<p class=\"hint\">";
       text(

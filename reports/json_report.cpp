@@ -211,6 +211,7 @@ json differential_json(const Report& r) {
           {"counts", d.counts},
           {"masquerade_skips", d.masquerade_skips},
           {"baseline_passed", d.baseline_passed},
+          {"renumbered_failing", d.renumbered_failing},
           {"regressions", diff_tests_json(r, d.regressions)},
           {"lost", diff_tests_json(r, d.lost)},
           {"unlocked", diff_tests_json(r, d.unlocked)},

@@ -390,6 +390,9 @@ void differential_section(const Report& r, std::string& out) {
     out +=
         "\n" + regressions_by_gap_text(d, [](const std::string& g) { return md_cell(g); }) + "\n";
   }
+  if (const std::string renumbered = renumbered_text(d); !renumbered.empty()) {
+    out += "\n" + renumbered + "\n";
+  }
   lost_section(d, r, out);
   listed_tests(r.run, "Unlocked", d.unlocked, "None.\n", out);
   listed_tests(r.run, "Newly skipped", d.newly_skipped, "None.\n", out);

@@ -230,6 +230,18 @@ std::string regressions_by_gap_text(const ReportDifferential& d,
   return out + ".";
 }
 
+std::string renumbered_text(const ReportDifferential& d) {
+  auto it = d.counts.find("renumbered");
+  if (it == d.counts.end() || it->second == 0) return "";
+  return fmt::format(
+      "{} test{} of this run {} renumbered parameterized cases, not compared with the baseline "
+      "(which case is which cannot be told from their names); {} of them fail{}. They count as "
+      "no regression, not even with --fail-on regressions; their failures are in the failure "
+      "clusters and the gap log.",
+      it->second, it->second == 1 ? "" : "s", it->second == 1 ? "is a" : "are",
+      d.renumbered_failing, d.renumbered_failing == 1 ? "s" : "");
+}
+
 std::string nothing_compared_text(const ReportDifferential& d) {
   return fmt::format(
       "Nothing compared: baseline run {} passed no test, so none could regress. This says "
@@ -374,6 +386,7 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
   }
   const std::int8_t unlocked = class_index(differential_classes(), "unlocked");
   const std::int8_t newly_skipped = class_index(differential_classes(), "newly_skipped");
+  const std::int8_t renumbered = class_index(differential_classes(), "renumbered");
   const std::int8_t fixed = class_index(change_classes(), "fixed");
   const std::int8_t missing_before = class_index(change_classes(), "missing_before");
   std::vector<RowOutcome> out(now.rows.size());
@@ -382,7 +395,9 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
     RowOutcome& o = out[k];
     if (r.differential) {
       o.baseline = baseline.find(row);
-      o.diff = class_index(differential_classes(), diff_class(o.baseline, row.status));
+      o.diff = baseline.renumbered(row)
+                   ? renumbered
+                   : class_index(differential_classes(), diff_class(o.baseline, row.status));
     }
     if (r.previous) {
       o.previous = previous.find(row);
@@ -431,6 +446,7 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
   constexpr std::size_t kStatuses = 6;  // CaseStatus's values
   std::array<int, kStatuses> run_statuses{};
   std::vector<int> diff_counts(differential_classes().size());
+  const std::int8_t renumbered = class_index(differential_classes(), "renumbered");
   std::vector<int> change_counts(change_classes().size());
   for (auto& f : files) {
     ReportFile rf;
@@ -448,6 +464,7 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
       const RowOutcome& o = outcomes[k];
       ++file_statuses[static_cast<std::size_t>(row.status)];
       if (o.diff >= 0) ++diff_counts[static_cast<std::size_t>(o.diff)];
+      if (o.diff == renumbered && is_failure(row.status)) ++r.differential->renumbered_failing;
       if (o.change >= 0) ++change_counts[static_cast<std::size_t>(o.change)];
       if (next_full == full.size() || full[next_full].result_id != row.result_id) {
         reports_test = true;  // not read in full: it did not fail

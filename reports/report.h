@@ -64,6 +64,8 @@ struct ReportDifferential {
   /// Tests the baseline run passed (its compatible, regression and newly_skipped tests, and the
   /// lost ones it passed). 0: nothing was compared, so "no regression" says nothing.
   int baseline_passed = 0;
+  /// Tests of class renumbered that fail under the shim.
+  int renumbered_failing = 0;
   /// One test of a listed class, in file order; message: the shim run's failure or skip reason
   /// (lost tests: why the shim run lacks it, missing_reason; status "absent").
   struct Test {
@@ -89,6 +91,9 @@ std::vector<std::pair<std::string, int>> regressions_by_gap(const ReportDifferen
 std::string regressions_by_gap_text(
     const ReportDifferential& d, const std::function<std::string(const std::string&)>& name =
                                      [](const std::string& s) { return s; });
+
+/// What the Regressions heading says of the renumbered tests (not compared); "" when none.
+std::string renumbered_text(const ReportDifferential& d);
 
 /// The Regressions heading's sentence when the baseline passed no test (baseline_passed == 0):
 /// "no regression" would then be vacuous.

@@ -20,7 +20,10 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes() {
       {"compatible", "passes both ways"},
       {"broken_both", "fails with the shim, did not pass without it"},
       {"newly_skipped", "passed without the shim, skipped with it"},
-      {"skipped_both", "skipped with the shim, did not pass without it"}};
+      {"skipped_both", "skipped with the shim, did not pass without it"},
+      {"renumbered",
+       "a parameterized case numbered otherwise with the shim (cases added where CUDA is "
+       "there), with no one case of the baseline to compare with: not compared"}};
   return classes;
 }
 
@@ -136,6 +139,16 @@ RunStatuses::RunStatuses(const RunResultStatuses& now, const RunResultStatuses& 
     if (is_failure(row.status)) failing_files_.insert(other.files[row.file]);
     if (const auto file = to_now[row.file]) by_key_[key_of(*file, row.test_id)] = row.status;
   }
+  for (const auto& [path, test_id] : other.renumbered) {
+    auto it = std::lower_bound(now.files.begin(), now.files.end(), path);
+    if (it != now.files.end() && *it == path) {
+      renumbered_.insert(key_of(static_cast<std::uint32_t>(it - now.files.begin()), test_id));
+    }
+  }
+}
+
+bool RunStatuses::renumbered(const RunResultStatuses::Row& row) const {
+  return renumbered_.count(key_of(row.file, row.test_id)) > 0;
 }
 
 std::optional<CaseStatus> RunStatuses::find(const RunResultStatuses::Row& row) const {
@@ -185,42 +198,71 @@ int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResult
   std::set<PathTest> in_now, in_other;
   for (const auto& row : now.rows) in_now.emplace(now.files[row.file], row.test_id);
   for (const auto& row : other.rows) in_other.emplace(other.files[row.file], row.test_id);
-  std::vector<std::size_t> only_now, only_other;  // row indexes
-  for (std::size_t i = 0; i < now.rows.size(); ++i) {
-    const auto& row = now.rows[i];
-    if (in_other.count({now.files[row.file], row.test_id}) == 0) only_now.push_back(i);
+  // Renumbering leaves tests of one side without their name on the other: only the files where
+  // that happened are read (every test name of theirs, both sides).
+  std::set<std::string_view> files;
+  for (const auto& row : now.rows) {
+    if (in_other.count({now.files[row.file], row.test_id}) == 0) files.insert(now.files[row.file]);
   }
-  for (std::size_t i = 0; i < other.rows.size(); ++i) {
-    const auto& row = other.rows[i];
-    if (in_now.count({other.files[row.file], row.test_id}) == 0) only_other.push_back(i);
+  for (const auto& row : other.rows) {
+    if (in_now.count({other.files[row.file], row.test_id}) == 0) {
+      files.insert(other.files[row.file]);
+    }
   }
-  if (only_now.empty() || only_other.empty()) return 0;
+  if (files.empty()) return 0;
+  auto rows_in = [&](const RunResultStatuses& run) {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < run.rows.size(); ++i) {
+      if (files.count(run.files[run.rows[i].file]) > 0) out.push_back(i);
+    }
+    return out;
+  };
+  const std::vector<std::size_t> now_rows = rows_in(now), other_rows = rows_in(other);
   std::vector<std::int64_t> ids;
-  for (std::size_t i : only_now) ids.push_back(now.rows[i].test_id);
-  for (std::size_t i : only_other) ids.push_back(other.rows[i].test_id);
+  for (std::size_t i : now_rows) ids.push_back(now.rows[i].test_id);
+  for (std::size_t i : other_rows) ids.push_back(other.rows[i].test_id);
   const auto names = store.test_names(ids);
   // (path, class, name without its index) → the rows of each side, in their run's order.
   using Key = std::tuple<std::string, std::string, std::string>;
-  std::map<Key, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> pairs;
+  std::map<Key, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> groups;
   auto add = [&](const RunResultStatuses& run, std::size_t i, bool is_now) {
     auto it = names.find(run.rows[i].test_id);
     if (it == names.end()) return;
     std::string key = without_case_index(it->second.second);
     if (key.empty()) return;
-    auto& sides = pairs[Key{run.files[run.rows[i].file], it->second.first, std::move(key)}];
+    auto& sides = groups[Key{run.files[run.rows[i].file], it->second.first, std::move(key)}];
     (is_now ? sides.first : sides.second).push_back(i);
   };
-  for (std::size_t i : only_now) add(now, i, true);
-  for (std::size_t i : only_other) add(other, i, false);
-  // As many on each side: the same cases, in the same order (parameterized keeps the order of
-  // its case list). Otherwise cases were added or lost, and which is which cannot be told.
+  for (std::size_t i : now_rows) add(now, i, true);
+  for (std::size_t i : other_rows) add(other, i, false);
   int aligned = 0;
-  for (const auto& [key, rows] : pairs) {
-    if (rows.first.size() != rows.second.size()) continue;
-    for (std::size_t k = 0; k < rows.first.size(); ++k) {
-      other.rows[rows.second[k]].test_id = now.rows[rows.first[k]].test_id;
-      ++aligned;
+  std::vector<bool> drop(other.rows.size());
+  for (const auto& [key, rows] : groups) {
+    const auto& [now_side, other_side] = rows;
+    if (now_side.empty() || other_side.empty()) continue;
+    if (now_side.size() == other_side.size()) {
+      // As many cases: the same ones, in the same order (parameterized keeps the order of its
+      // case list), whatever their numbers.
+      for (std::size_t k = 0; k < now_side.size(); ++k) {
+        aligned += other.rows[other_side[k]].test_id != now.rows[now_side[k]].test_id ? 1 : 0;
+        other.rows[other_side[k]].test_id = now.rows[now_side[k]].test_id;
+      }
+      continue;
     }
+    // Cases added or taken away: which case is which cannot be told from the names, not even
+    // where a name is the same on both sides (its number now counts other cases). None is
+    // compared: the run's are renumbered, the other's are not lost.
+    for (std::size_t i : now_side) {
+      other.renumbered.emplace(now.files[now.rows[i].file], now.rows[i].test_id);
+    }
+    for (std::size_t i : other_side) drop[i] = true;
+  }
+  if (!other.renumbered.empty()) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < other.rows.size(); ++i) {
+      if (!drop[i]) other.rows[kept++] = other.rows[i];
+    }
+    other.rows.resize(kept);
   }
   return aligned;
 }

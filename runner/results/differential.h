@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -21,7 +22,8 @@ namespace devshim {
 /// compatible (pass/pass), regression (pass → fail), lost (reported by the baseline, missing
 /// from the shim run: its file failed to import or collect, crashed or timed out before it),
 /// unlocked (skip or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or
-/// fail → skip), newly_skipped (pass → skip).
+/// fail → skip), newly_skipped (pass → skip), renumbered (a parameterized case the shim run
+/// numbers otherwise, with no one baseline case to compare with: align_renumbered_cases).
 const std::vector<std::pair<std::string, std::string>>& differential_classes();
 
 /// Whether tests of a differential class count as regressions (`--fail-on regressions`, the
@@ -54,11 +56,16 @@ class RunStatuses {
   /// of that path.
   std::optional<CaseStatus> find(const RunResultStatuses::Row& row) const;
 
+  /// Whether row of now is a case the other run numbered otherwise, with no one counterpart there
+  /// (RunResultStatuses::renumbered): its class is "renumbered", not compared.
+  bool renumbered(const RunResultStatuses::Row& row) const;
+
   /// The paths of the other run's files with at least one failing result.
   const std::set<std::string>& failing_files() const { return failing_files_; }
 
  private:
   std::unordered_map<std::uint64_t, CaseStatus> by_key_;
+  std::unordered_set<std::uint64_t> renumbered_;
   std::set<std::string> failing_files_;
 };
 
@@ -69,13 +76,14 @@ std::string without_case_index(std::string_view name);
 
 /// Aligns `other` (a baseline or previous run) to `now` where cases were renumbered:
 /// `parameterized.expand` numbers a test's cases in order, so a case list that grows under the
-/// shim (a "cuda" case added where CUDA is available) gives the cases after it other names. A
-/// test of `other` that `now` does not report and one of `now` that `other` does not report, in
-/// the same file and class, whose names agree without the case index (without_case_index), are
-/// the same test when each side has as many such tests (paired in their runs' order): the row of
-/// `other` takes `now`'s test id, so that every matching by test id (RunStatuses, missing_rows)
-/// pairs them. Reads the names
-/// of the unpaired tests only. Returns the number of tests aligned.
+/// shim (a "cuda" case added where CUDA is available) gives other numbers to the cases after it.
+/// In the files where a test of one run is missing from the other, the tests are grouped by file,
+/// class and name without the case index (without_case_index). A group with as many tests on
+/// each side holds the same cases in the same order: the rows of `other` take `now`'s test ids,
+/// so that every matching by test id (RunStatuses, missing_rows) pairs them. A group whose sizes
+/// differ cannot be paired (a name the same on both sides may be another case): its rows of
+/// `now` go to other.renumbered and its rows of `other` are removed (not lost). Returns the
+/// number of tests given another id.
 int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResultStatuses& other);
 
 /// Store::result_statuses(other_run), aligned to now (align_renumbered_cases).

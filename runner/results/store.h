@@ -7,9 +7,11 @@
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "parsers/test_result.h"
@@ -116,6 +118,9 @@ struct RunResultStatuses {
   };
   std::vector<std::string> files;  ///< the paths of the run's files that have results, sorted
   std::vector<Row> rows;           ///< in Store::cases' order: by file path, then as recorded
+  /// Set on another run aligned to a run (align_renumbered_cases): that run's tests, by file path
+  /// and test id, whose cases were renumbered with no one counterpart in this one.
+  std::set<std::pair<std::string, std::int64_t>> renumbered;
 };
 
 /// A run's redirections of one kind (Store::redirections).

@@ -182,9 +182,10 @@ devshim::Report sample_report(const fs::path& dir) {
   diff.baseline_run = 6;
   diff.counts = {{"compatible", 6}, {"regression", 2}, {"broken_both", 1}, {"skipped_both", 1}};
   diff.regressions.push_back({math, "tests.test_math.MathTest", "test_sub", "passed", "failed",
-                              "AssertionError: " + tolerance, f1.cases[1].links});
+                              "AssertionError: " + tolerance, f1.cases[1].links,
+                              "unattributed AssertionError: " + tolerance});
   diff.regressions.push_back({math, "tests.test_math.MathTest", kHostileName, "passed", "error",
-                              hostile.test.message, hostile.links});
+                              hostile.test.message, hostile.links, ""});
   r.differential = diff;
   return r;
 }
