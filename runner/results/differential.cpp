@@ -219,6 +219,7 @@ int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResult
   };
   const std::vector<std::size_t> now_rows = rows_in(now), other_rows = rows_in(other);
   std::vector<std::int64_t> ids;
+  ids.reserve(now_rows.size() + other_rows.size());
   for (std::size_t i : now_rows) ids.push_back(now.rows[i].test_id);
   for (std::size_t i : other_rows) ids.push_back(other.rows[i].test_id);
   const auto names = store.test_names(ids);

@@ -218,6 +218,48 @@ class RanIn {
   std::set<std::string> files_;
 };
 
+// Which tests of a run fail as they did in an earlier run, under another entry now: evidence
+// that an entry's failure was attributed elsewhere (GapLog::update_from_run), not fixed.
+class MovedFailures {
+ public:
+  using TestKey = std::tuple<std::string, std::string, std::string>;
+
+  MovedFailures(Store& store, const std::map<std::string, Seen>& seen,
+                const std::vector<StoredCase>& cases)
+      : store_(store) {
+    for (const StoredCase& c : cases) {
+      if (!c.signature.empty()) now_[{c.file, c.test.classname, c.test.name}] = c.signature;
+    }
+    for (const auto& [api, s] : seen) {
+      for (const GapTest& t : s.tests) {
+        if (now_.count({t.file, t.classname, t.name}) > 0) {
+          evidence_.insert({t.file, t.classname, t.name});
+        }
+      }
+    }
+  }
+
+  // Whether the test is evidence of an entry of this run and fails with the signature it had in
+  // earlier_run (that run's cases read once, when first asked).
+  bool moved(std::int64_t earlier_run, const TestKey& key) {
+    if (evidence_.count(key) == 0) return false;
+    auto [it, fresh] = earlier_.try_emplace(earlier_run);
+    if (fresh) {
+      for (const StoredCase& c : store_.cases(earlier_run)) {
+        if (!c.signature.empty()) it->second[{c.file, c.test.classname, c.test.name}] = c.signature;
+      }
+    }
+    auto was = it->second.find(key);
+    return was != it->second.end() && was->second == now_.at(key);
+  }
+
+ private:
+  Store& store_;
+  std::map<TestKey, std::string> now_;  // failing tests of the run → signature
+  std::set<TestKey> evidence_;
+  std::map<std::int64_t, std::map<TestKey, std::string>> earlier_;
+};
+
 }  // namespace
 
 int GapLog::update_from_run(std::int64_t run_id) {
@@ -298,30 +340,7 @@ int GapLog::update_from_run(std::int64_t run_id) {
   // rules of a newer devshim attribute the same failure elsewhere): then the entry is dropped
   // when no person touched it, and left as it is when one did. A test that fails differently
   // now got past the entry's failure: that is a fix.
-  using TestKey = std::tuple<std::string, std::string, std::string>;
-  std::map<TestKey, std::string> now_signature;  // failing tests of this run → signature
-  for (const StoredCase& c : cases) {
-    if (!c.signature.empty()) now_signature[{c.file, c.test.classname, c.test.name}] = c.signature;
-  }
-  std::set<TestKey> now_evidence;
-  for (const auto& [api, s] : seen) {
-    for (const GapTest& t : s.tests) {
-      if (now_signature.count({t.file, t.classname, t.name}) > 0) {
-        now_evidence.insert({t.file, t.classname, t.name});
-      }
-    }
-  }
-  std::map<std::int64_t, std::map<TestKey, std::string>> earlier_signatures;  // by run, lazily
-  auto same_failure = [&](std::int64_t earlier_run, const TestKey& key) {
-    auto [it, fresh] = earlier_signatures.try_emplace(earlier_run);
-    if (fresh) {
-      for (const StoredCase& c : store_.cases(earlier_run)) {
-        if (!c.signature.empty()) it->second[{c.file, c.test.classname, c.test.name}] = c.signature;
-      }
-    }
-    auto was = it->second.find(key);
-    return was != it->second.end() && was->second == now_signature.at(key);
-  };
+  MovedFailures moved_failures(store_, seen, cases);
   sql::Statement open(db_,
                       "SELECT api, last_seen_run, status_by = 'auto' AND severity_by = 'auto' "
                       "AND action_by = 'auto' AND equivalent_by = 'auto' AND note IS NULL "
@@ -342,8 +361,9 @@ int GapLog::update_from_run(std::int64_t run_id) {
     bool moved = false;
     earlier_tests.bind(1, api).bind(2, last);
     while (!moved && earlier_tests.step()) {
-      const TestKey key{earlier_tests.text(0), earlier_tests.text(1), earlier_tests.text(2)};
-      moved = now_evidence.count(key) > 0 && same_failure(earlier_tests.int64(3), key);
+      moved = moved_failures.moved(
+          earlier_tests.int64(3),
+          {earlier_tests.text(0), earlier_tests.text(1), earlier_tests.text(2)});
     }
     earlier_tests.reset();
     if (moved && untouched) {
