@@ -675,10 +675,11 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     r.differential->baseline_run = run->baseline_run;
     std::tie(r.differential->baseline_md, r.differential->baseline_html) =
         other_report_links(store, run->baseline_run, dir);
-    // Aligned to this run: cases the shim renumbered are the same tests (align_renumbered_cases).
-    auto aligned = std::make_shared<RunResultStatuses>(*reader.read(run->baseline_run));
-    align_renumbered_cases(store, now, *aligned);
-    baseline_read = std::move(aligned);
+    // Aligned to this run: cases the shim renumbered are the same tests (renumbering_aligned).
+    baseline_read = reader.read(run->baseline_run);
+    if (auto aligned = renumbering_aligned(store, now, *baseline_read)) {
+      baseline_read = std::make_shared<const RunResultStatuses>(std::move(*aligned));
+    }
     baseline = RunStatuses(now, *baseline_read);
   }
   RunStatuses previous;  // the run compared with: its previous run, or --against's

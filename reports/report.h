@@ -73,7 +73,7 @@ struct ReportDifferential {
     SourceLinks links;
     /// The gap entry whose evidence the test is in this run (regressions, lost, newly_skipped and
     /// broken_both tests); empty when none is.
-    std::string gap;
+    std::string gap{};
   };
   std::vector<Test> regressions;
   std::vector<Test> lost;

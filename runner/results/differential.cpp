@@ -193,23 +193,14 @@ std::string without_case_index(std::string_view name) {
   return "";
 }
 
-int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResultStatuses& other) {
-  using PathTest = std::pair<std::string_view, std::int64_t>;
-  std::set<PathTest> in_now, in_other;
-  for (const auto& row : now.rows) in_now.emplace(now.files[row.file], row.test_id);
-  for (const auto& row : other.rows) in_other.emplace(other.files[row.file], row.test_id);
+std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,
+                                                     const RunResultStatuses& other) {
   // Renumbering leaves tests of one side without their name on the other: only the files where
   // that happened are read (every test name of theirs, both sides).
   std::set<std::string_view> files;
-  for (const auto& row : now.rows) {
-    if (in_other.count({now.files[row.file], row.test_id}) == 0) files.insert(now.files[row.file]);
-  }
-  for (const auto& row : other.rows) {
-    if (in_now.count({other.files[row.file], row.test_id}) == 0) {
-      files.insert(other.files[row.file]);
-    }
-  }
-  if (files.empty()) return 0;
+  for (const auto& row : missing_rows(now, other, other.files)) files.insert(other.files[row.file]);
+  for (const auto& row : missing_rows(other, now, now.files)) files.insert(now.files[row.file]);
+  if (files.empty()) return std::nullopt;
   auto rows_in = [&](const RunResultStatuses& run) {
     std::vector<std::size_t> out;
     for (std::size_t i = 0; i < run.rows.size(); ++i) {
@@ -218,6 +209,7 @@ int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResult
     return out;
   };
   const std::vector<std::size_t> now_rows = rows_in(now), other_rows = rows_in(other);
+  RunResultStatuses aligned = other;
   std::vector<std::int64_t> ids;
   ids.reserve(now_rows.size() + other_rows.size());
   for (std::size_t i : now_rows) ids.push_back(now.rows[i].test_id);
@@ -236,8 +228,7 @@ int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResult
   };
   for (std::size_t i : now_rows) add(now, i, true);
   for (std::size_t i : other_rows) add(other, i, false);
-  int aligned = 0;
-  std::vector<bool> drop(other.rows.size());
+  std::vector<bool> drop(aligned.rows.size());
   for (const auto& [key, rows] : groups) {
     const auto& [now_side, other_side] = rows;
     if (now_side.empty() || other_side.empty()) continue;
@@ -245,8 +236,7 @@ int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResult
       // As many cases: the same ones, in the same order (parameterized keeps the order of its
       // case list), whatever their numbers.
       for (std::size_t k = 0; k < now_side.size(); ++k) {
-        aligned += other.rows[other_side[k]].test_id != now.rows[now_side[k]].test_id ? 1 : 0;
-        other.rows[other_side[k]].test_id = now.rows[now_side[k]].test_id;
+        aligned.rows[other_side[k]].test_id = now.rows[now_side[k]].test_id;
       }
       continue;
     }
@@ -254,16 +244,16 @@ int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResult
     // where a name is the same on both sides (its number now counts other cases). None is
     // compared: the run's are renumbered, the other's are not lost.
     for (std::size_t i : now_side) {
-      other.renumbered.emplace(now.files[now.rows[i].file], now.rows[i].test_id);
+      aligned.renumbered.emplace(now.files[now.rows[i].file], now.rows[i].test_id);
     }
     for (std::size_t i : other_side) drop[i] = true;
   }
-  if (!other.renumbered.empty()) {
+  if (!aligned.renumbered.empty()) {
     std::size_t kept = 0;
-    for (std::size_t i = 0; i < other.rows.size(); ++i) {
-      if (!drop[i]) other.rows[kept++] = other.rows[i];
+    for (std::size_t i = 0; i < aligned.rows.size(); ++i) {
+      if (!drop[i]) aligned.rows[kept++] = aligned.rows[i];
     }
-    other.rows.resize(kept);
+    aligned.rows.resize(kept);
   }
   return aligned;
 }
@@ -271,22 +261,27 @@ int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResult
 RunResultStatuses aligned_statuses(Store& store, const RunResultStatuses& now,
                                    std::int64_t other_run) {
   RunResultStatuses other = store.result_statuses(other_run);
-  align_renumbered_cases(store, now, other);
+  if (auto aligned = renumbering_aligned(store, now, other)) return std::move(*aligned);
   return other;
+}
+
+std::vector<StoredCase> lost_cases(Store& store, const RunResultStatuses& now,
+                                   const RunResultStatuses& baseline,
+                                   const std::vector<FileRecord>& planned) {
+  std::vector<std::string> paths;
+  paths.reserve(planned.size());
+  for (const FileRecord& f : planned) paths.push_back(f.path);
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::int64_t> ids;
+  for (const auto& row : missing_rows(now, baseline, paths)) ids.push_back(row.result_id);
+  return store.cases_by_id(ids);
 }
 
 std::vector<StoredCase> lost_cases(Store& store, const RunRecord& run) {
   if (run.baseline_run <= 0) return {};
-  std::vector<std::string> planned;
-  for (const FileRecord& f : store.files(run.id)) planned.push_back(f.path);
-  std::sort(planned.begin(), planned.end());
-  std::vector<std::int64_t> ids;
   const RunResultStatuses now = store.result_statuses(run.id);
-  for (const auto& row :
-       missing_rows(now, aligned_statuses(store, now, run.baseline_run), planned)) {
-    ids.push_back(row.result_id);
-  }
-  return store.cases_by_id(ids);
+  return lost_cases(store, now, aligned_statuses(store, now, run.baseline_run),
+                    store.files(run.id));
 }
 
 RunResultStatuses statuses_of(const std::vector<StoredCase>& cases) {

@@ -23,7 +23,7 @@ namespace devshim {
 /// from the shim run: its file failed to import or collect, crashed or timed out before it),
 /// unlocked (skip or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or
 /// fail → skip), newly_skipped (pass → skip), renumbered (a parameterized case the shim run
-/// numbers otherwise, with no one baseline case to compare with: align_renumbered_cases).
+/// numbers otherwise, with no one baseline case to compare with: renumbering_aligned).
 const std::vector<std::pair<std::string, std::string>>& differential_classes();
 
 /// Whether tests of a differential class count as regressions (`--fail-on regressions`, the
@@ -74,19 +74,21 @@ class RunStatuses {
 /// `test_fit_#`); empty when the name has none, or holds "[" (pytest's ids are not indexes).
 std::string without_case_index(std::string_view name);
 
-/// Aligns `other` (a baseline or previous run) to `now` where cases were renumbered:
-/// `parameterized.expand` numbers a test's cases in order, so a case list that grows under the
-/// shim (a "cuda" case added where CUDA is available) gives other numbers to the cases after it.
-/// In the files where a test of one run is missing from the other, the tests are grouped by file,
-/// class and name without the case index (without_case_index). A group with as many tests on
-/// each side holds the same cases in the same order: the rows of `other` take `now`'s test ids,
-/// so that every matching by test id (RunStatuses, missing_rows) pairs them. A group whose sizes
-/// differ cannot be paired (a name the same on both sides may be another case): its rows of
-/// `now` go to other.renumbered and its rows of `other` are removed (not lost). Returns the
-/// number of tests given another id.
-int align_renumbered_cases(Store& store, const RunResultStatuses& now, RunResultStatuses& other);
+/// `other` (a baseline) aligned to `now` where cases were renumbered: `parameterized.expand`
+/// numbers a test's cases in order, so a case list that grows under the shim (a "cuda" case added
+/// where CUDA is available) gives other numbers to the cases after it. In the files where a test
+/// of one run is missing from the other (missing_rows), the tests are grouped by file, class and
+/// name without the case index (without_case_index). A group with as many tests on each side
+/// holds the same cases in the same order: the rows of `other` take `now`'s test ids, so that
+/// every matching by test id (RunStatuses, missing_rows) pairs them. A group whose sizes differ
+/// cannot be paired (a name the same on both sides may be another case): its rows of `now` go to
+/// `renumbered` and its rows of `other` are removed (not lost). nullopt when no file has a test
+/// missing from either run: `other` is aligned as it is. Reads the names of those files' tests
+/// only (Store::test_names).
+std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,
+                                                     const RunResultStatuses& other);
 
-/// Store::result_statuses(other_run), aligned to now (align_renumbered_cases).
+/// Store::result_statuses(other_run), aligned to now (renumbering_aligned).
 RunResultStatuses aligned_statuses(Store& store, const RunResultStatuses& now,
                                    std::int64_t other_run);
 
@@ -103,6 +105,12 @@ std::vector<RunResultStatuses::Row> missing_rows(const RunResultStatuses& now,
 /// does not report, in the files the run planned (missing_rows), in the baseline's order. Empty
 /// when the run has no baseline run.
 std::vector<StoredCase> lost_cases(Store& store, const RunRecord& run);
+
+/// The same from the run's statuses, its baseline's aligned to them (aligned_statuses) and the
+/// files the run planned.
+std::vector<StoredCase> lost_cases(Store& store, const RunResultStatuses& now,
+                                   const RunResultStatuses& baseline,
+                                   const std::vector<FileRecord>& planned);
 
 /// The statuses of cases as Store::result_statuses would read them (cases in Store::cases'
 /// order).

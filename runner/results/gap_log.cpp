@@ -99,12 +99,14 @@ std::string file_error_api(const FileError& e) {
                              : fmt::format("file error: {}: {}", e.exception, message);
 }
 
-// Files that reported no test, with their error, and the lost tests of every file: entries.
-void add_file_evidence(Store& store, const RunRecord& run, const std::vector<FileRecord>& records,
+// Files that reported no test, with their error, and the lost tests of every file (`lost`,
+// lost_cases): entries.
+void add_file_evidence(const std::vector<StoredCase>& lost_tests,
+                       const std::vector<FileRecord>& records,
                        const std::map<std::string, FileError>& errors,
                        std::map<std::string, Seen>& seen) {
   std::map<std::string, std::vector<GapTest>> lost;
-  for (const StoredCase& c : lost_cases(store, run)) {
+  for (const StoredCase& c : lost_tests) {
     lost[c.file].push_back({c.file, c.test.classname, c.test.name});
   }
   for (const auto& [path, e] : errors) {
@@ -149,9 +151,10 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
   const RunResultStatuses statuses = statuses_of(cases);
   // The baseline's status of each test, to tell newly skipped tests (differential runs only).
   const bool has_baseline = run.baseline_run > 0;
+  const RunResultStatuses baseline_statuses =
+      has_baseline ? aligned_statuses(store, statuses, run.baseline_run) : RunResultStatuses();
   const RunStatuses baseline =
-      has_baseline ? RunStatuses(statuses, aligned_statuses(store, statuses, run.baseline_run))
-                   : RunStatuses();
+      has_baseline ? RunStatuses(statuses, baseline_statuses) : RunStatuses();
   std::map<std::string, std::vector<const TestCase*>> by_file;
   for (const StoredCase& c : cases) by_file[c.file].push_back(&c.test);
   std::map<std::string, FileError> errors;
@@ -169,7 +172,9 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
     if (s.tests.empty()) s.attribution = *a;
     s.tests.push_back({c.file, c.test.classname, c.test.name});
   }
-  add_file_evidence(store, run, files, errors, seen);
+  add_file_evidence(has_baseline ? lost_cases(store, statuses, baseline_statuses, files)
+                                 : std::vector<StoredCase>(),
+                    files, errors, seen);
   return seen;
 }
 

@@ -118,7 +118,7 @@ struct RunResultStatuses {
   };
   std::vector<std::string> files;  ///< the paths of the run's files that have results, sorted
   std::vector<Row> rows;           ///< in Store::cases' order: by file path, then as recorded
-  /// Set on another run aligned to a run (align_renumbered_cases): that run's tests, by file path
+  /// Set on another run aligned to a run (renumbering_aligned): that run's tests, by file path
   /// and test id, whose cases were renumbered with no one counterpart in this one.
   std::set<std::pair<std::string, std::int64_t>> renumbered;
 };
