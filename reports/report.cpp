@@ -521,7 +521,6 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
 struct MissingTest {
   std::string file, classname, name, other_status, message;
   SourceLinks links;
-  bool other_passed = false;  // is_differential_pass(other_status)
 };
 
 // The tests of `other` missing from the run in r.files whose `take` is true, in other's order,
@@ -545,7 +544,7 @@ std::vector<MissingTest> missing_tests(Store& store, Report& r, const RunResultS
     if (count_lost) ++f->lost;
     out.push_back({c.file, std::move(c.test.classname), std::move(c.test.name),
                    std::string(to_string(c.test.status)), missing_reason(&f->file, f->error),
-                   links_for(c.test.source), is_differential_pass(c.test.status)});
+                   links_for(c.test.source)});
   }
   return out;
 }
@@ -559,7 +558,6 @@ void add_missing(Store& store, Report& r, const RunResultStatuses& now,
     ReportDifferential& d = *r.differential;
     for (MissingTest& t : missing_tests(
              store, r, now, *baseline, [](const ReportFile&) { return true; }, true, links_for)) {
-      d.baseline_passed += t.other_passed ? 1 : 0;
       d.lost.push_back({std::move(t.file), std::move(t.classname), std::move(t.name),
                         std::move(t.other_status), "absent", std::move(t.message),
                         std::move(t.links)});
@@ -568,6 +566,10 @@ void add_missing(Store& store, Report& r, const RunResultStatuses& now,
     if (d.lost.empty()) d.counts.erase("lost");
     for (const char* cls : {"compatible", "regression", "newly_skipped"}) {
       if (auto it = d.counts.find(cls); it != d.counts.end()) d.baseline_passed += it->second;
+    }
+    for (const auto& t : d.lost) {
+      const auto status = parse_case_status(t.baseline_status);
+      d.baseline_passed += status && is_differential_pass(*status) ? 1 : 0;
     }
   }
   if (r.previous && previous != nullptr) {
