@@ -256,6 +256,12 @@ bool names_cuda_device_object(std::string_view line) {
   return has(line, "device(type='cuda'") || has(line, "torch.device'>:cuda");
 }
 
+// The line of an explanation that holds the assertion: the first, or the `assert` line pytest
+// prints after the test's own message ("cpu vs cuda:0" / "assert device(type='cpu') == ...").
+std::string_view rewritten_assertion(const std::vector<std::string_view>& lines) {
+  return lines.size() > 1 && lines[1].rfind("assert ", 0) == 0 ? lines[1] : lines.front();
+}
+
 // Which named device gap an AssertionError is, from its explanation (failure_explanation):
 // kGapDeviceIdentity when its assertion compares device objects, the device used with a CUDA
 // one; kGapDeviceType when it compares device type strings or reads the type or index of a
@@ -264,10 +270,7 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
   if (!has(exception, "AssertionError")) return {};
   const std::vector<std::string_view> lines = lines_of(explanation);
   const std::string_view assertion = lines.front();
-  // The test's own message may come first ("cpu vs cuda:0"): pytest prints the assertion it
-  // rewrote on the next line ("assert device(type='cpu') == device(type='cuda', index=0)").
-  const std::string_view rewritten =
-      lines.size() > 1 && lines[1].rfind("assert ", 0) == 0 ? lines[1] : assertion;
+  const std::string_view rewritten = rewritten_assertion(lines);
   for (std::string_view line : {assertion, rewritten}) {
     if (names_used_device_object(line) && names_cuda_device_object(line)) {
       return kGapDeviceIdentity;
@@ -302,9 +305,7 @@ std::string_view device_gap_of_statement(std::string_view exception, std::string
   if (!has(exception, "AssertionError") || frames.empty()) return {};
   // "assert False", first or after the test's own message ("forward cache was not moved...").
   const std::vector<std::string_view> lines = lines_of(explanation);
-  if (lines.front() != "assert False" && (lines.size() < 2 || lines[1] != "assert False")) {
-    return {};
-  }
+  if (lines.front() != "assert False" && rewritten_assertion(lines) != "assert False") return {};
   const std::string_view statement = frames.back().code;
   if (statement.rfind("assert ", 0) != 0) return {};
   for (std::string_view reads : {".device.type", ".device.index", ".is_cuda"}) {

@@ -177,6 +177,11 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
   EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
 }
 
+// text with its first `from` replaced by `to`: a real traceback edited into a near miss.
+std::string replaced_once(std::string text, std::string_view from, std::string_view to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
 TEST(GapAttribution, NnModulesGetattrIsNotBlamedForWhatItsCallerAskedFor) {
   const auto traceback = [](const std::string& file) {
     return "Traceback (most recent call last):\n"
@@ -208,8 +213,7 @@ TEST(GapAttribution, AnExpectedErrorIsAboutDevicesOnlyWhenItsStatementSaysSo) {
       "\n"
       "tests/test_x.py:7: Failed\n";
   const auto edited = [&tb](std::string_view from, std::string_view to) {
-    std::string t = tb;
-    return t.replace(t.find(from), from.size(), to);
+    return replaced_once(tb, from, to);
   };
   const std::string raised = "DID NOT RAISE <class 'RuntimeError'>";
   auto got = attribute_failure("Failed", raised, tb);
@@ -235,10 +239,8 @@ TEST(GapAttribution, AnAssertionShowingNoValueIsReadFromItsStatement) {
       "E        +  where False = all([False, False])\n"
       "\n"
       "tests/test_x.py:7: AssertionError\n";
-  // tb with its first `from` replaced by `to`.
   const auto edited = [&tb](std::string_view from, std::string_view to) {
-    std::string t = tb;
-    return t.replace(t.find(from), from.size(), to);
+    return replaced_once(tb, from, to);
   };
   auto got = attribute_failure("AssertionError", "assert False", tb);
   ASSERT_TRUE(got.has_value());

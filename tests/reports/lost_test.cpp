@@ -54,10 +54,9 @@ TestCase collection_error() {
 
 class LostTests : public ::testing::Test {
  protected:
-  // One run of a.py and b.py: each file's tests, or a collection error when b_fails.
-  std::int64_t record(const std::string& mode, std::int64_t baseline, std::int64_t previous,
-                      bool b_fails, CaseStatus a2 = CaseStatus::kPassed) {
-    Store store(db());
+  // A run of a.py and b.py begun in the store.
+  std::int64_t begin(Store& store, const std::string& mode, std::int64_t baseline,
+                     std::int64_t previous) {
     RunRecord r;
     r.suite = "ignite";
     r.suite_file = "/s/suite.json";
@@ -69,7 +68,13 @@ class LostTests : public ::testing::Test {
     r.mode = mode;
     r.baseline_run = baseline;
     r.previous_run = previous;
-    const std::int64_t id = store.begin_run(r, {"a.py", "b.py"});
+    return store.begin_run(r, {"a.py", "b.py"});
+  }
+  // One run of a.py and b.py: each file's tests, or a collection error when b_fails.
+  std::int64_t record(const std::string& mode, std::int64_t baseline, std::int64_t previous,
+                      bool b_fails, CaseStatus a2 = CaseStatus::kPassed) {
+    Store store(db());
+    const std::int64_t id = begin(store, mode, baseline, previous);
     FileRecord a;
     a.path = "a.py";
     a.status = is_failure(a2) ? FileStatus::kFailed : FileStatus::kPassed;
@@ -92,17 +97,7 @@ class LostTests : public ::testing::Test {
   // One run in which both files fail to collect: nothing passes.
   std::int64_t record_broken(const std::string& mode, std::int64_t baseline) {
     Store store(db());
-    RunRecord r;
-    r.suite = "ignite";
-    r.suite_file = "/s/suite.json";
-    r.framework = "pytest";
-    r.started_at = "2026-11-25T07:00:00Z";
-    r.project_root = "/ignite";
-    r.tests_dir = "tests/ignite";
-    r.out_dir = (dir_ / "out").string();
-    r.mode = mode;
-    r.baseline_run = baseline;
-    const std::int64_t id = store.begin_run(r, {"a.py", "b.py"});
+    const std::int64_t id = begin(store, mode, baseline, 0);
     for (const char* path : {"a.py", "b.py"}) {
       FileRecord f;
       f.path = path;
@@ -110,7 +105,7 @@ class LostTests : public ::testing::Test {
       f.exit_code = 2;
       store.record_file(id, f, {collection_error()});
     }
-    store.finish_run(id, "failed", "2026-11-25T07:01:00Z");
+    store.finish_run(id, "failed", "2026-11-25T06:01:00Z");
     return id;
   }
   Report report(std::int64_t run) {
