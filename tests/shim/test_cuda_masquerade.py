@@ -176,6 +176,13 @@ def test_streams(shim):
         assert torch.cuda.current_stream() == s
         y = torch.ones(3, device="cuda") * 2
     assert torch.cuda.current_stream() == default
+    other = torch.cuda.Stream()
+    with s:  # torch.Stream's own protocol (torch.nn.parallel.parallel_apply enters streams so)
+        assert torch.cuda.current_stream() == s
+        with other:
+            assert torch.cuda.current_stream() == other
+        assert torch.cuda.current_stream() == s
+    assert torch.cuda.current_stream() == default
     s.wait_stream(default)
     default.wait_stream(s)
     assert s.query()

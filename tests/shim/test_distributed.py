@@ -91,6 +91,34 @@ def test_scatter_and_gather_to_the_one_device(shim):
     assert torch.nn.parallel.comm.gather(chunks, 0, -1).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
+def test_replicate_parallel_apply_and_data_parallel_on_the_one_device(shim):
+    # DataParallel subclasses (and code written for several GPUs) replicate the module to its
+    # device_ids, run the replicas with parallel_apply and reduce the gradients back; torch's
+    # broadcast and reduction are CUDA's own (torch._C._broadcast_coalesced, "Broadcast function
+    # not implemented for CPU tensors"), parallel_apply enters each replica's stream.
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2)).cuda()
+    x = torch.randn(4, 3, device="cuda")
+    replicas = torch.nn.parallel.replicate(model, [0])
+    (out,) = torch.nn.parallel.parallel_apply(replicas, [(x,)], None, [0])
+    assert torch.allclose(out, model(x))
+    out.sum().backward()  # broadcast's gradient is a reduction onto the module's parameters
+    assert model[0].weight.grad is not None and model[0].weight.grad.abs().sum() > 0
+    assert torch.allclose(torch.nn.parallel.data_parallel(model, x, [0]), model(x))
+    assert torch.allclose(torch.nn.parallel.data_parallel(model, x), model(x))
+    import torch.cuda.comm as comm  # torch.nn.parallel.comm's functions, imported after patching
+    (same,) = comm.broadcast(x, [0])
+    assert same is x, "as on one GPU: the source device's copy is the tensor itself"
+    first, second = comm.broadcast_coalesced([x, x + 1], [0, 0])
+    assert first[0] is x and torch.equal(second[1], x + 1) and second[0] is not x
+    assert torch.equal(comm.reduce_add([x, x]), x * 2)
+    summed = comm.reduce_add_coalesced([[x, x + 1], [x, x]], 0)
+    assert torch.equal(summed[0], x * 2) and torch.allclose(summed[1], x * 2 + 1)
+    with pytest.raises(ValueError, match="input 1 has invalid size"):
+        comm.reduce_add([x, x[:2]])
+    apis = {r["api"] for r in record.rows()}
+    assert {"torch.nn.parallel.replicate", "torch.nn.parallel.data_parallel"} <= apis
+
+
 def test_pin_memory(shim):
     x = torch.ones(3)
     assert not x.is_pinned()

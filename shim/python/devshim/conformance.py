@@ -324,6 +324,16 @@ CUDA_ONLY = {
     "torch.nn.parallel.gather": "return torch.nn.parallel.gather([x, x + 1], 0)",
     "torch.nn.parallel.comm.scatter": "return torch.nn.parallel.comm.scatter(x, [0, 0])[1]",
     "torch.nn.parallel.comm.gather": "return torch.nn.parallel.comm.gather([x, x], 0, -1)",
+    "torch.nn.parallel.comm.broadcast": "return torch.nn.parallel.comm.broadcast(x, [0])[0] + 1",
+    "torch.nn.parallel.comm.broadcast_coalesced":
+        "return torch.nn.parallel.comm.broadcast_coalesced([x, x + 1], [0])[0][1]",
+    "torch.nn.parallel.comm.reduce_add": "return torch.nn.parallel.comm.reduce_add([x], 0) + 1",
+    "torch.nn.parallel.comm.reduce_add_coalesced":
+        "return torch.nn.parallel.comm.reduce_add_coalesced([[x, x + 1]], 0)[1]",
+    "torch.nn.parallel.replicate":
+        "return torch.nn.parallel.replicate(torch.nn.Linear(2, 2).cuda(), [0])[0](x)",
+    "torch.nn.parallel.data_parallel":
+        "return torch.nn.parallel.data_parallel(torch.nn.Linear(2, 2).cuda(), x)",
     "torch.utils.data.DataLoader":
         "return next(iter(torch.utils.data.DataLoader([x], pin_memory=True)))",
 }

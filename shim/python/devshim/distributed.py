@@ -20,14 +20,27 @@
   ``dim``), each chunk a copy on the device used, with no copy stream (torch makes one per CUDA
   device); gather concatenates on the device used, or on the CPU when asked for it (-1, "cpu").
   Both keep torch's autograd: scatter's gradient is a gather and the other way round.
-  ``replicate``/``Broadcast`` and the functional ``data_parallel`` are not carried.
+- ``torch.nn.parallel.replicate`` (``Broadcast``, ``ReduceAddCoalesced``; DataParallel subclasses
+  that replicate, parallel_apply and gather themselves) and ``torch.cuda.comm.broadcast``,
+  ``broadcast_coalesced``, ``reduce_add``, ``reduce_add_coalesced``: every target device is the
+  device used. As torch does on one GPU, the first target's copies are the tensors themselves
+  (moved to the device used when elsewhere), any further target's are clones; a reduction sums
+  on the device used. Autograd as torch's: broadcast's gradient is a reduction, and the other
+  way round.
+- ``torch.nn.parallel.data_parallel(module, inputs, ...)``: as on one GPU, the module runs once
+  on its inputs scattered to the device used. torch requires the module's parameters and buffers
+  on ``device_ids[0]``, read as the device used (torch builds ``torch.device("cuda", 0)``, which
+  the default device-object policy leaves as it is).
 
 gloo has no MPS collectives: on MPS, collectives on MPS tensors fail in torch, as without devshim.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import sys
+from itertools import chain
 
 from devshim import record, runtime
 from devshim.patching import MASQUERADE, Patch, wraps
@@ -226,6 +239,123 @@ def _comm_gather(original):
     return gather
 
 
+def _copies(tensors, count):
+    """torch.cuda.comm.broadcast_coalesced's copies for ``count`` targets, all the device used:
+    the first target's are the tensors themselves (torch's on one GPU), the others' are clones."""
+    first = [t.to(runtime.used) for t in tensors]
+    return [first] + [[t.clone() for t in first] for _ in range(count - 1)]
+
+
+def _sum(tensors):
+    """torch.cuda.comm.reduce_add over tensors of one shape, on the device used."""
+    size = tensors[0].size()
+    for i, t in enumerate(tensors):
+        if t.size() != size:
+            got, expected = ("x".join(str(n) for n in s) for s in (t.size(), size))
+            raise ValueError(f"input {i} has invalid size: got {got}, but expected {expected}")
+    return functools.reduce(lambda a, b: a + b, (t.to(runtime.used) for t in tensors))
+
+
+def _sums(groups):
+    """torch.cuda.comm.reduce_add_coalesced: one sum per position over the groups."""
+    return tuple(_sum(column) for column in zip(*groups, strict=True))
+
+
+def _broadcast_forward(original):
+    @wraps(original)
+    def forward(ctx, target_gpus, *inputs):
+        ctx.target_gpus = [0 for _ in target_gpus]  # the one device
+        if len(inputs) == 0:
+            return ()
+        ctx.num_inputs = len(inputs)
+        ctx.input_device = 0
+        record.hit("torch.nn.parallel.replicate", "cuda", runtime.used)
+        outputs = _copies(inputs, len(target_gpus))
+        non_differentiables = []
+        for idx, requires_grad in enumerate(ctx.needs_input_grad[1:]):
+            if not requires_grad:
+                non_differentiables.extend(output[idx] for output in outputs)
+        ctx.mark_non_differentiable(*non_differentiables)
+        return tuple(chain.from_iterable(outputs))
+
+    return forward
+
+
+def _reduce_add_coalesced_forward(original):
+    @wraps(original)
+    def forward(ctx, destination, num_inputs, *grads):
+        ctx.target_gpus = [0 for _ in range(0, len(grads), num_inputs)]
+        record.hit("torch.nn.parallel.replicate", "cuda", runtime.used)
+        return _sums([grads[i:i + num_inputs] for i in range(0, len(grads), num_inputs)])
+
+    return forward
+
+
+def _comm_broadcast(original):
+    @wraps(original)
+    def broadcast(tensor, devices=None, *, out=None):
+        if not ((devices is None) ^ (out is None)):
+            raise RuntimeError("Exactly one of 'devices' and 'out' must be specified, "
+                               f"but got devices={devices} and out={out}")
+        record.hit("torch.nn.parallel.comm.broadcast", "cuda", runtime.used)
+        if out is None:
+            return tuple(copies[0] for copies in _copies([tensor], len(devices)))
+        for target in out:
+            target.copy_(tensor)
+        return tuple(out)
+
+    return broadcast
+
+
+def _comm_broadcast_coalesced(original):
+    @wraps(original)
+    def broadcast_coalesced(tensors, devices, buffer_size=10485760):
+        record.hit("torch.nn.parallel.comm.broadcast_coalesced", "cuda", runtime.used)
+        return _copies(list(tensors), len(list(devices)))
+
+    return broadcast_coalesced
+
+
+def _comm_reduce_add(original):
+    @wraps(original)
+    def reduce_add(inputs, destination=None):
+        record.hit("torch.nn.parallel.comm.reduce_add", "cuda", runtime.used)
+        return _sum(list(inputs))
+
+    return reduce_add
+
+
+def _comm_reduce_add_coalesced(original):
+    @wraps(original)
+    def reduce_add_coalesced(inputs, destination=None, buffer_size=10485760):
+        record.hit("torch.nn.parallel.comm.reduce_add_coalesced", "cuda", runtime.used)
+        return _sums([list(group) for group in inputs])
+
+    return reduce_add_coalesced
+
+
+def _data_parallel_function(original):
+    @wraps(original)
+    def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
+                      module_kwargs=None):
+        from torch.nn.parallel.scatter_gather import scatter_kwargs
+
+        if not isinstance(inputs, tuple):
+            inputs = (inputs,) if inputs is not None else ()
+        for t in chain(module.parameters(), module.buffers()):
+            if t.device.type != runtime.used_type:
+                raise RuntimeError("module must have its parameters and buffers on device "
+                                   f"{runtime.used} (device_ids[0]) but found one of them on "
+                                   f"device: {t.device}")
+        record.hit("torch.nn.parallel.data_parallel", "cuda", runtime.used)
+        inputs, module_kwargs = scatter_kwargs(inputs, module_kwargs, [0], dim)
+        if not inputs and not module_kwargs:
+            inputs, module_kwargs = ((),), ({},)
+        return module(*inputs[0], **module_kwargs[0])  # one device: torch gathers nothing
+
+    return data_parallel
+
+
 def plan(torch):
     patches = []
     dist = getattr(torch, "distributed", None)
@@ -251,9 +381,22 @@ def plan(torch):
                          when=MASQUERADE))
     patches.append(Patch(functions.Gather, "forward", _gather_forward,
                          ("torch.nn.parallel.gather",), when=MASQUERADE))
+    for cls, make in ((functions.Broadcast, _broadcast_forward),
+                      (functions.ReduceAddCoalesced, _reduce_add_coalesced_forward)):
+        patches.append(Patch(cls, "forward", make, ("torch.nn.parallel.replicate",),
+                             when=MASQUERADE))
+    module = sys.modules.get("torch.nn.parallel.data_parallel")
+    for owner in (torch.nn.parallel, module):
+        if owner is not None and callable(getattr(owner, "data_parallel", None)):
+            patches.append(Patch(owner, "data_parallel", _data_parallel_function,
+                                 ("torch.nn.parallel.data_parallel",), when=MASQUERADE))
     comm = torch.nn.parallel.comm
     cuda_comm = getattr(torch.cuda, "comm", None)
-    for name, make in (("scatter", _comm_scatter), ("gather", _comm_gather)):
+    for name, make in (("scatter", _comm_scatter), ("gather", _comm_gather),
+                       ("broadcast", _comm_broadcast),
+                       ("broadcast_coalesced", _comm_broadcast_coalesced),
+                       ("reduce_add", _comm_reduce_add),
+                       ("reduce_add_coalesced", _comm_reduce_add_coalesced)):
         for owner in (comm, cuda_comm):
             if owner is not None and hasattr(owner, name):
                 patches.append(Patch(owner, name, make, (f"torch.nn.parallel.comm.{name}",),

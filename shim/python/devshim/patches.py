@@ -20,6 +20,7 @@ modules named for what they carry:
 | optimizers*         | capturable=True optimizers on the device used                       |
 | attention*          | sdpa_kernel naming CUDA-only kernels: the device used's own beside  |
 | distributed*        | init_process_group/new_group/barrier (nccl -> gloo), DDP, DataParallel |
+|                     | and nn.parallel's scatter/gather/replicate/comm on the one device    |
 | unsupported*        | NotImplementedError for CUDA graphs & co.; torch.cuda.nvtx no-ops   |
 
 (*) only while masquerading: the device a "cuda" request lands on is not CUDA.

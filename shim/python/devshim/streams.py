@@ -4,8 +4,9 @@ Streams are logical: the CPU runs every operation to completion in program order
 command queue per process, so work is always ordered as if on one stream. Hence ``query()`` is
 True, ``wait_stream``/``wait_event`` have nothing to wait for, and ``synchronize`` is the
 device's (a no-op on the CPU, ``torch.mps.synchronize`` on MPS). ``torch.cuda.stream(s)``,
-``set_stream``, ``current_stream`` and ``default_stream`` keep track of the current stream per
-thread, so code that checks ``current_stream() == s`` inside ``with torch.cuda.stream(s)`` holds.
+``with s:``, ``set_stream``, ``current_stream`` and ``default_stream`` keep track of the current
+stream per thread, so code that checks ``current_stream() == s`` inside ``with
+torch.cuda.stream(s)`` holds.
 
 Events measure real time: ``record()`` takes ``time.perf_counter()`` (after synchronising the
 device), and ``a.elapsed_time(b)`` is the milliseconds between the two records. On MPS, an event
@@ -78,6 +79,18 @@ class Stream:
             event = Event()
         event.record(self)
         return event
+
+    def __enter__(self):
+        """``with stream:`` (torch.Stream's protocol; torch.nn.parallel.parallel_apply uses it):
+        the stream is current inside the block, as in ``with torch.cuda.stream(stream)``."""
+        entered = _local.__dict__.setdefault("entered", [])
+        entered.append(getattr(_local, "stream", None))
+        _local.stream = self
+        return self
+
+    def __exit__(self, type, value, traceback):
+        _local.stream = _local.entered.pop()
+        return False
 
     def __eq__(self, other):
         return isinstance(other, Stream) and other.stream_id == self.stream_id
