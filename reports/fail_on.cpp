@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include "runner/base/error.h"
 
 namespace devshim {
@@ -30,7 +33,7 @@ int fail_on_exit_code(FailOn policy, const Report& report, int exit_code) {
   if (exit_code != kExitOk && exit_code != kExitFailures) return exit_code;
   if (policy == FailOn::kRegressions && report.differential) {
     const ReportDifferential& d = *report.differential;
-    if (!d.regressions.empty() || !d.lost.empty()) return kExitFailures;
+    if (regressions_total(d) > 0) return kExitFailures;
     return d.baseline_passed == 0 ? exit_code : kExitOk;  // nothing compared: the run's own
   }
   if (policy == FailOn::kAny || !report.previous) return exit_code;
@@ -41,19 +44,33 @@ std::string fail_on_reason(FailOn policy, const Report& report, int exit_code) {
   if (policy == FailOn::kAny || (exit_code != kExitOk && exit_code != kExitFailures)) return "";
   const int result = fail_on_exit_code(policy, report, exit_code);
   if (policy == FailOn::kRegressions && report.differential) {
-    const std::size_t n = report.differential->regressions.size();
-    const std::size_t lost = report.differential->lost.size();
-    if (n == 0 && lost == 0 && report.differential->baseline_passed == 0) {
+    const ReportDifferential& d = *report.differential;
+    const std::size_t n = d.regressions.size();
+    const std::size_t lost = d.lost.size();
+    if (regressions_total(d) == 0 && d.baseline_passed == 0) {
       return fmt::format(
           "--fail-on regressions: nothing compared (baseline run {} passed no test), so the "
           "run's own exit {}",
-          report.differential->baseline_run, result);
+          d.baseline_run, result);
     }
-    const std::string found =
-        lost > 0 ? fmt::format("{} failing and {} lost test{} (missing from this run)", n, lost,
-                               lost == 1 ? "" : "s")
-        : n == 0 ? std::string("no regression")
-                 : fmt::format("{} regression{}", n, n == 1 ? "" : "s");
+    std::string found;
+    if (lost == 0 && d.renumbered_regressions == 0) {
+      found = n == 0 ? std::string("no regression")
+                     : fmt::format("{} regression{}", n, n == 1 ? "" : "s");
+    } else {
+      std::vector<std::string> parts{fmt::format("{} failing", n)};
+      if (lost > 0) {
+        parts.push_back(
+            fmt::format("{} lost test{} (missing from this run)", lost, lost == 1 ? "" : "s"));
+      }
+      if (d.renumbered_regressions > 0) {
+        parts.push_back(
+            fmt::format("at least {} among renumbered cases", d.renumbered_regressions));
+      }
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        found += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+      }
+    }
     return fmt::format("--fail-on regressions: {} against baseline run {}, so exit {}", found,
                        report.differential->baseline_run, result);
   }

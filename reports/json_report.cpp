@@ -212,6 +212,7 @@ json differential_json(const Report& r) {
           {"masquerade_skips", d.masquerade_skips},
           {"baseline_passed", d.baseline_passed},
           {"renumbered_failing", d.renumbered_failing},
+          {"renumbered_regressions", d.renumbered_regressions},
           {"regressions", diff_tests_json(r, d.regressions)},
           {"lost", diff_tests_json(r, d.lost)},
           {"unlocked", diff_tests_json(r, d.unlocked)},

@@ -174,7 +174,7 @@ nlohmann::json run_summary(const Report& r) {
   if (r.differential) {
     const ReportDifferential& d = *r.differential;
     s["baseline_run"] = d.baseline_run;
-    const int regressions = count(d.counts, "regression") + count(d.counts, "lost");
+    const int regressions = regressions_total(d);
     // Nothing compared (the baseline passed no test): no count of regressions, not 0.
     s["regressions"] =
         regressions == 0 && d.baseline_passed == 0 ? json(nullptr) : json(regressions);
@@ -230,16 +230,48 @@ std::string regressions_by_gap_text(const ReportDifferential& d,
   return out + ".";
 }
 
+int regressions_total(const ReportDifferential& d) {
+  return static_cast<int>(d.regressions.size() + d.lost.size()) + d.renumbered_regressions;
+}
+
 std::string renumbered_text(const ReportDifferential& d) {
   auto it = d.counts.find("renumbered");
   if (it == d.counts.end() || it->second == 0) return "";
-  return fmt::format(
+  const std::string head = fmt::format(
       "{} test{} of this run {} renumbered parameterized cases, not compared with the baseline "
-      "(which case is which cannot be told from their names); {} of them fail{}. They count as "
-      "no regression, not even with --fail-on regressions; their failures are in the failure "
-      "clusters and the gap log.",
+      "one by one (which case is which cannot be told from their names); {} of them fail{}.",
       it->second, it->second == 1 ? "" : "s", it->second == 1 ? "is a" : "are",
       d.renumbered_failing, d.renumbered_failing == 1 ? "s" : "");
+  const std::string where = " Their failures are in the failure clusters and the gap log.";
+  if (d.renumbered_regressions == 0) {
+    return head + " Their counts prove none of them a regression: they count as none." + where;
+  }
+  return head +
+         fmt::format(
+             " At least {} of them {} regressions: where the shim added cases, more fail than "
+             "were added and did not pass in the baseline (if every baseline case is still "
+             "there). {} count{} as regressions, also with --fail-on regressions.",
+             d.renumbered_regressions, d.renumbered_regressions == 1 ? "is a" : "are",
+             d.renumbered_regressions == 1 ? "It" : "They",
+             d.renumbered_regressions == 1 ? "s" : "") +
+         where;
+}
+
+std::string no_listed_regression_text(const ReportDifferential& d) {
+  if (!d.lost.empty()) {
+    return fmt::format(
+        "No test fails that passed without the shim, but {} test{} the baseline reported {} "
+        "missing from this run (lost, below), and count as regressions.",
+        d.lost.size(), d.lost.size() == 1 ? "" : "s", d.lost.size() == 1 ? "is" : "are");
+  }
+  if (d.renumbered_regressions > 0) {
+    return fmt::format(
+        "No test compared one by one fails that passed without the shim, but renumbered cases "
+        "hold at least {} regression{} (below).",
+        d.renumbered_regressions, d.renumbered_regressions == 1 ? "" : "s");
+  }
+  if (d.baseline_passed == 0) return nothing_compared_text(d);
+  return "None: every test that passed without the shim passes with it.";
 }
 
 std::string nothing_compared_text(const ReportDifferential& d) {
@@ -680,6 +712,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     // Aligned to this run: cases the shim renumbered are the same tests (renumbering_aligned).
     baseline_read = reader.read(run->baseline_run);
     if (auto aligned = renumbering_aligned(store, now, *baseline_read)) {
+      r.differential->renumbered_regressions = static_cast<int>(aligned->renumbered_regressions);
       baseline_read = std::make_shared<const RunResultStatuses>(std::move(*aligned));
     }
     baseline = RunStatuses(now, *baseline_read);

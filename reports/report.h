@@ -66,6 +66,9 @@ struct ReportDifferential {
   int baseline_passed = 0;
   /// Tests of class renumbered that fail under the shim.
   int renumbered_failing = 0;
+  /// How many of the renumbered tests must be regressions (RunResultStatuses::
+  /// renumbered_regressions): counted with the regressions, though no one test can be named.
+  int renumbered_regressions = 0;
   /// One test of a listed class, in file order; message: the shim run's failure or skip reason
   /// (lost tests: why the shim run lacks it, missing_reason; status "absent").
   struct Test {
@@ -92,8 +95,16 @@ std::string regressions_by_gap_text(
     const ReportDifferential& d, const std::function<std::string(const std::string&)>& name =
                                      [](const std::string& s) { return s; });
 
+/// Every regression: the listed ones, the lost tests and the renumbered ones that must be
+/// regressions. What the closing line, runs.summary and --fail-on regressions count.
+int regressions_total(const ReportDifferential& d);
+
 /// What the Regressions heading says of the renumbered tests (not compared); "" when none.
 std::string renumbered_text(const ReportDifferential& d);
+
+/// The Regressions heading's sentence when no test is listed as a regression: lost tests,
+/// renumbered ones that must have regressed, nothing compared, or none at all.
+std::string no_listed_regression_text(const ReportDifferential& d);
 
 /// The Regressions heading's sentence when the baseline passed no test (baseline_passed == 0):
 /// "no regression" would then be vacuous.

@@ -92,18 +92,22 @@ struct ReportsAtTheEnd {
         auto it = d.counts.find(cls);
         return it == d.counts.end() ? 0 : it->second;
       };
-      const int regressions = count("regression") + count("lost");
+      const int regressions = devshim::regressions_total(d);
       if (regressions == 0 && d.baseline_passed == 0) {
         std::printf(
             "runner: against baseline run %lld: nothing compared (the baseline passed no test), "
             "%d unlocked\n",
             static_cast<long long>(d.baseline_run), count("unlocked"));
       } else {
+        const std::string renumbered =
+            d.renumbered_regressions > 0
+                ? fmt::format(", at least {} renumbered", d.renumbered_regressions)
+                : "";
         std::printf(
-            "runner: against baseline run %lld: %d regression%s (%d failing, %d lost), %d "
+            "runner: against baseline run %lld: %d regression%s (%d failing, %d lost%s), %d "
             "unlocked\n",
             static_cast<long long>(d.baseline_run), regressions, regressions == 1 ? "" : "s",
-            count("regression"), count("lost"), count("unlocked"));
+            count("regression"), count("lost"), renumbered.c_str(), count("unlocked"));
       }
     }
     if (policy != devshim::FailOn::kAny) verdict = std::move(report);

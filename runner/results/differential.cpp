@@ -242,7 +242,21 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     }
     // Cases added or taken away: which case is which cannot be told from the names, not even
     // where a name is the same on both sides (its number now counts other cases). None is
-    // compared: the run's are renumbered, the other's are not lost.
+    // compared: the run's are renumbered, the other's are not lost. Only their count is: with
+    // cases added, failures beyond the added cases and the baseline's own must be regressions.
+    if (now_side.size() > other_side.size()) {
+      auto failing = static_cast<std::size_t>(
+          std::count_if(now_side.begin(), now_side.end(), [&](std::size_t i) {
+            return !is_differential_pass(now.rows[i].status) &&
+                   now.rows[i].status != CaseStatus::kSkipped;
+          }));
+      auto passed = static_cast<std::size_t>(
+          std::count_if(other_side.begin(), other_side.end(),
+                        [&](std::size_t i) { return is_differential_pass(other.rows[i].status); }));
+      if (failing + passed > now_side.size()) {
+        aligned.renumbered_regressions += failing + passed - now_side.size();
+      }
+    }
     for (std::size_t i : now_side) {
       aligned.renumbered.emplace(now.files[now.rows[i].file], now.rows[i].test_id);
     }

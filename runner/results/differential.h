@@ -82,9 +82,10 @@ std::string without_case_index(std::string_view name);
 /// holds the same cases in the same order: the rows of `other` take `now`'s test ids, so that
 /// every matching by test id (RunStatuses, missing_rows) pairs them. A group whose sizes differ
 /// cannot be paired (a name the same on both sides may be another case): its rows of `now` go to
-/// `renumbered` and its rows of `other` are removed (not lost). nullopt when no file has a test
-/// missing from either run: `other` is aligned as it is. Reads the names of those files' tests
-/// only (Store::test_names).
+/// `renumbered` and its rows of `other` are removed (not lost); where the group only grew, the
+/// failures that must be regressions are counted (`renumbered_regressions`). nullopt when no file
+/// has a test missing from either run: `other` is aligned as it is. Reads the names of those files'
+/// tests only (Store::test_names).
 std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,
                                                      const RunResultStatuses& other);
 

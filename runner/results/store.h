@@ -121,6 +121,11 @@ struct RunResultStatuses {
   /// Set on another run aligned to a run (renumbering_aligned): that run's tests, by file path
   /// and test id, whose cases were renumbered with no one counterpart in this one.
   std::set<std::pair<std::string, std::int64_t>> renumbered;
+  /// Set with renumbered: how many of those tests must be regressions. In a group whose cases
+  /// were only added (more with the shim), if every baseline case is still there, at least
+  /// (failing with the shim) - (cases added) - (baseline cases that did not pass) of the
+  /// baseline's passing cases fail now; the sum over the groups, each at least 0.
+  std::size_t renumbered_regressions = 0;
 };
 
 /// A run's redirections of one kind (Store::redirections).

@@ -83,13 +83,48 @@ TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
   EXPECT_EQ(json["differential"]["renumbered_failing"], 2);
   const std::string md = testing::read_file(out() / "report.md");
   EXPECT_NE(md.find("4 tests of this run are renumbered parameterized cases, not compared with "
-                    "the baseline (which case is which cannot be told from their names); 2 of "
-                    "them fail."),
+                    "the baseline one by one (which case is which cannot be told from their "
+                    "names); 2 of them fail. Their counts prove none of them a regression"),
             std::string::npos)
       << md;
+  EXPECT_EQ(json["differential"]["renumbered_regressions"], 0);
   std::set<std::string> unlocked;
   for (const auto& t : json["differential"]["unlocked"]) unlocked.insert(t["name"]);
   EXPECT_EQ(unlocked, (std::set<std::string>{"test_scale_1_none_cuda", "test_scale_3_sum_cuda"}));
+}
+
+// A renumbered group where more cases fail under the shim than it added and the baseline failed:
+// the difference are regressions, counted (and failing --fail-on regressions) though unnamed.
+TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
+  auto r = runner({(fs::path(E2E_SUITES_DIR) / "renumbered-regressions").string(), "--differential",
+                   "--fail-on", "regressions", "--out", out().string(), "--python", TEST_PYTHON,
+                   "-j", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("against baseline run 1: 2 regressions (0 failing, 0 lost, at least 2 "
+                          "renumbered), 0 unlocked"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--fail-on regressions: 0 failing and at least 2 among renumbered "
+                          "cases against baseline run 1, so exit 1"),
+            std::string::npos)
+      << r.output;
+  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto& d = json["differential"];
+  EXPECT_EQ(d["counts"]["renumbered"], 8) << d.dump(1);
+  EXPECT_EQ(d["renumbered_failing"], 6);
+  EXPECT_EQ(d["renumbered_regressions"], 2) << "test_sees: 4 fail, 2 added; test_place: none";
+  const std::string md = testing::read_file(out() / "report.md");
+  for (const char* said :
+       {"No test compared one by one fails that passed without the shim, but renumbered cases "
+        "hold at least 2 regressions (below).",
+        "At least 2 of them are regressions: where the shim added cases, more fail than were "
+        "added and did not pass in the baseline (if every baseline case is still there). They "
+        "count as regressions, also with --fail-on regressions."}) {
+    EXPECT_NE(md.find(said), std::string::npos) << said << "\n" << md;
+  }
+  EXPECT_EQ(md.find("None: every test that passed"), std::string::npos) << md;
+  auto runs = runner({"runs"});  // runs.summary's regressions count them too
+  EXPECT_NE(runs.output.find("25.0%    -    2    0  1 failed"), std::string::npos) << runs.output;
 }
 
 TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {

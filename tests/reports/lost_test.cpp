@@ -56,7 +56,8 @@ class LostTests : public ::testing::Test {
  protected:
   // A run of a.py and b.py begun in the store.
   std::int64_t begin(Store& store, const std::string& mode, std::int64_t baseline,
-                     std::int64_t previous) {
+                     std::int64_t previous,
+                     const std::vector<std::string>& files = {"a.py", "b.py"}) {
     RunRecord r;
     r.suite = "ignite";
     r.suite_file = "/s/suite.json";
@@ -68,7 +69,21 @@ class LostTests : public ::testing::Test {
     r.mode = mode;
     r.baseline_run = baseline;
     r.previous_run = previous;
-    return store.begin_run(r, {"a.py", "b.py"});
+    return store.begin_run(r, files);
+  }
+  // One run of c.py with `cases`: each "test_<group>_<index>" and its status.
+  std::int64_t record_cases(const std::string& mode, std::int64_t baseline,
+                            const std::vector<std::pair<std::string, CaseStatus>>& cases) {
+    Store store(db());
+    const std::int64_t id = begin(store, mode, baseline, 0, {"c.py"});
+    FileRecord c;
+    c.path = "c.py";
+    c.status = FileStatus::kFailed;
+    std::vector<TestCase> tests;
+    for (const auto& [name, status] : cases) tests.push_back(test_of(name, status));
+    store.record_file(id, c, tests);
+    store.finish_run(id, "failed", "2026-11-25T06:01:00Z");
+    return id;
   }
   // One run of a.py and b.py: each file's tests, or a collection error when b_fails.
   std::int64_t record(const std::string& mode, std::int64_t baseline, std::int64_t previous,
@@ -246,6 +261,56 @@ TEST_F(LostTests, ABaselineThatPassedNoTestComparesNothing) {
   EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitOk), kExitOk);
   EXPECT_NE(fail_on_reason(FailOn::kRegressions, r, kExitFailures).find("nothing compared"),
             std::string::npos);
+}
+
+// Renumbered groups are not compared case by case, but where the shim only added cases, the
+// failures beyond the added cases and the baseline's own non-passing ones must be regressions.
+TEST_F(LostTests, RenumberedGroupsCountTheRegressionsTheirCountsProve) {
+  constexpr CaseStatus kPass = CaseStatus::kPassed, kFail = CaseStatus::kFailed,
+                       kSkip = CaseStatus::kSkipped;
+  const std::int64_t baseline = record_cases("baseline", 0,
+                                             {{"test_a_0", kPass},
+                                              {"test_a_1", kPass},
+                                              {"test_a_2", kFail},  // a: 1 case added
+                                              {"test_b_0", kPass},
+                                              {"test_b_1", kPass},  // b: 1 added
+                                              {"test_c_0", kPass},
+                                              {"test_c_1", kPass},
+                                              {"test_c_2", kPass},  // c: 1 taken away
+                                              {"test_d_0", kPass}});
+  const Report r = report(record_cases("shim", baseline,
+                                       {{"test_a_0", kFail},
+                                        {"test_a_1", kFail},
+                                        {"test_a_2", kFail},
+                                        {"test_a_3", kPass},
+                                        {"test_b_0", kFail},
+                                        {"test_b_1", kPass},
+                                        {"test_b_2", kSkip},
+                                        {"test_c_0", kFail},
+                                        {"test_c_1", kFail},
+                                        {"test_d_0", kPass}}));
+  ASSERT_TRUE(r.differential);
+  const ReportDifferential& d = *r.differential;
+  // a: 3 fail, 1 added, 1 failed before: 1 of the baseline's passing cases fails. b: as many
+  // failures as cases added. c: cases taken away: which remain cannot be told.
+  EXPECT_EQ(d.renumbered_regressions, 1);
+  EXPECT_EQ(d.counts.at("renumbered"), 9);
+  EXPECT_EQ(d.renumbered_failing, 6);
+  EXPECT_EQ(d.counts.at("compatible"), 1) << "test_d_0";
+  EXPECT_TRUE(d.regressions.empty());
+  EXPECT_EQ(regressions_total(d), 1);
+  EXPECT_EQ(run_summary(r)["regressions"], 1);
+  EXPECT_EQ(render_json(r)["differential"]["renumbered_regressions"], 1);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitOk), kExitFailures);
+  EXPECT_NE(fail_on_reason(FailOn::kRegressions, r, kExitOk)
+                .find("0 failing and at least 1 among renumbered cases"),
+            std::string::npos);
+  for (const std::string& text : {render_markdown(r), render_html(r)}) {
+    EXPECT_EQ(text.find("None: every test"), std::string::npos) << text;
+    EXPECT_NE(text.find("renumbered cases hold at least 1 regression (below)"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("At least 1 of them is a regression"), std::string::npos) << text;
+  }
 }
 
 TEST_F(LostTests, TheNextRunNamesThemMissingNotNewAndTheRunThatLostThemCountsThem) {
