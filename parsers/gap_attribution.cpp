@@ -399,6 +399,16 @@ std::vector<TracebackFrame> failure_frames(std::string_view traceback) {
   return pytest_frames(traceback);
 }
 
+std::optional<ChildFailure> child_failure(std::string_view exception, std::string_view traceback) {
+  if (!exception.ends_with("CalledProcessError")) return std::nullopt;
+  const std::size_t at = traceback.rfind(kChildTracebackHeader);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view child = traceback.substr(at + kChildTracebackHeader.size());
+  ParsedTraceback tb = parse_traceback(child);
+  if (tb.exception.empty()) return std::nullopt;
+  return ChildFailure{std::move(tb.exception), std::move(tb.message), std::string(child)};
+}
+
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback) {

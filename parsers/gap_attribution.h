@@ -38,6 +38,18 @@ inline constexpr std::string_view kGapCrossDevice = "cross-device error expected
 /// their process died before the first test): runner/results/gap_log.h.
 inline constexpr std::string_view kGapFileError = "file_error";
 
+/// The line the pytest parser puts between a subprocess.CalledProcessError's own traceback and
+/// the Python traceback its test's "Captured stderr call" ends with: the child process's failure.
+inline constexpr std::string_view kChildTracebackHeader =
+    "The child process's traceback (pytest's Captured stderr call):";
+
+/// The failure of the child process behind a subprocess.CalledProcessError, when its traceback
+/// was captured (kChildTracebackHeader): its exception, message and traceback.
+struct ChildFailure {
+  std::string exception, message, traceback;
+};
+std::optional<ChildFailure> child_failure(std::string_view exception, std::string_view traceback);
+
 struct GapAttribution {
   std::string api;   ///< "torch.cuda.get_device_properties", "aten::_fft_r2c", "torch.zeros"
   std::string kind;  ///< failing, unsupported_op or cuda_only

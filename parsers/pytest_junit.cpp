@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "parsers/gap_attribution.h"
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
 #include "parsers/read_file.h"
@@ -275,9 +276,17 @@ ParsedFile parse_pytest_results(const std::filesystem::path& xml,
   std::unordered_map<std::string, const TestCase*> by_name;
   for (const TestCase& c : text.cases) by_name.emplace(c.classname + '\x1f' + c.name, &c);
   for (TestCase& c : junit->cases) {
-    if (c.status != CaseStatus::kPassed) continue;
+    const bool child_failed = is_failure(c.status) && c.exception.ends_with("CalledProcessError");
+    if (c.status != CaseStatus::kPassed && !child_failed) continue;
     auto it = by_name.find(c.classname + '\x1f' + c.name);
-    if (it != by_name.end() && it->second->status == CaseStatus::kXpassed) {
+    if (it == by_name.end()) continue;
+    if (child_failed) {
+      // The XML has no captured output: the child process's traceback is the log's.
+      const std::string& logged = it->second->traceback;
+      if (std::size_t at = logged.rfind(kChildTracebackHeader); at != std::string::npos) {
+        c.traceback += "\n" + logged.substr(at);
+      }
+    } else if (it->second->status == CaseStatus::kXpassed) {
       c.status = CaseStatus::kXpassed;
       c.message = it->second->message;
     }

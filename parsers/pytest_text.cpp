@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "parsers/gap_attribution.h"
 #include "parsers/text.h"
 #include "parsers/traceback.h"
 
@@ -531,6 +532,11 @@ class PytestTextParser {
     bool capturing = true;  // until a "--- Captured stdout call ---" subsection
     CappedText text;
     FailureScanner scan;
+    // In "--- Captured stderr call ---": the last Python traceback printed there (a child
+    // process's, kept for subprocess.CalledProcessError), and whether it is being read.
+    bool in_stderr = false;
+    bool in_child = false;
+    CappedText child;
   };
 
   struct Pending {
@@ -717,13 +723,34 @@ class PytestTextParser {
       block_.emplace(std::move(b));
       return;
     }
-    if (!block_ || !block_->capturing) return;
+    if (!block_) return;
     if (l.starts_with("---") && l.find(" Captured ") != std::string_view::npos) {
       block_->capturing = false;
+      block_->in_stderr = l.find(" Captured stderr call ") != std::string_view::npos;
+      block_->in_child = false;
+      return;
+    }
+    if (!block_->capturing) {
+      child_traceback_line(*block_, l);
       return;
     }
     block_->text.add(l);
     block_->scan.feed(l);
+  }
+
+  // A line of the captured stderr: Python's traceback format, from its header to the exception
+  // line (the first line not indented), the last one printed.
+  static void child_traceback_line(Block& b, std::string_view l) {
+    if (!b.in_stderr) return;
+    if (l.starts_with("Traceback (most recent call last):")) {
+      b.child = CappedText();
+      b.in_child = true;
+    } else if (!b.in_child) {
+      return;
+    } else if (!l.empty() && l[0] != ' ') {
+      b.in_child = false;  // the exception's line ends it
+    }
+    b.child.add(l);
   }
 
   void end_block() {
@@ -913,6 +940,11 @@ class PytestTextParser {
           c.exception = std::move(f.exception);
           c.message = std::move(f.message);
           if (f.location) c.source = std::move(*f.location);
+          if (c.exception.ends_with("CalledProcessError")) {
+            if (std::string child = blk.child.str(); !child.empty()) {
+              c.traceback += "\n" + std::string(kChildTracebackHeader) + "\n" + child;
+            }
+          }
         }
         if (c.exception.empty() && c.message.empty()) {
           std::string_view name, rest;

@@ -61,13 +61,22 @@ std::string computed_severity(int tests, int files) {
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
                                              std::optional<CaseStatus> baseline) {
   if (is_failure(test.status)) {
-    if (auto a = attribute_failure(test.exception, test.message, test.traceback)) return a;
-    const std::string exception = test.exception.empty() ? "failure" : test.exception;
+    // A test that ran a child process which failed: the child's failure is the one to attribute.
+    const std::optional<ChildFailure> child = child_failure(test.exception, test.traceback);
+    const std::string_view exception = child ? child->exception : test.exception;
+    const std::string_view message = child ? child->message : test.message;
+    if (auto a = attribute_failure(exception, message, child ? child->traceback : test.traceback)) {
+      if (child) a->why = "in its child process (subprocess.CalledProcessError): " + a->why;
+      return a;
+    }
     return GapAttribution{
-        fmt::format("unattributed {}: {}", exception,
-                    first_line(normalize_message(first_line(test.message, 1000)), 100)),
+        fmt::format("unattributed {}{}: {}", exception.empty() ? "failure" : exception,
+                    child ? " in a child process" : "",
+                    first_line(normalize_message(first_line(message, 1000)), 100)),
         std::string(kGapUnattributed),
-        "no rule names a torch API: the failure points nowhere into torch or the shim"};
+        child ? "no rule names a torch API: the failure of the child process the test ran "
+                "points nowhere into torch or the shim"
+              : "no rule names a torch API: the failure points nowhere into torch or the shim"};
   }
   if (!has_baseline || !baseline || diff_class(baseline, test.status) != "newly_skipped") {
     return std::nullopt;

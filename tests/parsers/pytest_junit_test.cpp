@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 
+#include "parsers/gap_attribution.h"
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
 #include "runner/base/error.h"
@@ -77,6 +78,33 @@ class ScratchDir {
 };
 
 constexpr std::string_view kMod = "tests.test_outcomes";
+
+// pyro's examples run as child processes (`check_call`); the failure is the child's, printed in
+// the test's captured stderr, which the XML lacks: the log's copy is kept after the test's own
+// traceback (tests/parsers/fixtures/gaps/issue32/README.md).
+TEST(PytestJunit, AFailedChildProcessKeepsItsTracebackFromTheLog) {
+  const fs::path dir = kFixtures / "gaps" / "issue32";
+  const fs::path xml = dir / "pyro-keep-test_examples-child.xml";
+  const fs::path log = dir / "pyro-keep-test_examples-child.log";
+  LineReader lines(log);
+  for (const ParsedFile& p : {parse_pytest_results(xml, log), parse_pytest_text(lines)}) {
+    ASSERT_EQ(p.cases.size(), 2U);
+    const TestCase* failed = nullptr;
+    for (const TestCase& c : p.cases) failed = c.status == CaseStatus::kFailed ? &c : failed;
+    ASSERT_TRUE(failed);
+    EXPECT_EQ(failed->exception, "subprocess.CalledProcessError");
+    const auto child = child_failure(failed->exception, failed->traceback);
+    ASSERT_TRUE(child) << failed->traceback;
+    EXPECT_EQ(child->exception, "ModuleNotFoundError");
+    EXPECT_EQ(child->message, "No module named 'torchvision'");
+    EXPECT_NE(child->traceback.find("examples/contrib/gp/sv-dkl.py\", line 37"), std::string::npos);
+    EXPECT_EQ(failed->traceback.find("Captured log call"), std::string::npos) << "stderr only";
+  }
+  // Another exception's captured stderr is not its failure.
+  EXPECT_FALSE(child_failure("AssertionError", std::string(kChildTracebackHeader) +
+                                                   "\nTraceback (most recent call last):\n"
+                                                   "ValueError: x\n"));
+}
 
 TEST(PytestJunit, EveryOutcome) {
   auto parsed = parse_pytest_junit(kSamples / "outcomes.xml");

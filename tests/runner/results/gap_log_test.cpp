@@ -13,6 +13,8 @@
 #include <tuple>
 #include <vector>
 
+#include "parsers/gap_attribution.h"
+#include "parsers/pytest_junit.h"
 #include "runner/results/differential.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/store.h"
@@ -263,6 +265,36 @@ TEST(GapLog, AnEntryWhoseFailureMovedToAnotherIsDroppedNotFixed) {
   ASSERT_TRUE(log.entry(old_api));
   EXPECT_EQ(log.entry(old_api)->status, "fixed");
   EXPECT_EQ(log.entry(old_api)->fixed_in_run, differs);
+}
+
+// A test whose child process failed is attributed by the child's failure: pyro's example that
+// needs torchvision (tests/parsers/fixtures/gaps/issue32/README.md).
+TEST(AttributeCase, AFailedChildProcessIsAttributedByItsOwnFailure) {
+  const std::string dir = std::string(PARSER_FIXTURES_DIR) + "/gaps/issue32/";
+  const ParsedFile p = parse_pytest_results(dir + "pyro-keep-test_examples-child.xml",
+                                            dir + "pyro-keep-test_examples-child.log");
+  const TestCase* failed = nullptr;
+  for (const TestCase& c : p.cases) failed = c.status == CaseStatus::kFailed ? &c : failed;
+  ASSERT_TRUE(failed);
+  auto a = attribute_case(*failed, true, CaseStatus::kSkipped);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api,
+            "unattributed ModuleNotFoundError in a child process: No module named "
+            "'torchvision'");
+  EXPECT_EQ(a->kind, "unattributed");
+  // A child that failed inside torch: its deepest torch frame, as for the test's own failure.
+  TestCase in_torch = *failed;
+  in_torch.traceback = std::string(kChildTracebackHeader) +
+                       "\nTraceback (most recent call last):\n"
+                       "  File \"/w/examples/x.py\", line 3, in <module>\n"
+                       "    torch.cuda.get_device_properties(0)\n"
+                       "  File \"/v/torch/cuda/__init__.py\", line 9, in get_device_properties\n"
+                       "    raise RuntimeError(\"boom\")\n"
+                       "RuntimeError: boom\n";
+  a = attribute_case(in_torch, true, CaseStatus::kSkipped);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api, "torch.cuda.get_device_properties");
+  EXPECT_EQ(a->why.rfind("in its child process", 0), 0U) << a->why;
 }
 
 TEST(AttributeCase, NewlySkippedOnlyAgainstABaselineThatPassed) {
