@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -97,7 +98,8 @@ TEST(Store, ProcessesCreatingOneDatabaseAtOnceAllOpenIt) {
         try {
           Store s(path);
           ::_exit(0);
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "refused: %s\n", e.what());  // why, in ctest's output
           ::_exit(1);
         }
       }
