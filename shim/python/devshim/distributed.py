@@ -242,6 +242,8 @@ def _comm_gather(original):
 def _copies(tensors, count):
     """torch.cuda.comm.broadcast_coalesced's copies for ``count`` targets, all the device used:
     the first target's are the tensors themselves (torch's on one GPU), the others' are clones."""
+    if count == 0:
+        return []
     first = [t.to(runtime.used) for t in tensors]
     return [first] + [[t.clone() for t in first] for _ in range(count - 1)]
 
