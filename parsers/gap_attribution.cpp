@@ -470,6 +470,16 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
     return GapAttribution{std::string(kGapCrossDevice), std::string(kGapFailing),
                           "the test expects an error or warning about different devices"};
   }
+  // A CUDA extension built at run time (torch.utils.cpp_extension.load with CUDA sources, which
+  // code builds once CUDA is "there") needs the CUDA toolkit: no torch function to carry.
+  if (message.find("CUDA_HOME environment variable is not set") != std::string_view::npos &&
+      std::any_of(frames.begin(), frames.end(), [](const TracebackFrame& f) {
+        return module_of_file(f.file) == "torch.utils.cpp_extension";
+      })) {
+    return GapAttribution{std::string(kGapCudaExtension), std::string(kGapFailing),
+                          "torch.utils.cpp_extension builds CUDA sources, which need the CUDA "
+                          "toolkit (CUDA_HOME)"};
+  }
   // 5. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
   const bool cuda_init =
       std::any_of(kCudaInitFailures.begin(), kCudaInitFailures.end(),

@@ -34,6 +34,10 @@ inline constexpr std::string_view kGapDeviceType = "tensor.device type check";
 /// parameters) on different devices ("Expected all tensors to be on the same device"), and under
 /// the shim every tensor is on the one device used, so none comes.
 inline constexpr std::string_view kGapCrossDevice = "cross-device error expected";
+/// The named gap of CUDA extensions: code that builds its CUDA sources with
+/// torch.utils.cpp_extension once CUDA is there needs the CUDA toolkit (CUDA_HOME) and a CUDA
+/// device to run the kernels; the device used has neither, and no torch function is to carry.
+inline constexpr std::string_view kGapCudaExtension = "CUDA extension build";
 /// Kind of the entries of files that reported no test (their import or collection failed, or
 /// their process died before the first test): runner/results/gap_log.h.
 inline constexpr std::string_view kGapFileError = "file_error";

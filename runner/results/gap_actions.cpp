@@ -24,7 +24,7 @@ struct ActionRule {
   std::string_view action_when_set;
 };
 
-constexpr std::array<ActionRule, 14> kActions = {{
+constexpr std::array<ActionRule, 15> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -41,6 +41,11 @@ constexpr std::array<ActionRule, 14> kActions = {{
      "none on one device: the test expects the error or warning given for tensors on different "
      "devices, and the shim puts every tensor on the device used ({device}); skip the test where "
      "CUDA is absent",
+     "", "", "", ""},
+    {"failing", "CUDA extension build",
+     "none on {device}: the code compiles CUDA sources with torch.utils.cpp_extension once CUDA "
+     "is there, and their kernels need the CUDA toolkit and a CUDA device; skip the test where "
+     "CUDA is absent, or build the extension's CPU sources if it has any",
      "", "", "", ""},
     {"file_error", "",
      "make the file import under the shim: its import or collection fails there and loses every "

@@ -16,6 +16,7 @@
 #include "parsers/gap_attribution.h"
 #include "parsers/pytest_junit.h"
 #include "runner/results/differential.h"
+#include "runner/results/gap_actions.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/store.h"
 #include "tests/runner/results/schema_rewind.h"
@@ -295,6 +296,19 @@ TEST(AttributeCase, AFailedChildProcessIsAttributedByItsOwnFailure) {
   ASSERT_TRUE(a);
   EXPECT_EQ(a->api, "torch.cuda.get_device_properties");
   EXPECT_EQ(a->why.rfind("in its child process", 0), 0U) << a->why;
+}
+
+// A named gap has its own action: none of them is a torch function to carry.
+TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
+  for (std::string_view gap : {kGapDeviceType, kGapCrossDevice, kGapCudaExtension}) {
+    SCOPED_TRACE(gap);
+    const GapAction a = gap_action(kGapFailing, gap, "", ShimSettings{});
+    EXPECT_EQ(a.action.find("carry "), std::string::npos) << a.action;
+    EXPECT_EQ(a.action.rfind("no", 0), 0U) << a.action;  // "no shim setting", "none on cpu"
+  }
+  EXPECT_NE(gap_action(kGapFailing, kGapCudaExtension, "", ShimSettings{})
+                .action.find("torch.utils.cpp_extension"),
+            std::string::npos);
 }
 
 TEST(AttributeCase, NewlySkippedOnlyAgainstABaselineThatPassed) {
