@@ -400,7 +400,7 @@ std::vector<TracebackFrame> failure_frames(std::string_view traceback) {
 }
 
 std::optional<ChildFailure> child_failure(std::string_view exception, std::string_view traceback) {
-  if (!exception.ends_with("CalledProcessError")) return std::nullopt;
+  if (!is_child_process_failure(exception)) return std::nullopt;
   const std::size_t at = traceback.rfind(kChildTracebackHeader);
   if (at == std::string_view::npos) return std::nullopt;
   const std::string_view child = traceback.substr(at + kChildTracebackHeader.size());

@@ -47,6 +47,11 @@ inline constexpr std::string_view kGapFileError = "file_error";
 inline constexpr std::string_view kChildTracebackHeader =
     "The child process's traceback (pytest's Captured stderr call):";
 
+/// Whether a test's exception says a child process it ran failed (subprocess.CalledProcessError).
+inline bool is_child_process_failure(std::string_view exception) {
+  return exception.ends_with("CalledProcessError");
+}
+
 /// The failure of the child process behind a subprocess.CalledProcessError, when its traceback
 /// was captured (kChildTracebackHeader): its exception, message and traceback.
 struct ChildFailure {

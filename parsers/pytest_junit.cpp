@@ -276,7 +276,7 @@ ParsedFile parse_pytest_results(const std::filesystem::path& xml,
   std::unordered_map<std::string, const TestCase*> by_name;
   for (const TestCase& c : text.cases) by_name.emplace(c.classname + '\x1f' + c.name, &c);
   for (TestCase& c : junit->cases) {
-    const bool child_failed = is_failure(c.status) && c.exception.ends_with("CalledProcessError");
+    const bool child_failed = is_failure(c.status) && is_child_process_failure(c.exception);
     if (c.status != CaseStatus::kPassed && !child_failed) continue;
     auto it = by_name.find(c.classname + '\x1f' + c.name);
     if (it == by_name.end()) continue;

@@ -940,7 +940,7 @@ class PytestTextParser {
           c.exception = std::move(f.exception);
           c.message = std::move(f.message);
           if (f.location) c.source = std::move(*f.location);
-          if (c.exception.ends_with("CalledProcessError")) {
+          if (is_child_process_failure(c.exception)) {
             if (std::string child = blk.child.str(); !child.empty()) {
               c.traceback += "\n" + std::string(kChildTracebackHeader) + "\n" + child;
             }

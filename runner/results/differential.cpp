@@ -246,10 +246,8 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     // cases added, failures beyond the added cases and the baseline's own must be regressions.
     if (now_side.size() > other_side.size()) {
       auto failing = static_cast<std::size_t>(
-          std::count_if(now_side.begin(), now_side.end(), [&](std::size_t i) {
-            return !is_differential_pass(now.rows[i].status) &&
-                   now.rows[i].status != CaseStatus::kSkipped;
-          }));
+          std::count_if(now_side.begin(), now_side.end(),
+                        [&](std::size_t i) { return is_failure(now.rows[i].status); }));
       auto passed = static_cast<std::size_t>(
           std::count_if(other_side.begin(), other_side.end(),
                         [&](std::size_t i) { return is_differential_pass(other.rows[i].status); }));

@@ -74,9 +74,9 @@ std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_base
                     child ? " in a child process" : "",
                     first_line(normalize_message(first_line(message, 1000)), 100)),
         std::string(kGapUnattributed),
-        child ? "no rule names a torch API: the failure of the child process the test ran "
-                "points nowhere into torch or the shim"
-              : "no rule names a torch API: the failure points nowhere into torch or the shim"};
+        fmt::format(
+            "no rule names a torch API: the failure{} points nowhere into torch or the shim",
+            child ? " of the child process the test ran" : "")};
   }
   if (!has_baseline || !baseline || diff_class(baseline, test.status) != "newly_skipped") {
     return std::nullopt;

@@ -33,15 +33,19 @@ class LostE2E : public ::testing::Test {
     argv.insert(argv.end(), {"--db", db().string()});
     return testing::run(argv, {{"NO_COLOR", "1"}}, 200s);
   }
+  // The purpose-made suite of tests/e2e/suites/, run with and without the shim, failing on
+  // regressions.
+  testing::RunResult differential(const char* suite) {
+    return runner({(fs::path(E2E_SUITES_DIR) / suite).string(), "--differential", "--fail-on",
+                   "regressions", "--out", out().string(), "--python", TEST_PYTHON, "-j", "1"});
+  }
   TempDir dir_;
 };
 
 // Files that fail to import both ways: the baseline passed nothing, so nothing was compared,
 // and neither the terminal, the report nor --fail-on regressions may read as "no regression".
 TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
-  auto r = runner({(fs::path(E2E_SUITES_DIR) / "missing-dependency").string(), "--differential",
-                   "--fail-on", "regressions", "--out", out().string(), "--python", TEST_PYTHON,
-                   "-j", "1"});
+  auto r = differential("missing-dependency");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("against baseline run 1: nothing compared (the baseline passed no "
                           "test), 0 unlocked"),
@@ -65,9 +69,7 @@ TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
 // parameterized.expand renumbers cases when the shim adds a cuda case to a list: the baseline's
 // test_scale_1_sum_cpu is the shim run's test_scale_2_sum_cpu, compared, not lost.
 TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
-  auto r =
-      runner({(fs::path(E2E_SUITES_DIR) / "renumbered").string(), "--differential", "--fail-on",
-              "regressions", "--out", out().string(), "--python", TEST_PYTHON, "-j", "1"});
+  auto r = differential("renumbered");
   // test_place's two cuda cases fail (their device type is the device used): renumbered, not
   // regressions.
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -96,9 +98,7 @@ TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
 // A renumbered group where more cases fail under the shim than it added and the baseline failed:
 // the difference are regressions, counted (and failing --fail-on regressions) though unnamed.
 TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
-  auto r = runner({(fs::path(E2E_SUITES_DIR) / "renumbered-regressions").string(), "--differential",
-                   "--fail-on", "regressions", "--out", out().string(), "--python", TEST_PYTHON,
-                   "-j", "1"});
+  auto r = differential("renumbered-regressions");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("against baseline run 1: 2 regressions (0 failing, 0 lost, at least 2 "
                           "renumbered), 0 unlocked"),
@@ -128,9 +128,7 @@ TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
 }
 
 TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
-  auto r = runner({(fs::path(E2E_SUITES_DIR) / "shim-import-error").string(), "--differential",
-                   "--fail-on", "regressions", "--out", out().string(), "--python", TEST_PYTHON,
-                   "-j", "1"});
+  auto r = differential("shim-import-error");
   // The baseline passes 4 tests and skips 1; the shim run reports none of them.
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("against baseline run 1: 5 regressions (0 failing, 5 lost)"),
