@@ -106,7 +106,13 @@ class ComparisonPage {
       text(meaning);
       out_ += "</td></tr>\n";
     }
-    out_ += "</tbody></table>\n</section>\n";
+    out_ += "</tbody></table>\n";
+    if (const std::string renumbered = comparison_renumbered_text(c); !renumbered.empty()) {
+      out_ += "<p>";
+      text(renumbered);
+      out_ += "</p>\n";
+    }
+    out_ += "</section>\n";
   }
 
   // One class's tests, folded: "file · class.name", A → B, links, message.

@@ -131,6 +131,25 @@ ComparisonReport build_comparison_report(Store& store, const RunRecord& a, const
   return out;
 }
 
+std::string comparison_renumbered_text(const RunComparison& c) {
+  const int n = c.counts.count("renumbered") > 0 ? c.counts.at("renumbered") : 0;
+  if (n == 0) return "";
+  std::string out = fmt::format(
+      "{} test{} of B {} parameterized case{} numbered otherwise than in A, in groups with more or "
+      "fewer cases: not compared one by one.",
+      n, n == 1 ? "" : "s", n == 1 ? "is a" : "are", n == 1 ? "" : "s");
+  if (c.renumbered_regressions == 0) {
+    return out + " Their counts prove none of them a regression.";
+  }
+  return out + fmt::format(
+                   " At least {} of them {} regression{}: more fail in B than there are cases "
+                   "added and cases that did not pass in A (if every case of A is still there). "
+                   "{} counted with the regressions.",
+                   c.renumbered_regressions, c.renumbered_regressions == 1 ? "is a" : "are",
+                   c.renumbered_regressions == 1 ? "" : "s",
+                   c.renumbered_regressions == 1 ? "It is" : "They are");
+}
+
 json comparison_json(const ComparisonReport& report) {
   const RunComparison& c = report.comparison;
   json tests = json::object();
@@ -156,6 +175,7 @@ json comparison_json(const ComparisonReport& report) {
   return {{"a", comparison_run_json(c.a, report.a_md, report.a_html)},
           {"b", comparison_run_json(c.b, report.b_md, report.b_html)},
           {"counts", c.counts},
+          {"renumbered_regressions", c.renumbered_regressions},
           {"tests", tests}};
 }
 
@@ -191,6 +211,9 @@ std::string render_comparison_markdown(const ComparisonReport& report) {
   for (const auto& [cls, meaning] : comparison_classes()) {
     out += fmt::format("| {} | {} | {} |\n", cls, c.counts.at(cls), meaning);
   }
+  if (const std::string renumbered = comparison_renumbered_text(c); !renumbered.empty()) {
+    out += "\n" + md_cell(renumbered, renumbered.size()) + "\n";
+  }
   for (const auto& [cls, meaning] : comparison_classes()) {
     if (cls == "same") continue;
     const auto it = c.tests.find(cls);
@@ -220,8 +243,13 @@ std::string render_comparison_text(const ComparisonReport& report) {
   for (const auto& [cls, meaning] : comparison_classes()) {
     out += fmt::format("{:<14} {:>6}  {}\n", cls, c.counts.at(cls), meaning);
   }
-  out += fmt::format("{:<14} {:>6}  regressed + lost\n", "regressions",
-                     c.counts.at("regressed") + c.counts.at("lost"));
+  out += fmt::format("{:<14} {:>6}  regressed + lost{}\n", "regressions", comparison_regressions(c),
+                     c.renumbered_regressions > 0
+                         ? fmt::format(" + at least {} renumbered", c.renumbered_regressions)
+                         : "");
+  if (const std::string renumbered = comparison_renumbered_text(c); !renumbered.empty()) {
+    out += "\n" + renumbered + "\n";
+  }
   for (const auto& [cls, meaning] : comparison_classes()) {
     const auto it = c.tests.find(cls);
     if (it == c.tests.end()) continue;
@@ -260,6 +288,13 @@ int count_of(const RunComparison& c, const char* cls) {
   return it == c.counts.end() ? 0 : it->second;
 }
 
+// ", at least 2 renumbered" where renumbered tests prove regressions.
+std::string renumbered_part(const RunComparison& c) {
+  return c.renumbered_regressions > 0
+             ? fmt::format(", at least {} renumbered", c.renumbered_regressions)
+             : "";
+}
+
 }  // namespace
 
 ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& c) {
@@ -269,9 +304,10 @@ ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& c) {
   ComparisonVerdict v;
   switch (policy) {
     case FailOn::kRegressions:
-      v.findings = regressed + lost;
-      v.reason = fmt::format("--fail-on regressions: {} regression{} ({} regressed, {} lost) {}",
-                             v.findings, v.findings == 1 ? "" : "s", regressed, lost, runs);
+      v.findings = comparison_regressions(c);
+      v.reason = fmt::format("--fail-on regressions: {} regression{} ({} regressed, {} lost{}) {}",
+                             v.findings, v.findings == 1 ? "" : "s", regressed, lost,
+                             renumbered_part(c), runs);
       break;
     case FailOn::kNewFailures: {
       int failing_new = 0;  // tests B runs that A did not, failing in B
@@ -280,11 +316,12 @@ ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& c) {
           if (t.status_b == "failed" || t.status_b == "error") ++failing_new;
         }
       }
-      v.findings = regressed + lost + failing_new;
+      v.findings = comparison_regressions(c) + failing_new;
       v.reason = fmt::format(
           "--fail-on new-failures: {} test{} failing in B that did not in A ({} regressed, {} "
-          "lost, {} new and failing) {}",
-          v.findings, v.findings == 1 ? "" : "s", regressed, lost, failing_new, runs);
+          "lost{}, {} new and failing) {}",
+          v.findings, v.findings == 1 ? "" : "s", regressed, lost, renumbered_part(c), failing_new,
+          runs);
       break;
     }
     case FailOn::kAny:

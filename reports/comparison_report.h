@@ -30,10 +30,14 @@ struct ComparisonReport {
 ComparisonReport build_comparison_report(Store& store, const RunRecord& a, const RunRecord& b,
                                          const std::filesystem::path& dir);
 
-/// {"a": run, "b": run, "counts": {class: n}, "tests": {class: [{"file", "id", "classname", "name",
-/// "a", "b", "message", "source", "links"}]}}; each run: {"id", "suite", "mode", "status",
-/// "started_at", "host", "project_commit", "policy", "shim_version", "torch", "python",
-/// "reports"}. Format: docs/report-format.md, "compare.json".
+/// What the renumbered tests prove: empty when there are none; else how many, that they are not
+/// compared, and how many of them must be regressions (RunComparison::renumbered_regressions).
+std::string comparison_renumbered_text(const RunComparison& c);
+
+/// {"a": run, "b": run, "counts": {class: n}, "renumbered_regressions": n, "tests": {class:
+/// [{"file", "id", "classname", "name", "a", "b", "message", "source", "links"}]}}; each run:
+/// {"id", "suite", "mode", "status", "started_at", "host", "project_commit", "policy",
+/// "shim_version", "torch", "python", "reports"}. Format: docs/report-format.md, "compare.json".
 nlohmann::json comparison_json(const ComparisonReport& report);
 
 /// One run as comparison_json shows it under "a" and "b" (md, html: its report links).
@@ -52,9 +56,11 @@ std::string render_comparison_html(const ComparisonReport& report);
 std::string render_comparison_text(const ComparisonReport& report);
 
 /// What --fail-on makes of a comparison: regressions (the default) counts regressed and lost
-/// tests; new-failures adds the tests B runs and A did not that fail in B; any: run B did not
-/// pass. exit_code is 1 when there is a finding, else 0; reason says why, in one line
-/// ("--fail-on regressions: 1 regression (1 regressed, 0 lost) from run 1 to run 2, so exit 1").
+/// tests and the regressions renumbered tests prove (comparison_regressions); new-failures adds the
+/// tests B runs and A did not that fail in B; any: run B did not pass. exit_code is 1 when there is
+/// a finding, else 0; reason says why, in one line
+/// ("--fail-on regressions: 1 regression (1 regressed, 0 lost) from run 1 to run 2, so exit 1";
+/// "..., at least 2 renumbered)" where renumbered tests prove some).
 struct ComparisonVerdict {
   int findings = 0;
   int exit_code = 0;

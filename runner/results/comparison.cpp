@@ -1,5 +1,10 @@
 #include "runner/results/comparison.h"
 
+#include <unordered_map>
+#include <vector>
+
+#include "runner/results/differential.h"
+
 namespace devshim {
 
 namespace {
@@ -11,8 +16,14 @@ Outcome outcome(CaseStatus s) {
   return s == CaseStatus::kSkipped ? Outcome::kSkip : Outcome::kPass;
 }
 
-std::string key_of(const std::string& file, const TestCase& t) {
-  return file + '\n' + t.classname + '\n' + t.name;
+// A test id names its class and test name in every run of a store.
+std::string key_of(const std::string& file, std::int64_t test_id) {
+  return file + '\n' + std::to_string(test_id);
+}
+
+int count_of(const RunComparison& c, const char* cls) {
+  auto it = c.counts.find(cls);
+  return it == c.counts.end() ? 0 : it->second;
 }
 
 }  // namespace
@@ -26,6 +37,9 @@ const std::vector<std::pair<std::string, std::string>>& comparison_classes() {
       {"fixed", "failed in A, passes in B"},
       {"newly_skipped", "ran in A (or is new), skips in B"},
       {"newly_run", "skipped in A (or is new), runs in B"},
+      {"renumbered",
+       "a parameterized case numbered otherwise in B, in a group with more or fewer cases than in "
+       "A: no one case of A to compare it with (A's cases of the group are not lost)"},
       {"same", "the same outcome in both"}};
   return classes;
 }
@@ -46,31 +60,62 @@ RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b)
   out.a = a;
   out.b = b;
   for (const auto& [cls, meaning] : comparison_classes()) out.counts[cls] = 0;
-  std::map<std::string, StoredCase> in_a;
-  for (auto& c : store.cases(a.id)) {
-    std::string key = key_of(c.file, c.test);
-    in_a.emplace(std::move(key), std::move(c));
+  const RunResultStatuses statuses_b = store.result_statuses(b.id);
+  const auto aligned = renumbering_aligned(store, statuses_b, store.result_statuses(a.id));
+  // A's result id → the test id of B it is matched with; A's results missing from it belong to
+  // renumbered groups.
+  std::unordered_map<std::int64_t, std::int64_t> a_matched;
+  if (aligned) {
+    a_matched.reserve(aligned->rows.size());
+    for (const auto& row : aligned->rows) a_matched.emplace(row.result_id, row.test_id);
+    out.renumbered_regressions = static_cast<int>(aligned->renumbered_regressions);
   }
-  auto add = [&](const std::string& cls, const StoredCase& shown, std::optional<CaseStatus> sa,
+  // A's cases that have a counterpart to look for in B (in A's order), by file and test id.
+  std::vector<StoredCase> cases_a;
+  std::unordered_map<std::string, std::size_t> in_a;
+  for (auto& c : store.cases(a.id)) {
+    std::int64_t test_id = c.test_id;
+    if (aligned) {
+      auto it = a_matched.find(c.result_id);
+      if (it == a_matched.end()) continue;
+      test_id = it->second;
+    }
+    in_a.emplace(key_of(c.file, test_id), cases_a.size());
+    cases_a.push_back(std::move(c));
+  }
+  std::vector<bool> matched(cases_a.size());
+  auto text = [](std::optional<CaseStatus> s) {
+    return s ? std::string(to_string(*s)) : std::string("absent");
+  };
+  auto add = [&](const std::string& cls, const StoredCase& shown, std::string status_a,
                  std::optional<CaseStatus> sb) {
     ++out.counts[cls];
     if (cls == "same") return;
     out.tests[cls].push_back({shown.file, shown.test.classname, shown.test.name,
-                              sa ? std::string(to_string(*sa)) : "absent",
-                              sb ? std::string(to_string(*sb)) : "absent", failure_text(shown.test),
+                              std::move(status_a), text(sb), failure_text(shown.test),
                               shown.test.source});
   };
   for (const auto& c : store.cases(b.id)) {
-    auto it = in_a.find(key_of(c.file, c.test));
+    if (aligned && aligned->renumbered.count({c.file, c.test_id}) > 0) {
+      add("renumbered", c, "renumbered", c.test.status);
+      continue;
+    }
+    auto it = in_a.find(key_of(c.file, c.test_id));
     std::optional<CaseStatus> sa;
     if (it != in_a.end()) {
-      sa = it->second.test.status;
-      in_a.erase(it);
+      sa = cases_a[it->second].test.status;
+      matched[it->second] = true;
     }
-    add(comparison_class(sa, c.test.status), c, sa, c.test.status);
+    add(comparison_class(sa, c.test.status), c, text(sa), c.test.status);
   }
-  for (const auto& [key, c] : in_a) add("lost", c, c.test.status, std::nullopt);
+  for (std::size_t i = 0; i < cases_a.size(); ++i) {
+    if (!matched[i]) add("lost", cases_a[i], text(cases_a[i].test.status), std::nullopt);
+  }
   return out;
+}
+
+int comparison_regressions(const RunComparison& c) {
+  return count_of(c, "regressed") + count_of(c, "lost") + c.renumbered_regressions;
 }
 
 }  // namespace devshim

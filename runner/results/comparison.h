@@ -1,6 +1,7 @@
 // Any two recorded runs compared test by test (`runner compare A B`): what changed between two
 // nights, two shim policies, two torch versions or two machines. Tests are matched by file, class
-// name and test name.
+// name and test name, and parameterized cases that B numbers otherwise as a differential run
+// matches them (renumbering_aligned).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,10 @@ namespace devshim {
 /// The comparison classes in the order `runner compare` lists them, each with its meaning:
 /// regressed (passed in A, fails in B), lost (in A, missing from B: counted as a regression, as
 /// a differential run's lost tests are), fixed (failed in A, passes in B), newly_skipped (ran in
-/// A, or absent, and skips in B), newly_run (skipped or absent in A, runs in B), same (the same
-/// outcome both times). xfailed and xpassed count as passes, error as a failure.
+/// A, or absent, and skips in B), newly_run (skipped or absent in A, runs in B), renumbered (a
+/// parameterized case of a group B has more or fewer cases of than A: no one case of A to compare
+/// it with; A's cases of that group are not lost), same (the same outcome both times). xfailed and
+/// xpassed count as passes, error as a failure.
 const std::vector<std::pair<std::string, std::string>>& comparison_classes();
 
 /// The class of one test from its status in run A and in run B (nullopt: absent there; not both).
@@ -36,7 +39,14 @@ struct RunComparison {
   RunRecord a, b;
   std::map<std::string, int> counts;                       ///< class → tests (every class)
   std::map<std::string, std::vector<ComparedTest>> tests;  ///< class → tests, but not "same"
+  /// How many of the renumbered tests must be regressions (RunResultStatuses::
+  /// renumbered_regressions, B taken as the run whose groups grew): counted with regressed and
+  /// lost.
+  int renumbered_regressions = 0;
 };
+
+/// regressed + lost + renumbered_regressions.
+int comparison_regressions(const RunComparison& c);
 
 /// Compares run b with run a. Reads both runs' cases from store.
 RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b);
