@@ -182,8 +182,42 @@ std::vector<RunResultStatuses::Row> missing_rows(const RunResultStatuses& now,
   return out;
 }
 
+namespace {
+
+// pytest's ids: each "-"-separated part that is an identifier ending in digits is taken as
+// "<argument><index>" (pytest's id of a value it does not print, `device1`).
+std::string without_pytest_indexes(std::string_view name, std::size_t open) {
+  const std::size_t close = name.rfind(']');
+  if (close == std::string_view::npos || close < open) return "";
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  std::string out(name.substr(0, open + 1));
+  bool changed = false;
+  for (std::size_t start = open + 1;;) {
+    const std::size_t end = std::min(name.find('-', start), close);
+    const std::string_view part = name.substr(start, end - start);
+    std::size_t digits = part.size();
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(part[digits - 1])) != 0) {
+      --digits;
+    }
+    const bool indexed = digits > 0 && digits < part.size() &&
+                         std::isdigit(static_cast<unsigned char>(part[0])) == 0 &&
+                         std::all_of(part.begin(), part.begin() + digits, word);
+    out += indexed ? std::string(part.substr(0, digits)) + "#" : std::string(part);
+    changed = changed || indexed;
+    if (end == close) break;
+    out += '-';
+    start = end + 1;
+  }
+  out += name.substr(close);
+  return changed ? out : "";
+}
+
+}  // namespace
+
 std::string without_case_index(std::string_view name) {
-  if (name.find('[') != std::string_view::npos) return "";
+  if (const std::size_t open = name.find('['); open != std::string_view::npos) {
+    return without_pytest_indexes(name, open);
+  }
   for (std::size_t p = name.find('_'); p != std::string_view::npos; p = name.find('_', p + 1)) {
     std::size_t end = p + 1;
     while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])) != 0) ++end;

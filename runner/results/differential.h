@@ -69,14 +69,19 @@ class RunStatuses {
   std::set<std::string> failing_files_;
 };
 
-/// A test name without unittest `parameterized.expand`'s case index: the first "_<digits>"
-/// followed by "_" or the end (`test_fit_08_sum_cuda` → `test_fit_#_sum_cuda`, `test_fit_3` →
-/// `test_fit_#`); empty when the name has none, or holds "[" (pytest's ids are not indexes).
+/// A test name without its case indexes. unittest `parameterized.expand`'s: the first
+/// "_<digits>" followed by "_" or the end (`test_fit_08_sum_cuda` → `test_fit_#_sum_cuda`,
+/// `test_fit_3` → `test_fit_#`). pytest's, in the id between "[" and "]": each "-"-separated part
+/// that is an identifier ending in digits, which is how pytest names a value it does not print
+/// (a torch.device, an object: argument name and index in the parameter list, `device1`), so
+/// `test_x[td-device3]` → `test_x[td-device#]` (`[cuda-0]`, `[3]`: values, kept). Empty when the
+/// name has no index.
 std::string without_case_index(std::string_view name);
 
 /// `other` (a baseline) aligned to `now` where cases were renumbered: `parameterized.expand`
-/// numbers a test's cases in order, so a case list that grows under the shim (a "cuda" case added
-/// where CUDA is available) gives other numbers to the cases after it. In the files where a test
+/// numbers a test's cases in order, and pytest the values it names by index, so a case list that
+/// grows under the shim (a "cuda" case added where CUDA is available) gives other numbers to the
+/// cases after it. In the files where a test
 /// of one run is missing from the other (missing_rows), the tests are grouped by file, class and
 /// name without the case index (without_case_index). A group with as many tests on each side
 /// holds the same cases in the same order: the rows of `other` take `now`'s test ids, so that

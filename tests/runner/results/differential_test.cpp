@@ -104,8 +104,22 @@ TEST(WithoutCaseIndex, TakesOutParameterizedsIndexOnly) {
             "test_flatten_unflattener_#__2_3_4_5_");
   EXPECT_EQ(without_case_index("test_scale_3"), "test_scale_#");
   EXPECT_EQ(without_case_index("test_fp16_path"), "") << "digits inside a word are no index";
-  EXPECT_EQ(without_case_index("test_x[cuda-0]"), "") << "pytest's ids";
+  EXPECT_EQ(without_case_index("test_x[cuda-0]"), "") << "pytest's ids of values";
+  EXPECT_EQ(without_case_index("test_x[3]"), "");
   EXPECT_EQ(without_case_index("test_plain"), "");
+}
+
+// pytest names a value it does not print by its argument and index (tensordict's devices from
+// get_available_devices(): `[td-device0]`, `[nested_td-device1]`, ...); a "cuda" device added to
+// the list renumbers every case after it.
+TEST(WithoutCaseIndex, TakesOutPytestsIndexedIds) {
+  EXPECT_EQ(without_case_index("test_ops[nested_td-device3]"), "test_ops[nested_td-device#]");
+  EXPECT_EQ(without_case_index("test_repr[dtype0-device2]"), "test_repr[dtype#-device#]");
+  EXPECT_EQ(without_case_index("test_pin[False-0-td-device1]"), "test_pin[False-0-td-device#]");
+  EXPECT_EQ(without_case_index("test_x[shape0]"), "test_x[shape#]");
+  EXPECT_EQ(without_case_index("test_x[a-b]"), "");
+  EXPECT_EQ(without_case_index("test_x[0a1]"), "") << "not an identifier";
+  EXPECT_EQ(without_case_index("test_x[1-2"), "") << "no closing bracket";
 }
 
 }  // namespace
