@@ -49,6 +49,34 @@ def test_device_context_managers(shim):
     assert isinstance(torch.cuda.device(0), torch.cuda.device)
 
 
+def test_a_module_with_a_buffer_that_is_not_a_tensor_moves_to_cuda(shim):
+    # tensordict keeps a TensorDict (no hash) in a module's _buffers: torch moves it with the
+    # module, but counting the placed buffers with Module.buffers() hashed it (TypeError).
+    class Unhashable:
+        __hash__ = None
+
+        def __init__(self):
+            self.moves = 0
+
+        def cuda(self, *args, **kwargs):
+            self.moves += 1
+            return self
+
+        to = cuda
+
+        def is_floating_point(self):
+            return False
+
+        is_complex = is_floating_point
+
+    start = torch.cuda.memory_allocated()
+    model = torch.nn.Linear(4, 4)
+    model._buffers["box"] = box = Unhashable()
+    assert model.cuda() is model
+    assert box.moves == 1 and model._buffers["box"] is box
+    assert torch.cuda.memory_allocated() == start + (4 * 4 + 4) * 4  # the tensors still count
+
+
 def test_init_and_is_initialized(shim):
     assert not torch.cuda.is_initialized()
     torch.cuda.init()

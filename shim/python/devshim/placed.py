@@ -55,8 +55,15 @@ def track(tensor) -> None:
 
 
 def track_module(module) -> None:
-    """Remembers every parameter and buffer of a module placed on the device used."""
-    _refs.extend(_ref(t) for t in itertools.chain(module.parameters(), module.buffers()))
+    """Remembers every parameter and buffer of a module placed on the device used that is a
+    tensor. Another object held as a buffer (tensordict's TensorDict, which has no hash) is
+    moved by torch but not counted; ``Module.buffers()`` would hash it and fail."""
+    from torch import Tensor
+
+    for m in module.modules():
+        for t in itertools.chain(m._parameters.values(), m._buffers.values()):
+            if isinstance(t, Tensor):
+                _append(_ref(t))
     if len(_refs) > _limit:
         _prune()
 
