@@ -113,6 +113,25 @@ def test_a_bare_index_means_a_cuda_device(shim):
     assert torch.ones(2).to(torch.device(0)).device.type == "cpu"
 
 
+def test_the_to_argument_parser_parses_devices_as_torch_device_builds_them(shim):
+    # tensordict's TensorDict.to(0) parses its arguments with torch._C._nn._parse_to, which
+    # refused a bare index on a CPU build ("Cannot access accelerator device when none is
+    # available"); Lightning's module .to() parses with it too.
+    parse = torch._C._nn._parse_to
+    assert parse(0)[0] == parse(device=0)[0] == torch.device(0) == torch.device("cuda", 0)
+    assert parse("cuda")[0] == torch.device("cuda")  # keep (the default): as written
+    assert parse(torch.float16) == (None, torch.float16, False, None)
+    assert torch.nn.Linear(2, 2).to(0).weight.device.type == "cpu"
+
+
+def test_redirect_applies_to_the_devices_the_to_argument_parser_builds(shim_redirecting_objects):
+    parse = torch._C._nn._parse_to
+    assert parse("cuda:0")[0] == parse(0)[0] == parse(device=torch.device("cuda", 0))[0] == \
+        torch.ones(1).cuda().device
+    assert parse("cuda")[0] == torch.device("cuda")  # no tensor is on it: as written
+    assert recorded("torch.device")
+
+
 def test_keep_leaves_device_objects_as_written(shim):
     d = torch.device("cuda", 0)
     assert (d.type, d.index) == ("cuda", 0)

@@ -334,6 +334,7 @@ CUDA_ONLY = {
         "return torch.nn.parallel.replicate(torch.nn.Linear(2, 2).cuda(), [0])[0](x)",
     "torch.nn.parallel.data_parallel":
         "return torch.nn.parallel.data_parallel(torch.nn.Linear(2, 2).cuda(), x)",
+    "torch._C._nn._parse_to": "return x.to(torch._C._nn._parse_to('{d}', torch.float64)[0]) + 1",
     "torch.utils.data.DataLoader":
         "return next(iter(torch.utils.data.DataLoader([x], pin_memory=True)))",
 }

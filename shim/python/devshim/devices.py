@@ -26,6 +26,10 @@ Both: while masquerading, a bare index (``torch.device(0)``), which torch resolv
 accelerator and refuses when there is none (``RuntimeError: Cannot access accelerator device
 when none is available``), means ``cuda:<index>`` — what it gives on a CUDA machine.
 
+``torch._C._nn._parse_to`` (the parser of ``.to()``'s arguments that ``nn.Module.to`` uses, and
+libraries with a ``.to`` of their own: tensordict, Lightning) builds its device object in C: its
+result's device gets the same policy, and a bare index the same meaning.
+
 ``torch.device`` stays torch's own class: its constructor is replaced in place
 (devshim/native.py), so ``type(d) is torch.device``, annotations, pickles, ``copy``, TorchScript,
 ``torch.library``'s schemas and fx's generated code see what they would without devshim.
@@ -34,7 +38,7 @@ when none is available``), means ``cuda:<index>`` — what it gives on a CUDA ma
 from __future__ import annotations
 
 from devshim import record, runtime
-from devshim.patching import CONSTRUCTOR, REDIRECT, Patch
+from devshim.patching import CONSTRUCTOR, REDIRECT, Patch, wraps
 
 __all__ = ["plan", "POLICIES", "configure", "redirected_object", "as_written"]
 
@@ -135,6 +139,34 @@ def _device_new(original_new):
     return __new__
 
 
+def _parse_to(original):
+    """``torch._C._nn._parse_to(*args, **kwargs)`` -> (device, dtype, non_blocking, format): a
+    bare index (first, or ``device=``) is ``torch.device(index)``, and the device parsed is the
+    object ``torch.device`` would build for it (as_written, or redirected_object's)."""
+    import torch
+
+    @wraps(original)
+    def _parse_to(*args, **kwargs):
+        if runtime.masquerading:
+            if args and type(args[0]) is int:
+                args = (torch.device(args[0]), *args[1:])
+            if type(kwargs.get("device")) is int:
+                kwargs["device"] = torch.device(kwargs["device"])
+        parsed = original(*args, **kwargs)
+        device = parsed[0]
+        found = redirected_object(device) if device is not None else None
+        if found is None:
+            return parsed
+        record.hit("torch.device", device, found[1])
+        return (found[0], *parsed[1:])
+
+    return _parse_to
+
+
 def plan(torch):
-    return [Patch(torch.device, "__new__", _device_new, ("torch.device",), when=REDIRECT,
-                  target=CONSTRUCTOR)]
+    patches = [Patch(torch.device, "__new__", _device_new, ("torch.device",), when=REDIRECT,
+                     target=CONSTRUCTOR)]
+    nn = getattr(torch._C, "_nn", None)
+    if callable(getattr(nn, "_parse_to", None)):
+        patches.append(Patch(nn, "_parse_to", _parse_to, ("torch._C._nn._parse_to",)))
+    return patches
