@@ -147,6 +147,21 @@ def test_compile_with_inductor_and_cuda_graphs_asked_for(shim):
             assert torch.allclose(compiled(x), model(x))
 
 
+def test_compile_looks_patched_functions_up_in_a_dict_keyed_by_them(shim):
+    # tensordict's __torch_function__ (its compile tests, fullgraph): `func not in HANDLED`, then
+    # HANDLED[func], a dict built at import, after the shim, so keyed by devshim's wrappers.
+    # Dynamo stopped: "cannot determine the equality comparison of an object".
+    handled = {torch.zeros_like: "zeros_like", torch.full_like: "full_like", torch.stack: "stack"}
+
+    def fn(x):
+        if torch.stack not in handled or torch.ones_like in handled:
+            return x
+        return x + len(handled[torch.zeros_like]) + len(handled[torch.full_like])
+
+    compiled = torch.compile(fn, fullgraph=True, backend="eager")
+    assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 20.0))
+
+
 def test_export_strict_and_not_strict(shim):
     x = torch.ones(2)
     for strict in (True, False):
@@ -201,6 +216,40 @@ def test_lazy_modules_move_before_their_first_call(shim):
     assert isinstance(model[0].weight, torch.nn.Parameter)
     with pytest.raises(ValueError, match="uninitialized parameter"):
         torch.nn.LazyLinear(2).weight.sum()  # what torch refuses, it still refuses
+
+
+def test_torch_function_handlers_get_the_function_the_program_calls(shim):
+    # tensordict's TensorDict: not a Tensor, its own __torch_function__ looks the function up in
+    # a table built at import, after the shim: torch.zeros_like(td) failed with "Multiple
+    # dispatch failed ... returned NotImplemented" (the original handed the builtin instead).
+    handled = {}
+    seen = []
+
+    class Box:
+        def __init__(self, t):
+            self.t = t
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func not in handled:
+                return NotImplemented
+            return handled[func](*args, **(kwargs or {}))
+
+    handled[torch.zeros_like] = lambda box, **kw: Box(torch.zeros_like(box.t, **kw))
+    out = torch.zeros_like(Box(torch.ones(2)), device="cuda")
+    assert isinstance(out, Box) and torch.equal(out.t, torch.zeros(2))
+    assert [r["count"] for r in record.rows() if r["api"] == "torch.zeros_like"] == [1]
+
+    class Sub(torch.Tensor):  # a Tensor subclass's handler too; its result keeps its type
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    result = torch.full_like(torch.ones(2).as_subclass(Sub), 3.0, device="cuda")
+    assert type(result) is Sub
+    assert torch.equal(result.as_subclass(torch.Tensor), torch.full((2,), 3.0))
+    assert seen[0] is torch.full_like
 
 
 def test_torch_function_modes_and_device_contexts(shim):

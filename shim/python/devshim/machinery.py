@@ -24,6 +24,14 @@ original functions, devshim's wrappers, or both:
   and runs eagerly where it cannot be traced (a graph break). ``torch._dynamo.trace_rules`` is
   imported on the first compile, after the patches: the patch is installed then
   (``devshim.after_import``).
+- Dynamo's tracker of a function that stands for another (``torch._dynamo.variables.functions.
+  WrapperUserFunctionVariable``): Dynamo tracks a wrapper with a ``_torchdynamo_inline`` twin
+  (devshim/tensors.py) as such a function, which knows no equality. A compiled function that
+  looks a torch function up in a dict holding one as a key (``func in HANDLED_FUNCTIONS`` in a
+  ``__torch_function__``, as tensordict's) stopped with "Dynamo cannot determine the equality
+  comparison of an object". ``dynamo_wrapper_patches`` gives the tracker of devshim's wrappers the
+  equality of a Python function (identity) and its object as its constant value, as Dynamo's
+  tracker of any other function has.
 - Dynamo's device interface for CUDA (``torch._dynamo.device_interface.CudaInterface``, made when
   Dynamo is imported, after the patches): it keeps ``torch.cuda.Event``, ``Stream``,
   ``current_stream``, ... to recognise CUDA's streams and events in a graph. Holding the
@@ -55,7 +63,8 @@ import functools
 
 from devshim.patching import Patch, wraps
 
-__all__ = ["sync_builtins", "unsync_builtins", "dynamo_rules_patch", "device_interface_patches",
+__all__ = ["sync_builtins", "unsync_builtins", "dynamo_rules_patch", "dynamo_wrapper_patches",
+           "device_interface_patches",
            "inductor_patches", "overrides_patches", "parameter_patches"]
 
 _registered: dict[int, object] = {}  # id(replacement) -> replacement, entries we added
@@ -164,6 +173,44 @@ def dynamo_rules_patch(trace_rules, wrapped, replaced) -> Patch:
         return (rules,)
 
     return Patch(trace_rules, "get_torch_obj_rule_map", _augmenting(_Twins(wrapped), pick), ())
+
+
+def dynamo_wrapper_patches(functions, wrapped) -> list[Patch]:
+    """Patches of ``functions.WrapperUserFunctionVariable`` (Dynamo's variables/functions.py):
+    tracking one of the ``wrapped`` pairs' wrappers, it is equal to what is that very object and
+    its constant value is the wrapper; tracking anything else, it behaves as before."""
+    tracker = getattr(functions, "WrapperUserFunctionVariable", None)
+    if tracker is None:
+        return []
+    ours = _Twins(wrapped)
+
+    def is_ours(variable):
+        return getattr(variable, "attr_to_trace", None) == "_torchdynamo_inline" and \
+            getattr(variable, "wrapper_obj", None) in ours
+
+    def equality(original):
+        @wraps(original)
+        def is_python_equal(self, other):
+            if not is_ours(self):
+                return original(self, other)
+            realize = getattr(other, "realize", None)  # a lazy tracker: what it stands for
+            other = realize() if realize is not None else other
+            if isinstance(other, tracker):  # its "real value" is the function it traces
+                return other.wrapper_obj is self.wrapper_obj
+            value = getattr(other, "get_real_python_backed_value", None)
+            return value is not None and value() is self.wrapper_obj
+
+        return is_python_equal
+
+    def constant(original):
+        @wraps(original)
+        def as_python_constant(self):
+            return self.wrapper_obj if is_ours(self) else original(self)
+
+        return as_python_constant
+
+    return [Patch(tracker, "is_python_equal", equality, ()),
+            Patch(tracker, "as_python_constant", constant, ())]
 
 
 def device_interface_patches(device_interface, replaced) -> list[Patch]:

@@ -220,6 +220,12 @@ def _hide_from_machinery(torch, wrapped, replaced):
             if _applied and hasattr(trace_rules, "get_torch_obj_rule_map"):
                 _install_quietly(machinery.dynamo_rules_patch(trace_rules, wrapped, replaced))
 
+    def on_dynamo_functions(functions):
+        with _lock:
+            if _applied:
+                for patch in machinery.dynamo_wrapper_patches(functions, wrapped):
+                    _install_quietly(patch)
+
     def on_device_interface(device_interface):
         with _lock:
             if _applied:
@@ -235,6 +241,7 @@ def _hide_from_machinery(torch, wrapped, replaced):
     import devshim
 
     devshim.after_import("torch._dynamo.trace_rules", on_dynamo)
+    devshim.after_import("torch._dynamo.variables.functions", on_dynamo_functions)
     devshim.after_import("torch._dynamo.device_interface", on_device_interface)
     devshim.after_import("torch._inductor.cudagraph_utils", on_cudagraph_utils)
 

@@ -48,8 +48,18 @@ def carried_factories(torch):
     return names
 
 
-def _factory(api, inject_default):
-    """A factory wrapper maker: ``device=`` redirected; no device -> the default device."""
+def _factory(api, inject_default, takes_input=False):
+    """A factory wrapper maker: ``device=`` redirected; no device -> the default device.
+
+    ``takes_input``: the factory's first argument is a tensor (``*_like``). When that argument is
+    not a ``Tensor`` and overrides ``__torch_function__`` (tensordict's ``TensorDict``, a Tensor
+    subclass), the wrapper hands the call to it as torch's own Python functions do
+    (``handle_torch_function`` with the wrapper as the function): its handler receives the
+    function the program's ``torch.zeros_like`` is, the wrapper, which tables such as
+    ``HANDLED_FUNCTIONS`` built at import hold. Called from C, the original would hand it the
+    builtin, which those tables do not hold (``Multiple dispatch failed ... returned
+    NotImplemented``). The handler's own calls come back here with that argument's override
+    disabled and are redirected then."""
 
     def make(original):
         cache = runtime.cache
@@ -63,8 +73,17 @@ def _factory(api, inject_default):
         track = placed.wanted()
         used_device = runtime.used
 
+        if takes_input:
+            import torch
+
+            tensor_type = torch.Tensor
+            overridden = torch._C._has_torch_function_unary
+            handle = torch.overrides.handle_torch_function
+
         @wraps(original)
         def factory(*args, **kwargs):
+            if takes_input and args and type(args[0]) is not tensor_type and overridden(args[0]):
+                return handle(factory, (args[0],), *args, **kwargs)
             device = kwargs.get("device")
             placing = False
             if device is not None:
@@ -317,8 +336,9 @@ def plan(torch):
     """The patches of this module, built from torch's current (unpatched) attributes."""
     patches = []
     for name in carried_factories(torch):
-        inject = not name.endswith("_like")
-        patches.append(Patch(torch, name, _factory(f"torch.{name}", inject), (f"torch.{name}",)))
+        like = name.endswith("_like")
+        patches.append(Patch(torch, name, _factory(f"torch.{name}", not like, like),
+                             (f"torch.{name}",)))
     for path, name, inject in _EXTRA_FACTORIES:
         owner = getattr(torch, path, None) if path else torch
         if owner is not None and callable(getattr(owner, name, None)):
