@@ -232,7 +232,11 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   // Renumbering leaves tests of one side without their name on the other: only the files where
   // that happened are read (every test name of theirs, both sides).
   std::set<std::string_view> files;
-  for (const auto& row : missing_rows(now, other, other.files)) files.insert(other.files[row.file]);
+  std::unordered_set<std::int64_t> other_missing;  // result ids of other's tests now lacks
+  for (const auto& row : missing_rows(now, other, other.files)) {
+    files.insert(other.files[row.file]);
+    other_missing.insert(row.result_id);
+  }
   for (const auto& row : missing_rows(other, now, now.files)) files.insert(now.files[row.file]);
   if (files.empty()) return std::nullopt;
   auto rows_in = [&](const RunResultStatuses& run) {
@@ -263,9 +267,11 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   for (std::size_t i : now_rows) add(now, i, true);
   for (std::size_t i : other_rows) add(other, i, false);
   std::vector<bool> drop(aligned.rows.size());
+  std::vector<bool> paired(aligned.rows.size());  // in a group now has cases of too
   for (const auto& [key, rows] : groups) {
     const auto& [now_side, other_side] = rows;
     if (now_side.empty() || other_side.empty()) continue;
+    for (std::size_t i : other_side) paired[i] = true;
     if (now_side.size() == other_side.size()) {
       // As many cases: the same ones, in the same order (parameterized keeps the order of its
       // case list), whatever their numbers.
@@ -294,7 +300,37 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     }
     for (std::size_t i : other_side) drop[i] = true;
   }
-  if (!aligned.renumbered.empty()) {
+  // Cases the masquerade replaced rather than renumbered: a pytest case of other that other
+  // skipped and now lacks, where now has cases of the same test (an empty parameter list's
+  // [NOTSET], a value that depends on the device: `cpu:0` becomes `cuda:0`). Other never ran it,
+  // so no pass can be lost with it, and now ran the test: not lost.
+  using Function = std::tuple<std::string_view, std::string_view, std::string_view>;
+  auto function_of = [&](const RunResultStatuses& run, std::size_t i) -> std::optional<Function> {
+    auto it = names.find(run.rows[i].test_id);
+    if (it == names.end()) return std::nullopt;
+    const std::string& name = it->second.second;
+    const std::size_t open = name.find('[');
+    if (open == std::string::npos) return std::nullopt;
+    return Function{run.files[run.rows[i].file], it->second.first,
+                    std::string_view(name).substr(0, open)};
+  };
+  std::set<Function> functions_now;
+  for (std::size_t i : now_rows) {
+    if (auto f = function_of(now, i)) functions_now.insert(*f);
+  }
+  bool replaced = false;
+  for (std::size_t i : other_rows) {
+    const auto& row = other.rows[i];
+    if (paired[i] || row.status != CaseStatus::kSkipped ||
+        other_missing.count(row.result_id) == 0) {
+      continue;
+    }
+    if (auto f = function_of(other, i); f && functions_now.count(*f) > 0) {
+      drop[i] = true;
+      replaced = true;
+    }
+  }
+  if (!aligned.renumbered.empty() || replaced) {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < aligned.rows.size(); ++i) {
       if (!drop[i]) aligned.rows[kept++] = aligned.rows[i];

@@ -81,16 +81,17 @@ std::string without_case_index(std::string_view name);
 /// `other` (a baseline) aligned to `now` where cases were renumbered: `parameterized.expand`
 /// numbers a test's cases in order, and pytest the values it names by index, so a case list that
 /// grows under the shim (a "cuda" case added where CUDA is available) gives other numbers to the
-/// cases after it. In the files where a test
-/// of one run is missing from the other (missing_rows), the tests are grouped by file, class and
-/// name without the case index (without_case_index). A group with as many tests on each side
-/// holds the same cases in the same order: the rows of `other` take `now`'s test ids, so that
-/// every matching by test id (RunStatuses, missing_rows) pairs them. A group whose sizes differ
-/// cannot be paired (a name the same on both sides may be another case): its rows of `now` go to
-/// `renumbered` and its rows of `other` are removed (not lost); where the group only grew, the
-/// failures that must be regressions are counted (`renumbered_regressions`). nullopt when no file
-/// has a test missing from either run: `other` is aligned as it is. Reads the names of those files'
-/// tests only (Store::test_names).
+/// cases after it. In the files where a test of one run is missing from the other (missing_rows),
+/// the tests are grouped by file, class and name without the case index (without_case_index). A
+/// group with as many tests on each side holds the same cases in the same order: the rows of
+/// `other` take `now`'s test ids, so that every matching by test id (RunStatuses, missing_rows)
+/// pairs them. A group whose sizes differ cannot be paired (a name the same on both sides may be
+/// another case): its rows of `now` go to `renumbered` and its rows of `other` are removed (not
+/// lost); where the group only grew, the failures that must be regressions are counted
+/// (`renumbered_regressions`). A pytest case that `other` skipped and `now` lacks, where `now` has
+/// cases of the same test (`name[...]`), was replaced by the masquerade (`[NOTSET]`, a value naming
+/// the device): removed, not lost. nullopt when no file has a test missing from either run: `other`
+/// is aligned as it is. Reads the names of those files' tests only (Store::test_names).
 std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,
                                                      const RunResultStatuses& other);
 

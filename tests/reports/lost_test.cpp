@@ -313,6 +313,34 @@ TEST_F(LostTests, RenumberedGroupsCountTheRegressionsTheirCountsProve) {
   }
 }
 
+// Cases the masquerade replaced (tensordict: pytest's [NOTSET] of an empty device list, and
+// `cur_device = "cuda" if torch.cuda.is_available() else "cpu"` in a parameter value): a case the
+// baseline skipped and the shim run lacks, while it runs other cases of the same test, is not
+// lost. One the baseline ran, or of a test the shim run lacks, still is.
+TEST_F(LostTests, SkippedCasesTheMasqueradeReplacedAreNotLost) {
+  constexpr CaseStatus kPass = CaseStatus::kPassed, kFail = CaseStatus::kFailed,
+                       kSkip = CaseStatus::kSkipped;
+  const std::int64_t baseline = record_cases("baseline", 0,
+                                             {{"test_err[NOTSET]", kSkip},
+                                              {"test_pin[cpu:0-td]", kSkip},
+                                              {"test_pin[cpu:0-nested]", kSkip},
+                                              {"test_cast[cpu:0]", kPass},
+                                              {"test_gone[cpu:0]", kSkip}});
+  const Report r = report(record_cases("shim", baseline,
+                                       {{"test_err[device0]", kFail},
+                                        {"test_pin[cuda:0-td]", kPass},
+                                        {"test_pin[cuda:0-nested]", kFail},
+                                        {"test_cast[cuda:0]", kPass}}));
+  ASSERT_TRUE(r.differential);
+  const ReportDifferential& d = *r.differential;
+  ASSERT_EQ(d.lost.size(), 2U) << "test_cast[cpu:0] passed; test_gone has no case left";
+  EXPECT_EQ(d.lost[0].name, "test_cast[cpu:0]");
+  EXPECT_EQ(d.lost[1].name, "test_gone[cpu:0]");
+  EXPECT_EQ(d.counts.at("unlocked"), 2);
+  EXPECT_EQ(d.counts.at("broken_both"), 2);
+  EXPECT_EQ(regressions_total(d), 2);
+}
+
 TEST_F(LostTests, TheNextRunNamesThemMissingNotNewAndTheRunThatLostThemCountsThem) {
   const std::int64_t first = record("shim", 0, 0, false);
   const std::int64_t empty = record("shim", 0, first, true);
