@@ -22,8 +22,16 @@ def recorded(api):
 
 @pytest.fixture
 def shim_redirecting_objects(clean_env):
-    """The shim active with TORCHDEVICE_DEVICE_OBJECTS=redirect; deactivated and checked after."""
+    """The shim active with TORCHDEVICE_DEVICE_OBJECTS=redirect (the default, set anyway);
+    deactivated and checked after."""
     clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "redirect")
+    yield from active_shim()
+
+
+@pytest.fixture
+def shim_keeping_objects(clean_env):
+    """The shim active with TORCHDEVICE_DEVICE_OBJECTS=keep; deactivated and checked after."""
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "keep")
     yield from active_shim()
 
 
@@ -106,20 +114,25 @@ def test_get_device_module(shim):
     assert recorded("torch.get_device_module")
 
 
-def test_a_bare_index_means_a_cuda_device(shim):
+def test_a_bare_index_means_a_cuda_device(shim_keeping_objects):
     # accelerate: set_module_tensor_to_device(model, name, 0) calls torch.device(0).
     assert torch.device(0) == torch.device("cuda", 0)
-    assert torch.device(0).type == "cuda"  # keep (the default): as written
+    assert torch.device(0).type == "cuda"  # keep: as written
     assert torch.ones(2).to(torch.device(0)).device.type == "cpu"
 
 
-def test_the_to_argument_parser_parses_devices_as_torch_device_builds_them(shim):
+def test_a_bare_index_is_the_device_used_by_default(shim):
+    assert torch.device(0) == torch.device("cuda", 0) == torch.ones(2).cuda().device
+
+
+def test_the_to_argument_parser_parses_devices_as_torch_device_builds_them(shim_keeping_objects):
     # tensordict's TensorDict.to(0) parses its arguments with torch._C._nn._parse_to, which
     # refused a bare index on a CPU build ("Cannot access accelerator device when none is
     # available"); Lightning's module .to() parses with it too.
     parse = torch._C._nn._parse_to
     assert parse(0)[0] == parse(device=0)[0] == torch.device(0) == torch.device("cuda", 0)
-    assert parse("cuda")[0] == torch.device("cuda")  # keep (the default): as written
+    assert parse(0)[0].type == "cuda"  # keep: as written
+    assert parse("cuda")[0] == torch.device("cuda")
     assert parse(torch.float16) == (None, torch.float16, False, None)
     assert torch.nn.Linear(2, 2).to(0).weight.device.type == "cpu"
 
@@ -132,7 +145,7 @@ def test_redirect_applies_to_the_devices_the_to_argument_parser_builds(shim_redi
     assert recorded("torch.device")
 
 
-def test_keep_leaves_device_objects_as_written(shim):
+def test_keep_leaves_device_objects_as_written(shim_keeping_objects):
     d = torch.device("cuda", 0)
     assert (d.type, d.index) == ("cuda", 0)
     assert torch.ones(1).cuda().device != d  # identity fails, as on a CPU without the shim
@@ -198,11 +211,11 @@ def test_a_pickled_device_loads_without_the_shim(shim_redirecting_objects):
 def test_device_objects_setting():
     from devshim import config
 
-    assert config.from_environ({}).device_objects == "keep"
-    redirect = config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": " Redirect "})
-    assert redirect.device_objects == "redirect"
+    assert config.from_environ({}).device_objects == "redirect"
+    keep = config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": " Keep "})
+    assert keep.device_objects == "keep"
     bad = config.from_environ({"TORCHDEVICE_DEVICE_OBJECTS": "lie"})
-    assert bad.device_objects == "keep" and "TORCHDEVICE_DEVICE_OBJECTS" in bad.problems[0]
+    assert bad.device_objects == "redirect" and "TORCHDEVICE_DEVICE_OBJECTS" in bad.problems[0]
 
 
 def test_every_construction_is_recorded_though_objects_are_reused(shim_redirecting_objects):

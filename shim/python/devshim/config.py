@@ -11,7 +11,7 @@ log.
 | ``TORCHDEVICE_LOG_LEVEL``| DEBUG, INFO, WARNING, ERROR               | WARNING   |
 | ``TORCHDEVICE_POLICY``   | default, accelerator-only                 | default   |
 | ``TORCHDEVICE_RECORD``   | a file path: write the redirection record there at exit | none |
-| ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, keep: what ``torch.device("cuda")`` builds | keep |
+| ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, keep: what ``torch.device("cuda")`` builds | redirect |
 | ``TORCHDEVICE_CPU_MEMORY`` | a size (``2GiB``, bytes): the CPU's size as a device | host RAM |
 
 TORCHDEVICE_DEVICE_OBJECTS: devshim/devices.py says what each value builds.
@@ -62,7 +62,7 @@ class Config:
     log_level_given: bool = False  # True when TORCHDEVICE_LOG_LEVEL named a valid level
     policy: str = "default"
     record_path: str | None = None
-    device_objects: str = "keep"
+    device_objects: str = "redirect"
     cpu_memory: int | None = None  # bytes: TORCHDEVICE_CPU_MEMORY; None: the host's memory
     problems: tuple[str, ...] = ()
 
@@ -86,11 +86,11 @@ def from_environ(environ: Mapping[str, str] | None = None) -> Config:
                         "using default")
         policy = "default"
 
-    device_objects = env.get("TORCHDEVICE_DEVICE_OBJECTS", "").strip().lower() or "keep"
+    device_objects = env.get("TORCHDEVICE_DEVICE_OBJECTS", "").strip().lower() or "redirect"
     if device_objects not in DEVICE_OBJECT_POLICIES:
         problems.append(f"TORCHDEVICE_DEVICE_OBJECTS={device_objects!r} is not one of "
-                        f"{', '.join(DEVICE_OBJECT_POLICIES)}; using keep")
-        device_objects = "keep"
+                        f"{', '.join(DEVICE_OBJECT_POLICIES)}; using redirect")
+        device_objects = "redirect"
 
     cpu_memory_text = env.get("TORCHDEVICE_CPU_MEMORY", "").strip()
     cpu_memory = parse_size(cpu_memory_text)

@@ -6,21 +6,24 @@ device object it built itself, ``torch.device("cuda", 0)``; CUDA-written tests a
 ``param.device == torch.device("cuda", 0)`` after moving a module "to cuda". Two answers, both
 with users (so a setting, not a choice made once):
 
-- ``keep`` (the default): device objects are what the program wrote
-  (``torch.device("cuda", 0)`` has type "cuda" and index 0, as CUDA code that reads ``.index``
-  expects); the request is redirected where it is used (``.to()``, factories, ...). Identity
-  assertions against a "cuda" device object then fail, as they would on a CPU without the shim.
-- ``redirect`` (for test suites that assert device identity: suites/accelerate sets it): a device
-  object is a device request like any other. While the shim
-  redirects, ``torch.device(...)`` of type "cuda" or "mps" (strings, ``(type, index)``,
-  ``type=``/``index=`` keywords, another device object, or a bare index) goes through the policy:
-  ``torch.device("cuda", 0)`` is ``device(type='cpu')`` on a CPU-only machine, so the comparison
-  holds, ``tensor.device`` stays true, and ``torch.device("cuda").type`` is the type of the device
-  used (code branching on ``.type == "cuda"`` takes the path of the device used). Recorded as API
-  ``torch.device``. "cpu" and the other types (meta, ...) are left as written. The price:
+- ``redirect`` (the default): a device object that a tensor's ``.device`` could equal is a device
+  request like any other. While the shim redirects, ``torch.device(...)`` of type "cuda" or "mps"
+  (strings, ``(type, index)``, ``type=``/``index=`` keywords, another device object, or a bare
+  index) with an index that exists goes through the policy: ``torch.device("cuda", 0)`` is
+  ``device(type='cpu')`` on a CPU-only machine, so the comparison holds and ``tensor.device``
+  stays true. Recorded as API ``torch.device``. Objects no tensor can be on (``"cuda"`` with no
+  index, ``cuda:1`` on one device) and "cpu", "meta", ... are left as written. The price:
   ``torch.device("cuda", 0).index`` is None (a CPU device has no index; ``device("cpu", 0)``
-  would not equal a CPU tensor's device), and ``torch.get_device_module(torch.device("cuda"))``
-  is ``torch.cpu``. ``.cuda(d)`` of such an object lands on the device used (devshim/tensors.py).
+  would not equal a CPU tensor's device), and code that checks ``.type == "cuda"`` of the object
+  it built takes the path of the device used (Lightning's ``CUDAAccelerator`` refuses it).
+  ``.cuda(d)`` of such an object lands on the device used (devshim/tensors.py).
+- ``keep``: device objects are what the program wrote (``torch.device("cuda", 0)`` has type
+  "cuda" and index 0, as CUDA code that reads ``.index`` or checks ``.type`` expects); the request
+  is redirected where it is used (``.to()``, factories, ...). Identity assertions against a
+  "cuda" device object then fail, as they would on a CPU without the shim, and so do libraries
+  that keep such an object beside their tensors (tensordict's ``TensorDict(device="cuda:0")``).
+
+docs/shim.md ("Which is the default") has the evidence behind the default.
 
 Both: while masquerading, a bare index (``torch.device(0)``), which torch resolves to the current
 accelerator and refuses when there is none (``RuntimeError: Cannot access accelerator device

@@ -2,9 +2,9 @@
 gives under the shim's two settings of TORCHDEVICE_DEVICE_OBJECTS (docs/shim.md#device-identity).
 
 Under the shim a tensor "on cuda" is on the device used, and its ``.device`` says so. Code then
-compares it with a device object it built: under ``keep`` (the default) it is built as written,
-so the comparison fails as it does on a CPU without the shim; under ``redirect`` a "cuda" device
-object with an index that exists is built as the device used, so the comparison holds. Each
+compares it with a device object it built: under ``keep`` it is built as written, so the
+comparison fails as it does on a CPU without the shim; under ``redirect`` (the default) a "cuda"
+device object with an index that exists is built as the device used, so the comparison holds. Each
 setting gives up one idiom: the test that one setting cannot pass is marked xfail for that setting
 (strict: it must fail there), so this file passes under both and says which idiom each costs.
 Without the shim, on a machine without CUDA, these tests fail as CUDA code does there.
