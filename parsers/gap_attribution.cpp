@@ -13,6 +13,10 @@ namespace devshim {
 
 namespace {
 
+// How code says a device must be CUDA (lower case): refuses_non_cuda_device.
+constexpr std::array<std::string_view, 4> kWantsCuda = {"should be cuda", "should be gpu",
+                                                        "must be cuda", "must be a cuda"};
+
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 // The text between `open` and the next `close` after it, searching from the start of s.
@@ -322,6 +326,20 @@ constexpr std::array<std::string_view, 4> kCudaInitFailures = {
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver on your system",
     "CUDA driver initialization failed", "No CUDA GPUs are available"};
 
+// Code that refuses a device for not being CUDA, naming the device used: Fabric's "Device should
+// be CUDA, got cpu instead.", Lightning's "Device should be GPU, got cpu instead". Under
+// TORCHDEVICE_DEVICE_OBJECTS=redirect the device object it built for CUDA is the device used.
+bool refuses_non_cuda_device(std::string_view message) {
+  std::string lower(message);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const bool wants_cuda =
+      std::any_of(kWantsCuda.begin(), kWantsCuda.end(),
+                  [&](std::string_view w) { return lower.find(w) != std::string::npos; });
+  return wants_cuda &&
+         (lower.find("got cpu") != std::string::npos || lower.find("got mps") != std::string::npos);
+}
+
 }  // namespace
 
 std::string module_of_file(std::string_view file) {
@@ -479,6 +497,11 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
     return GapAttribution{std::string(kGapCudaExtension), std::string(kGapFailing),
                           "torch.utils.cpp_extension builds CUDA sources, which need the CUDA "
                           "toolkit (CUDA_HOME)"};
+  }
+  if (refuses_non_cuda_device(message)) {
+    return GapAttribution{std::string(kGapCudaDeviceRefused), std::string(kGapFailing),
+                          "the code refuses a device that is not CUDA, and names the device "
+                          "used"};
   }
   // 5. CUDA initialisation: blame the caller of torch.cuda._lazy_init.
   const bool cuda_init =

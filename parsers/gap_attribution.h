@@ -38,6 +38,11 @@ inline constexpr std::string_view kGapCrossDevice = "cross-device error expected
 /// torch.utils.cpp_extension once CUDA is there needs the CUDA toolkit (CUDA_HOME) and a CUDA
 /// device to run the kernels; the device used has neither, and no torch function is to carry.
 inline constexpr std::string_view kGapCudaExtension = "CUDA extension build";
+/// The named gap of CUDA device objects under TORCHDEVICE_DEVICE_OBJECTS=redirect: library code
+/// refuses the device object it built for CUDA ("Device should be CUDA, got cpu instead",
+/// Lightning's CUDAAccelerator), which that setting builds as the device used; `keep` builds it
+/// as written.
+inline constexpr std::string_view kGapCudaDeviceRefused = "CUDA device object refused";
 /// Kind of the entries of files that reported no test (their import or collection failed, or
 /// their process died before the first test): runner/results/gap_log.h.
 inline constexpr std::string_view kGapFileError = "file_error";

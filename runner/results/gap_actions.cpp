@@ -24,7 +24,7 @@ struct ActionRule {
   std::string_view action_when_set;
 };
 
-constexpr std::array<ActionRule, 15> kActions = {{
+constexpr std::array<ActionRule, 16> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -32,6 +32,13 @@ constexpr std::array<ActionRule, 15> kActions = {{
      "the run used TORCHDEVICE_DEVICE_OBJECTS=redirect already, which builds only the CUDA device "
      "objects whose index exists: the test compares with one it leaves as written (\"cuda\" with "
      "no index, cuda:1); compare with the device the tensors were placed on"},
+    {"failing", "CUDA device object refused",
+     "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
+     "as written, so the code's check that its device is CUDA holds (Lightning's CUDAAccelerator); "
+     "identity assertions against such objects then fail instead",
+     "", "TORCHDEVICE_DEVICE_OBJECTS", "keep",
+     "the run used TORCHDEVICE_DEVICE_OBJECTS=keep already: the code checks the device a tensor is "
+     "on ({device}), which no setting changes; skip the test where CUDA is absent"},
     {"failing", "tensor.device type check",
      "no shim setting changes it: a tensor reports the device it is on ({device}); compare with "
      "torch.accelerator.current_accelerator().type (or the device the test asked for through "

@@ -158,7 +158,7 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 23U);
+  ASSERT_EQ(expected.size(), 25U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -177,6 +177,7 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
   EXPECT_EQ(by_api[std::string(kGapDeviceType)], 8);
   EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
   EXPECT_EQ(by_api[std::string(kGapCudaExtension)], 1);
+  EXPECT_EQ(by_api[std::string(kGapCudaDeviceRefused)], 2);
 }
 
 // text with its first `from` replaced by `to`: a real traceback edited into a near miss.

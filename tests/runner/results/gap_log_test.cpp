@@ -311,6 +311,22 @@ TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
             std::string::npos);
 }
 
+// Code that refuses the CPU device torch.device("cuda", 0) is under redirect (the default) is
+// told to set keep, which --try-settings can try; under keep that is no answer.
+TEST(GapAction, ARefusedCudaDeviceObjectNamesKeep) {
+  ShimSettings redirect;
+  redirect.values["TORCHDEVICE_DEVICE_OBJECTS"] = "redirect";
+  GapAction a = gap_action(kGapFailing, kGapCudaDeviceRefused, "", redirect);
+  EXPECT_EQ(a.setting, "TORCHDEVICE_DEVICE_OBJECTS=keep");
+  EXPECT_EQ(a.action.rfind("set TORCHDEVICE_DEVICE_OBJECTS=keep", 0), 0U) << a.action;
+  ShimSettings keep;
+  keep.values["TORCHDEVICE_DEVICE_OBJECTS"] = "keep";
+  keep.device = "cpu";
+  a = gap_action(kGapFailing, kGapCudaDeviceRefused, "", keep);
+  EXPECT_TRUE(a.setting.empty());
+  EXPECT_NE(a.action.find("no setting changes"), std::string::npos) << a.action;
+}
+
 TEST(AttributeCase, NewlySkippedOnlyAgainstABaselineThatPassed) {
   TestCase skipped;
   skipped.status = CaseStatus::kSkipped;
