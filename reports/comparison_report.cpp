@@ -142,8 +142,8 @@ std::string comparison_renumbered_text(const RunComparison& c) {
     return out + " Their counts prove none of them a regression.";
   }
   return out + fmt::format(
-                   " At least {} of them {} regression{}: more fail in B than there are cases "
-                   "added and cases that did not pass in A (if every case of A is still there). "
+                   " At least {} of them {} regression{}: in their groups, more cases of A passed "
+                   "than cases of B do not fail, so as many of those fail in B or are gone. "
                    "{} counted with the regressions.",
                    c.renumbered_regressions, c.renumbered_regressions == 1 ? "is a" : "are",
                    c.renumbered_regressions == 1 ? "" : "s",

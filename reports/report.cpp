@@ -248,9 +248,9 @@ std::string renumbered_text(const ReportDifferential& d) {
   }
   return head +
          fmt::format(
-             " At least {} of them {} regressions: where the shim added cases, more fail than "
-             "were added and did not pass in the baseline (if every baseline case is still "
-             "there). {} count{} as regressions, also with --fail-on regressions.",
+             " At least {} of them {} regressions: in their groups, more of the baseline's "
+             "cases passed than this run's cases do not fail, so as many of those fail now or "
+             "are gone. {} count{} as regressions, also with --fail-on regressions.",
              d.renumbered_regressions, d.renumbered_regressions == 1 ? "is a" : "are",
              d.renumbered_regressions == 1 ? "It" : "They",
              d.renumbered_regressions == 1 ? "s" : "") +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <set>
 #include <tuple>
@@ -186,7 +187,7 @@ namespace {
 
 // pytest's ids: each "-"-separated part that is an identifier ending in digits is taken as
 // "<argument><index>" (pytest's id of a value it does not print, `device1`).
-std::string without_pytest_indexes(std::string_view name, std::size_t open) {
+std::string without_pytest_indexes(std::string_view name, std::size_t open, std::size_t cases) {
   const std::size_t close = name.rfind(']');
   if (close == std::string_view::npos || close < open) return "";
   auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
@@ -199,8 +200,13 @@ std::string without_pytest_indexes(std::string_view name, std::size_t open) {
     while (digits > 0 && std::isdigit(static_cast<unsigned char>(part[digits - 1])) != 0) {
       --digits;
     }
-    const bool indexed = digits > 0 && digits < part.size() &&
-                         std::isdigit(static_cast<unsigned char>(part[0])) == 0 &&
+    std::size_t index = cases;
+    const std::string_view number = part.substr(digits);
+    const bool no_leading_zero = number.size() == 1 || number.front() != '0';
+    if (digits > 0 && digits < part.size() && no_leading_zero) {
+      std::from_chars(number.data(), number.data() + number.size(), index);
+    }
+    const bool indexed = index < cases && std::isdigit(static_cast<unsigned char>(part[0])) == 0 &&
                          std::all_of(part.begin(), part.begin() + digits, word);
     out += indexed ? std::string(part.substr(0, digits)) + "#" : std::string(part);
     changed = changed || indexed;
@@ -214,9 +220,9 @@ std::string without_pytest_indexes(std::string_view name, std::size_t open) {
 
 }  // namespace
 
-std::string without_case_index(std::string_view name) {
+std::string without_case_index(std::string_view name, std::size_t cases) {
   if (const std::size_t open = name.find('['); open != std::string_view::npos) {
-    return without_pytest_indexes(name, open);
+    return without_pytest_indexes(name, open, cases);
   }
   for (std::size_t p = name.find('_'); p != std::string_view::npos; p = name.find('_', p + 1)) {
     std::size_t end = p + 1;
@@ -253,13 +259,37 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   for (std::size_t i : now_rows) ids.push_back(now.rows[i].test_id);
   for (std::size_t i : other_rows) ids.push_back(other.rows[i].test_id);
   const auto names = store.test_names(ids);
+  // A pytest test's (path, class, name before its "[...]" id).
+  using Function = std::tuple<std::string_view, std::string_view, std::string_view>;
+  auto function_of = [&](const RunResultStatuses& run, std::size_t i) -> std::optional<Function> {
+    auto it = names.find(run.rows[i].test_id);
+    if (it == names.end()) return std::nullopt;
+    const std::string& name = it->second.second;
+    const std::size_t open = name.find('[');
+    if (open == std::string::npos) return std::nullopt;
+    return Function{run.files[run.rows[i].file], it->second.first,
+                    std::string_view(name).substr(0, open)};
+  };
+  // How many cases each pytest test has on each side: pytest's indexes are below that.
+  std::map<Function, std::pair<std::size_t, std::size_t>> cases_of;
+  for (std::size_t i : now_rows) {
+    if (auto f = function_of(now, i)) ++cases_of[*f].first;
+  }
+  for (std::size_t i : other_rows) {
+    if (auto f = function_of(other, i)) ++cases_of[*f].second;
+  }
   // (path, class, name without its index) → the rows of each side, in their run's order.
   using Key = std::tuple<std::string, std::string, std::string>;
   std::map<Key, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> groups;
   auto add = [&](const RunResultStatuses& run, std::size_t i, bool is_now) {
     auto it = names.find(run.rows[i].test_id);
     if (it == names.end()) return;
-    std::string key = without_case_index(it->second.second);
+    std::size_t cases = 0;
+    if (auto f = function_of(run, i)) {
+      const auto& [in_now, in_other] = cases_of[*f];
+      cases = std::max(in_now, in_other);
+    }
+    std::string key = without_case_index(it->second.second, cases);
     if (key.empty()) return;
     auto& sides = groups[Key{run.files[run.rows[i].file], it->second.first, std::move(key)}];
     (is_now ? sides.first : sides.second).push_back(i);
@@ -282,19 +312,17 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     }
     // Cases added or taken away: which case is which cannot be told from the names, not even
     // where a name is the same on both sides (its number now counts other cases). None is
-    // compared: the run's are renumbered, the other's are not lost. Only their count is: with
-    // cases added, failures beyond the added cases and the baseline's own must be regressions.
-    if (now_side.size() > other_side.size()) {
-      auto failing = static_cast<std::size_t>(
-          std::count_if(now_side.begin(), now_side.end(),
-                        [&](std::size_t i) { return is_failure(now.rows[i].status); }));
-      auto passed = static_cast<std::size_t>(
-          std::count_if(other_side.begin(), other_side.end(),
-                        [&](std::size_t i) { return is_differential_pass(other.rows[i].status); }));
-      if (failing + passed > now_side.size()) {
-        aligned.renumbered_regressions += failing + passed - now_side.size();
-      }
-    }
+    // compared: the run's are renumbered, the other's are not lost. Only their counts are: each
+    // of other's passing cases that still passes (or skips) in now is a case of now that does
+    // not fail, so at least (other's passing) - (now's not failing) of them fail now or are
+    // gone (lost), whether cases were added, taken away or both.
+    const auto not_failing = static_cast<std::size_t>(
+        std::count_if(now_side.begin(), now_side.end(),
+                      [&](std::size_t i) { return !is_failure(now.rows[i].status); }));
+    const auto passed = static_cast<std::size_t>(
+        std::count_if(other_side.begin(), other_side.end(),
+                      [&](std::size_t i) { return is_differential_pass(other.rows[i].status); }));
+    if (passed > not_failing) aligned.renumbered_regressions += passed - not_failing;
     for (std::size_t i : now_side) {
       aligned.renumbered.emplace(now.files[now.rows[i].file], now.rows[i].test_id);
     }
@@ -304,20 +332,6 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   // skipped and now lacks, where now has cases of the same test (an empty parameter list's
   // [NOTSET], a value that depends on the device: `cpu:0` becomes `cuda:0`). Other never ran it,
   // so no pass can be lost with it, and now ran the test: not lost.
-  using Function = std::tuple<std::string_view, std::string_view, std::string_view>;
-  auto function_of = [&](const RunResultStatuses& run, std::size_t i) -> std::optional<Function> {
-    auto it = names.find(run.rows[i].test_id);
-    if (it == names.end()) return std::nullopt;
-    const std::string& name = it->second.second;
-    const std::size_t open = name.find('[');
-    if (open == std::string::npos) return std::nullopt;
-    return Function{run.files[run.rows[i].file], it->second.first,
-                    std::string_view(name).substr(0, open)};
-  };
-  std::set<Function> functions_now;
-  for (std::size_t i : now_rows) {
-    if (auto f = function_of(now, i)) functions_now.insert(*f);
-  }
   bool replaced = false;
   for (std::size_t i : other_rows) {
     const auto& row = other.rows[i];
@@ -325,7 +339,7 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
         other_missing.count(row.result_id) == 0) {
       continue;
     }
-    if (auto f = function_of(other, i); f && functions_now.count(*f) > 0) {
+    if (auto f = function_of(other, i); f && cases_of[*f].first > 0) {
       drop[i] = true;
       replaced = true;
     }

@@ -72,11 +72,12 @@ class RunStatuses {
 /// A test name without its case indexes. unittest `parameterized.expand`'s: the first
 /// "_<digits>" followed by "_" or the end (`test_fit_08_sum_cuda` → `test_fit_#_sum_cuda`,
 /// `test_fit_3` → `test_fit_#`). pytest's, in the id between "[" and "]": each "-"-separated part
-/// that is an identifier ending in digits, which is how pytest names a value it does not print
-/// (a torch.device, an object: argument name and index in the parameter list, `device1`), so
-/// `test_x[td-device3]` → `test_x[td-device#]` (`[cuda-0]`, `[3]`: values, kept). Empty when the
-/// name has no index.
-std::string without_case_index(std::string_view name);
+/// that is an identifier ending in a number below `cases` (the test's number of cases; no leading
+/// zero), which is how pytest names a value it does not print (a torch.device, an object:
+/// argument name and index in the parameter list, `device1`), so `test_x[td-device3]` →
+/// `test_x[td-device#]` with 4 cases or more; `[float32]` of a test with fewer than 33 cases,
+/// `[cuda-0]` and `[3]` are values, kept. Empty when the name has no index.
+std::string without_case_index(std::string_view name, std::size_t cases = 0);
 
 /// `other` (a baseline) aligned to `now` where cases were renumbered: `parameterized.expand`
 /// numbers a test's cases in order, and pytest the values it names by index, so a case list that
@@ -87,11 +88,11 @@ std::string without_case_index(std::string_view name);
 /// `other` take `now`'s test ids, so that every matching by test id (RunStatuses, missing_rows)
 /// pairs them. A group whose sizes differ cannot be paired (a name the same on both sides may be
 /// another case): its rows of `now` go to `renumbered` and its rows of `other` are removed (not
-/// lost); where the group only grew, the failures that must be regressions are counted
-/// (`renumbered_regressions`). A pytest case that `other` skipped and `now` lacks, where `now` has
-/// cases of the same test (`name[...]`), was replaced by the masquerade (`[NOTSET]`, a value naming
-/// the device): removed, not lost. nullopt when no file has a test missing from either run: `other`
-/// is aligned as it is. Reads the names of those files' tests only (Store::test_names).
+/// lost), and the regressions its counts prove are counted (`renumbered_regressions`). A pytest
+/// case that `other` skipped and `now` lacks, where `now` has cases of the same test (`name[...]`),
+/// was replaced by the masquerade (`[NOTSET]`, a value naming the device): removed, not lost.
+/// nullopt when no file has a test missing from either run: `other` is aligned as it is. Reads the
+/// names of those files' tests only (Store::test_names).
 std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,
                                                      const RunResultStatuses& other);
 

@@ -121,10 +121,9 @@ struct RunResultStatuses {
   /// Set on another run aligned to a run (renumbering_aligned): that run's tests, by file path
   /// and test id, whose cases were renumbered with no one counterpart in this one.
   std::set<std::pair<std::string, std::int64_t>> renumbered;
-  /// Set with renumbered: how many of those tests must be regressions. In a group whose cases
-  /// were only added (more with the shim), if every baseline case is still there, at least
-  /// (failing with the shim) - (cases added) - (baseline cases that did not pass) of the
-  /// baseline's passing cases fail now; the sum over the groups, each at least 0.
+  /// Set with renumbered: how many of the other run's passing cases must fail in this one or be
+  /// gone from it (regressions or lost tests): in each group, at least (the other run's passing
+  /// cases) - (this run's cases that do not fail); the sum over the groups, each at least 0.
   std::size_t renumbered_regressions = 0;
 };
 

@@ -113,13 +113,19 @@ TEST(WithoutCaseIndex, TakesOutParameterizedsIndexOnly) {
 // get_available_devices(): `[td-device0]`, `[nested_td-device1]`, ...); a "cuda" device added to
 // the list renumbers every case after it.
 TEST(WithoutCaseIndex, TakesOutPytestsIndexedIds) {
-  EXPECT_EQ(without_case_index("test_ops[nested_td-device3]"), "test_ops[nested_td-device#]");
-  EXPECT_EQ(without_case_index("test_repr[dtype0-device2]"), "test_repr[dtype#-device#]");
-  EXPECT_EQ(without_case_index("test_pin[False-0-td-device1]"), "test_pin[False-0-td-device#]");
-  EXPECT_EQ(without_case_index("test_x[shape0]"), "test_x[shape#]");
-  EXPECT_EQ(without_case_index("test_x[a-b]"), "");
-  EXPECT_EQ(without_case_index("test_x[0a1]"), "") << "not an identifier";
-  EXPECT_EQ(without_case_index("test_x[1-2"), "") << "no closing bracket";
+  EXPECT_EQ(without_case_index("test_ops[nested_td-device3]", 8), "test_ops[nested_td-device#]");
+  EXPECT_EQ(without_case_index("test_repr[dtype0-device2]", 4), "test_repr[dtype#-device#]");
+  EXPECT_EQ(without_case_index("test_pin[False-0-td-device1]", 2), "test_pin[False-0-td-device#]");
+  EXPECT_EQ(without_case_index("test_x[shape0]", 1), "test_x[shape#]");
+  EXPECT_EQ(without_case_index("test_x[a-b]", 9), "");
+  EXPECT_EQ(without_case_index("test_x[0a1]", 9), "") << "not an identifier";
+  EXPECT_EQ(without_case_index("test_x[1-2", 9), "") << "no closing bracket";
+  // Values that end in digits: beyond the test's cases, or written with a leading zero.
+  EXPECT_EQ(without_case_index("test_cast[float32]", 3), "");
+  EXPECT_EQ(without_case_index("test_cast[float16-device1]", 3), "test_cast[float16-device#]");
+  EXPECT_EQ(without_case_index("test_x[v01]", 9), "");
+  EXPECT_EQ(without_case_index("test_x[device3]", 3), "") << "index 3 of 3 cases cannot be";
+  EXPECT_EQ(without_case_index("test_x[device0]"), "") << "no case count: no index";
 }
 
 }  // namespace
