@@ -235,10 +235,15 @@ def test_torch_function_handlers_get_the_function_the_program_calls(shim):
                 return NotImplemented
             return handled[func](*args, **(kwargs or {}))
 
-    handled[torch.zeros_like] = lambda box, **kw: Box(torch.zeros_like(box.t, **kw))
+    handled[torch.zeros_like] = lambda input, **kw: Box(torch.zeros_like(input.t, **kw))
     out = torch.zeros_like(Box(torch.ones(2)), device="cuda")
     assert isinstance(out, Box) and torch.equal(out.t, torch.zeros(2))
     assert [r["count"] for r in record.rows() if r["api"] == "torch.zeros_like"] == [1]
+    assert torch.equal(torch.zeros_like(input=Box(torch.ones(2))).t, torch.zeros(2))
+    # Compiled, Dynamo traces the wrapper's twin, which hands the call over the same way.
+    compiled = torch.compile(lambda t: torch.zeros_like(Box(t)).t + 1, fullgraph=True,
+                             backend="eager")
+    assert torch.equal(compiled(torch.ones(2)), torch.ones(2))
 
     class Sub(torch.Tensor):  # a Tensor subclass's handler too; its result keeps its type
         @classmethod

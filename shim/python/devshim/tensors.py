@@ -80,10 +80,15 @@ def _factory(api, inject_default, takes_input=False):
             overridden = torch._C._has_torch_function_unary
             handle = torch.overrides.handle_torch_function
 
+            def overriding(args, kwargs):
+                """The input when it is no Tensor and overrides __torch_function__, else None."""
+                x = args[0] if args else kwargs.get("input")
+                return x if type(x) is not tensor_type and overridden(x) else None
+
         @wraps(original)
         def factory(*args, **kwargs):
-            if takes_input and args and type(args[0]) is not tensor_type and overridden(args[0]):
-                return handle(factory, (args[0],), *args, **kwargs)
+            if takes_input and (x := overriding(args, kwargs)) is not None:
+                return handle(factory, (x,), *args, **kwargs)
             device = kwargs.get("device")
             placing = False
             if device is not None:
@@ -118,6 +123,8 @@ def _factory(api, inject_default, takes_input=False):
             return original(*args, **kwargs)
 
         def traced(*args, **kwargs):
+            if takes_input and (x := overriding(args, kwargs)) is not None:
+                return handle(factory, (x,), *args, **kwargs)
             device = kwargs.get("device")
             if device is not None:
                 used = runtime.redirect(device)
