@@ -336,7 +336,8 @@ bool refuses_non_cuda_device(std::string_view message) {
   const bool wants_cuda =
       std::any_of(kWantsCuda.begin(), kWantsCuda.end(),
                   [&](std::string_view w) { return lower.find(w) != std::string::npos; });
-  return wants_cuda &&
+  // "device": a check of a device object, not of a tensor ("x must be a CUDA tensor, got cpu").
+  return wants_cuda && lower.find("device") != std::string::npos &&
          (lower.find("got cpu") != std::string::npos || lower.find("got mps") != std::string::npos);
 }
 
