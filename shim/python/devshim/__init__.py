@@ -18,7 +18,7 @@ import sys
 
 __all__ = ["activate", "deactivate", "is_active", "requested_by_environment", "status",
            "carried_apis", "raising_apis", "after_import", "__version__"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _lock = _thread.RLock()
 _active = False
