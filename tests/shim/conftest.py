@@ -54,3 +54,10 @@ def active_shim():
 def shim(clean_env):
     """devshim active for the test; deactivated (and checked) afterwards."""
     yield from active_shim()
+
+
+@pytest.fixture
+def shim_keeping_objects(clean_env):
+    """The shim active with TORCHDEVICE_DEVICE_OBJECTS=keep; deactivated and checked after."""
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "keep")
+    yield from active_shim()

@@ -28,13 +28,6 @@ def shim_redirecting_objects(clean_env):
     yield from active_shim()
 
 
-@pytest.fixture
-def shim_keeping_objects(clean_env):
-    """The shim active with TORCHDEVICE_DEVICE_OBJECTS=keep; deactivated and checked after."""
-    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "keep")
-    yield from active_shim()
-
-
 def test_without_the_shim_torch_has_no_accelerator_here(clean_env):
     import devshim
 
@@ -139,6 +132,8 @@ def test_the_to_argument_parser_parses_devices_as_torch_device_builds_them(shim_
 
 def test_redirect_applies_to_the_devices_the_to_argument_parser_builds(shim_redirecting_objects):
     parse = torch._C._nn._parse_to
+    assert parse("cuda:0")[0].type == "cpu"
+    assert recorded("torch.device")  # by the parser: no device object was built before
     assert parse("cuda:0")[0] == parse(0)[0] == parse(device=torch.device("cuda", 0))[0] == \
         torch.ones(1).cuda().device
     assert parse("cuda")[0] == torch.device("cuda")  # no tensor is on it: as written

@@ -22,7 +22,9 @@ def test_translate_backend(given, expected):
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed is not built")
 @pytest.mark.parametrize("backend", ["nccl", "cuda:nccl,cpu:gloo"])
-def test_single_process_nccl_group_with_ddp(shim, tmp_path, backend):
+def test_single_process_nccl_group_with_ddp(shim_keeping_objects, tmp_path, backend):
+    # keep: device_id=torch.device("cuda", 0) is a CUDA device object, which the shim drops
+    # (redirect, the default, builds it as the CPU: test_device_id_built_as_the_device_used_...).
     dist = torch.distributed
     dist.init_process_group(backend=backend, init_method=f"file://{tmp_path / 'store'}",
                             rank=0, world_size=1, device_id=torch.device("cuda", 0))

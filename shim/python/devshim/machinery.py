@@ -28,7 +28,7 @@ original functions, devshim's wrappers, or both:
   WrapperUserFunctionVariable``): Dynamo tracks a wrapper with a ``_torchdynamo_inline`` twin
   (devshim/tensors.py) as such a function, which knows no equality. A compiled function that
   looks a torch function up in a dict holding one as a key (``func in HANDLED_FUNCTIONS`` in a
-  ``__torch_function__``, as tensordict's) stopped with "Dynamo cannot determine the equality
+  ``__torch_function__``, as tensordict's) would stop with "Dynamo cannot determine the equality
   comparison of an object". ``dynamo_wrapper_patches`` gives the tracker of devshim's wrappers the
   equality of a Python function (identity) and its object as its constant value, as Dynamo's
   tracker of any other function has.
