@@ -185,8 +185,9 @@ std::vector<RunResultStatuses::Row> missing_rows(const RunResultStatuses& now,
 
 namespace {
 
-// pytest's ids: each "-"-separated part that is an identifier ending in digits is taken as
-// "<argument><index>" (pytest's id of a value it does not print, `device1`).
+// pytest's ids: each "-"-separated part that is an identifier ending in a number below `cases`
+// (no leading zero) is taken as "<argument><index>" (pytest's id of a value it does not print,
+// `device1`).
 std::string without_pytest_indexes(std::string_view name, std::size_t open, std::size_t cases) {
   const std::size_t close = name.rfind(']');
   if (close == std::string_view::npos || close < open) return "";
