@@ -330,9 +330,7 @@ constexpr std::array<std::string_view, 4> kCudaInitFailures = {
 // be CUDA, got cpu instead.", Lightning's "Device should be GPU, got cpu instead". Under
 // TORCHDEVICE_DEVICE_OBJECTS=redirect the device object it built for CUDA is the device used.
 bool refuses_non_cuda_device(std::string_view message) {
-  std::string lower(message);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii_lower(message);
   const bool wants_cuda =
       std::any_of(kWantsCuda.begin(), kWantsCuda.end(),
                   [&](std::string_view w) { return lower.find(w) != std::string::npos; });

@@ -1,7 +1,9 @@
 // Text helpers shared by the parsers, the log importer, the gap log and the reports.
 #pragma once
 
+#include <cctype>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace devshim {
@@ -25,6 +27,13 @@ constexpr std::string_view rtrim(std::string_view s) {
 
 /// s without leading and trailing whitespace.
 constexpr std::string_view trim(std::string_view s) { return ltrim(rtrim(s)); }
+
+/// s with its ASCII letters in lower case, for matching phrases whatever their case.
+inline std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 /// s cut to at most n bytes, never inside a UTF-8 sequence.
 constexpr std::string_view cut_utf8(std::string_view s, std::size_t n) {

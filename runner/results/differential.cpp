@@ -9,6 +9,8 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "parsers/text.h"
+
 namespace devshim {
 
 const std::vector<std::pair<std::string, std::string>>& differential_classes() {
@@ -75,9 +77,7 @@ bool one_of(const std::string& word, const std::array<std::string_view, N>& set)
 }  // namespace
 
 bool skip_wants_no_gpu(std::string_view reason) {
-  std::string text(reason);
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string text = ascii_lower(reason);
   // The phrases test suites use for "runs only on the CPU" (accelerate's require_cpu).
   static constexpr std::array<std::string_view, 8> kCpuOnly = {
       "requires only a cpu", "only a cpu",       "cpu only",        "cpu-only",

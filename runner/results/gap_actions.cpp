@@ -5,6 +5,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "parsers/text.h"
+
 namespace devshim {
 
 namespace {
@@ -166,12 +168,6 @@ std::string equivalent_of(std::string_view api, std::string_view device) {
   return "";
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 }  // namespace
 
 std::string ShimSettings::value(std::string_view variable) const {
@@ -186,7 +182,7 @@ ShimSettings shim_settings_of(const nlohmann::json& environment) {
   if (auto vars = environment.find("shim_settings");
       vars != environment.end() && vars->is_object()) {
     for (const auto& [name, value] : vars->items()) {
-      if (value.is_string()) out.values[name] = lower(value.get<std::string>());
+      if (value.is_string()) out.values[name] = ascii_lower(value.get<std::string>());
     }
   }
   auto shim = environment.find("shim");
@@ -195,7 +191,7 @@ ShimSettings shim_settings_of(const nlohmann::json& environment) {
     out.device = d->get<std::string>();
   }
   if (auto objects = shim->find("device_objects"); objects != shim->end() && objects->is_string()) {
-    out.values["TORCHDEVICE_DEVICE_OBJECTS"] = lower(objects->get<std::string>());
+    out.values["TORCHDEVICE_DEVICE_OBJECTS"] = ascii_lower(objects->get<std::string>());
   }
   return out;
 }
