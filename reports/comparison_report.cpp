@@ -132,7 +132,7 @@ ComparisonReport build_comparison_report(Store& store, const RunRecord& a, const
 }
 
 std::string comparison_renumbered_text(const RunComparison& c) {
-  const int n = c.counts.count("renumbered") > 0 ? c.counts.at("renumbered") : 0;
+  const int n = comparison_count(c, "renumbered");
   if (n == 0) return "";
   std::string out = fmt::format(
       "{} test{} of B {} parameterized case{} numbered otherwise than in A, in groups with more or "
@@ -283,11 +283,6 @@ void make_links_absolute(ComparisonReport& report, const fs::path& from) {
   }
 }
 
-int count_of(const RunComparison& c, const char* cls) {
-  auto it = c.counts.find(cls);
-  return it == c.counts.end() ? 0 : it->second;
-}
-
 // ", at least 2 renumbered" where renumbered tests prove regressions.
 std::string renumbered_part(const RunComparison& c) {
   return c.renumbered_regressions > 0
@@ -299,8 +294,8 @@ std::string renumbered_part(const RunComparison& c) {
 
 ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& c) {
   const std::string runs = fmt::format("from run {} to run {}", c.a.id, c.b.id);
-  const int regressed = count_of(c, "regressed");
-  const int lost = count_of(c, "lost");
+  const int regressed = comparison_count(c, "regressed");
+  const int lost = comparison_count(c, "lost");
   ComparisonVerdict v;
   switch (policy) {
     case FailOn::kRegressions:

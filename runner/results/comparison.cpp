@@ -21,11 +21,6 @@ std::string key_of(const std::string& file, std::int64_t test_id) {
   return file + '\n' + std::to_string(test_id);
 }
 
-int count_of(const RunComparison& c, const char* cls) {
-  auto it = c.counts.find(cls);
-  return it == c.counts.end() ? 0 : it->second;
-}
-
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& comparison_classes() {
@@ -114,8 +109,13 @@ RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b)
   return out;
 }
 
+int comparison_count(const RunComparison& c, const std::string& cls) {
+  auto it = c.counts.find(cls);
+  return it == c.counts.end() ? 0 : it->second;
+}
+
 int comparison_regressions(const RunComparison& c) {
-  return count_of(c, "regressed") + count_of(c, "lost") + c.renumbered_regressions;
+  return comparison_count(c, "regressed") + comparison_count(c, "lost") + c.renumbered_regressions;
 }
 
 }  // namespace devshim

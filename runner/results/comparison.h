@@ -45,6 +45,9 @@ struct RunComparison {
   int renumbered_regressions = 0;
 };
 
+/// How many tests of class cls the comparison counts (0 for a class it does not name).
+int comparison_count(const RunComparison& c, const std::string& cls);
+
 /// regressed + lost + renumbered_regressions.
 int comparison_regressions(const RunComparison& c);
 
