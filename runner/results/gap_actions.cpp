@@ -14,8 +14,10 @@ namespace {
 // One row of the table of actions: the entries it is for (their kind; their api exactly, or a
 // prefix ending in '*'; empty: any), what to do, the equivalent on the device used, and the
 // setting of docs/shim.md that may fix them (variable=value; empty: none), with the action
-// when the run used that setting already. First match wins. Placeholders: {api}, {device},
-// {setting}, {attributed} (a file error's torch API), {equivalent} (kEquivalents).
+// when no setting is suggested: the run used it already, or, where value lists values
+// ("keep|redirect": the first the run did not use), the run does not say which it used. First
+// match wins. Placeholders: {api}, {device}, {setting}, {attributed} (a file error's torch API),
+// {equivalent} (kEquivalents).
 struct ActionRule {
   std::string_view kind;
   std::string_view api;
@@ -26,7 +28,11 @@ struct ActionRule {
   std::string_view action_when_set;
 };
 
-constexpr std::array<ActionRule, 16> kActions = {{
+constexpr std::string_view kReadTheFailure =
+    "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
+    "test's own check (of the device's name, count or memory) or the project under test's";
+
+constexpr std::array<ActionRule, 19> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -76,10 +82,16 @@ constexpr std::array<ActionRule, 16> kActions = {{
      "read the skip condition: the test passed without the shim and skips with it, so its "
      "condition sees the masquerade (a GPU, CUDA, a device count)",
      "", "", "", ""},
+    {"unattributed", "lost:*", kReadTheFailure, "", "", "", ""},
+    {"unattributed", "unattributed ModuleNotFoundError*", kReadTheFailure, "", "", "", ""},
+    {"unattributed", "unattributed ImportError*", kReadTheFailure, "", "", "", ""},
     {"unattributed", "",
      "read the failure: it names no torch API and has no frame in torch or the shim, so it is "
-     "the test's own check (of the device's name, count or memory) or the project under test's",
-     "", "", "", ""},
+     "the test's own check (of a device's index, name, count or memory) or the project under "
+     "test's; {setting}, the other device-object setting, builds torch.device(\"cuda\", 0) "
+     "otherwise (its index, its type: docs/shim.md, \"Device identity\"), which --try-settings "
+     "tries",
+     "", "TORCHDEVICE_DEVICE_OBJECTS", "keep|redirect", kReadTheFailure},
     {"unpatched", "",
      "carry {api} in the shim, or declare it in raising_apis() when it has no equivalent on "
      "{device}",
@@ -205,8 +217,19 @@ GapAction gap_action(std::string_view kind, std::string_view api, std::string_vi
   std::string setting;
   bool used_already = false;
   if (!rule->variable.empty()) {
-    used_already = settings.value(rule->variable) == rule->value;
-    if (!used_already) setting = std::string(rule->variable) + "=" + std::string(rule->value);
+    const std::string used = settings.value(rule->variable);
+    std::string_view value = rule->value;
+    if (const std::size_t bar = value.find('|'); bar != std::string_view::npos) {
+      // The other of the listed values: none when the run does not say which it used.
+      const std::string_view first = value.substr(0, bar), second = value.substr(bar + 1);
+      if (used.empty()) {
+        value = {};
+      } else {
+        value = used == first ? second : first;
+      }
+    }
+    used_already = value.empty() || used == value;
+    if (!used_already) setting = std::string(rule->variable) + "=" + std::string(value);
   }
   std::string action(used_already ? rule->action_when_set : rule->action);
   std::string equivalent(rule->equivalent);

@@ -192,14 +192,15 @@ TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
 }
 
 // test_identity_gap.py fails under TORCHDEVICE_DEVICE_OBJECTS=keep (the gaps suite's setting):
-// its entry's action is redirect, which --try-settings runs, and it passes there.
+// its entry's action is redirect, which --try-settings runs, and it passes there. Its plain
+// assertion names nothing: the other device-object setting is tried on it too, and fails there.
 TEST_F(LostE2E, TryingTheSuggestedSettingRecordsHowManyItFixes) {
   auto r = runner({(fs::path(E2E_SUITES_DIR) / "gaps").string(), "test_identity_gap.py",
                    "--differential", "--try-settings", "--out", out().string(), "--python",
                    TEST_PYTHON, "-j", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("runner: trying TORCHDEVICE_DEVICE_OBJECTS=redirect: 1 test of 1 "
-                          "gap-log entry, in 1 file"),
+  EXPECT_NE(r.output.find("runner: trying TORCHDEVICE_DEVICE_OBJECTS=redirect: 2 tests of 2 "
+                          "gap-log entries, in 1 file"),
             std::string::npos)
       << r.output;
   Store store(db());
@@ -211,7 +212,11 @@ TEST_F(LostE2E, TryingTheSuggestedSettingRecordsHowManyItFixes) {
   EXPECT_EQ(identity->trial.passed, 1);
   EXPECT_TRUE(fs::exists(out() / "trials" / "TORCHDEVICE_DEVICE_OBJECTS=redirect" /
                          "test_identity_gap.py.log"));
-  // The other entry names no setting: nothing to try, every entry has an action.
+  auto plain = GapLog(store).entry("unattributed AssertionError: assert <n> == <n>");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->setting, "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  EXPECT_EQ(plain->trial.tests, 1);
+  EXPECT_EQ(plain->trial.passed, 0);
   for (const GapEntry& e : GapLog(store).for_run(2)) EXPECT_FALSE(e.action.empty()) << e.api;
   const std::string md = testing::read_file(out() / "report.md");
   EXPECT_NE(md.find("TORCHDEVICE\\_DEVICE\\_OBJECTS=redirect: 1 of 1 pass (run 2)"),

@@ -327,6 +327,39 @@ TEST(GapAction, ARefusedCudaDeviceObjectNamesKeep) {
   EXPECT_NE(a.action.find("no setting changes"), std::string::npos) << a.action;
 }
 
+// A failure that names nothing may read a device object's index or type, which the two
+// device-object settings answer otherwise (captum's `_sort_key_list` test sorts
+// torch.device("cuda:0") by its index): the other setting is suggested, for --try-settings to
+// try; nothing when the run does not say which it used, and never for a missing module or a
+// lost test.
+TEST(GapAction, AnUnattributedFailureNamesTheOtherDeviceObjectSetting) {
+  const std::string api = "unattributed AssertionError: Given Device ID List does not match";
+  ShimSettings redirect;
+  redirect.values["TORCHDEVICE_DEVICE_OBJECTS"] = "redirect";
+  GapAction a = gap_action(kGapUnattributed, api, "", redirect);
+  EXPECT_EQ(a.setting, "TORCHDEVICE_DEVICE_OBJECTS=keep");
+  EXPECT_NE(a.action.find("TORCHDEVICE_DEVICE_OBJECTS=keep, the other device-object setting"),
+            std::string::npos)
+      << a.action;
+  ShimSettings keep;
+  keep.values["TORCHDEVICE_DEVICE_OBJECTS"] = "keep";
+  EXPECT_EQ(gap_action(kGapUnattributed, api, "", keep).setting,
+            "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  a = gap_action(kGapUnattributed, api, "", ShimSettings{});
+  EXPECT_TRUE(a.setting.empty());
+  EXPECT_EQ(a.action.rfind("read the failure", 0), 0U) << a.action;
+  EXPECT_EQ(a.action.find("--try-settings"), std::string::npos) << a.action;
+  for (std::string_view other :
+       {"unattributed ModuleNotFoundError in a child process: No module named 'torchvision'",
+        "unattributed ImportError: To set CPU affinity on CUDA GPUs the nvidia-ml-py package",
+        "lost: its file ran without reporting it"}) {
+    SCOPED_TRACE(other);
+    a = gap_action(kGapUnattributed, other, "", redirect);
+    EXPECT_TRUE(a.setting.empty());
+    EXPECT_EQ(a.action.rfind("read the failure", 0), 0U) << a.action;
+  }
+}
+
 TEST(AttributeCase, NewlySkippedOnlyAgainstABaselineThatPassed) {
   TestCase skipped;
   skipped.status = CaseStatus::kSkipped;
