@@ -13,9 +13,15 @@ namespace devshim {
 
 namespace {
 
-// How code says a device must be CUDA (lower case): refuses_non_cuda_device.
-constexpr std::array<std::string_view, 4> kWantsCuda = {"should be cuda", "should be gpu",
-                                                        "must be cuda", "must be a cuda"};
+// How code says a device must be CUDA (lower case): refuses_non_cuda_device. The last is
+// torch._utils._get_device_index's, given a CPU device where it wants an accelerator's index.
+constexpr std::array<std::string_view, 5> kWantsCuda = {"should be cuda", "should be gpu",
+                                                        "must be cuda", "must be a cuda",
+                                                        "expected a non cpu device"};
+
+// How such a message names the device it got instead.
+constexpr std::array<std::string_view, 4> kGotDeviceUsed = {"got cpu", "got mps", "got: cpu",
+                                                            "got: mps"};
 
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
@@ -336,7 +342,8 @@ bool refuses_non_cuda_device(std::string_view message) {
                   [&](std::string_view w) { return lower.find(w) != std::string::npos; });
   // "device": a check of a device object, not of a tensor ("x must be a CUDA tensor, got cpu").
   return wants_cuda && lower.find("device") != std::string::npos &&
-         (lower.find("got cpu") != std::string::npos || lower.find("got mps") != std::string::npos);
+         std::any_of(kGotDeviceUsed.begin(), kGotDeviceUsed.end(),
+                     [&](std::string_view g) { return lower.find(g) != std::string::npos; });
 }
 
 }  // namespace
