@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "runner/engine/frameworks/framework_traits.h"
@@ -24,10 +25,15 @@ Environment inherited_environment() {
   return env;
 }
 
+int threads_per_process(int jobs, unsigned cores) {
+  return std::max(1, static_cast<int>(cores) / std::max(1, jobs));
+}
+
 Environment child_environment(const Suite& suite, const LaunchOptions& options,
                               const Environment& inherited) {
   Environment env = inherited;
   for (const auto& [k, v] : suite.env) env[k] = v;
+  if (options.threads > 0) env.try_emplace(kThreadsVar, std::to_string(options.threads));
 
   std::vector<std::string> path;
   if (options.shim) {

@@ -21,12 +21,17 @@ inline constexpr const char* kActivateVar = "ACTIVATE_TORCH_DEVICE";
 /// The shim's redirection policy (docs/shim.md); "default" when unset.
 inline constexpr const char* kPolicyVar = "TORCHDEVICE_POLICY";
 inline constexpr const char* kMpsFallbackVar = "PYTORCH_ENABLE_MPS_FALLBACK";
+/// The threads of an OpenMP runtime (torch's intra-op pool, MKL, OpenBLAS) in a test process.
+inline constexpr const char* kThreadsVar = "OMP_NUM_THREADS";
 
 struct LaunchOptions {
   bool shim = true;                ///< false: the baseline (--no-shim)
   std::filesystem::path shim_dir;  ///< folder holding sitecustomize.py and the devshim package
   std::filesystem::path logs_dir;  ///< <out>/logs
   std::string python;              ///< overrides suite.python when non-empty
+  /// OMP_NUM_THREADS of each test process where neither the runner's environment nor suite.env
+  /// sets it (threads_per_process); 0: not set.
+  int threads = 0;
 };
 
 /// One test process, fully described.
@@ -50,7 +55,14 @@ struct ProcessSpec {
 /// The current process's environment.
 Environment inherited_environment();
 
-/// The environment of a test process: inherited, then suite.env, then (shim mode)
+/// The intra-op threads each of `jobs` test processes at once gets on a machine of `cores`
+/// logical cores: cores / jobs, at least 1. torch (and OpenBLAS, MKL) start one thread per core
+/// in every process, so `jobs` processes would run jobs x cores threads and each waits for the
+/// others' (captum's files at -j 2 on 2 cores: 2.5 times slower; bench_thread_cap).
+int threads_per_process(int jobs, unsigned cores);
+
+/// The environment of a test process: inherited, then suite.env, then OMP_NUM_THREADS =
+/// options.threads unless either of them set it, then (shim mode)
 /// ACTIVATE_TORCH_DEVICE=1 and PYTORCH_ENABLE_MPS_FALLBACK=1, PYTHONUNBUFFERED=1 (so a crash loses
 /// no output), PYTHONFAULTHANDLER=1 (a crash prints where it happened) and PYTHONPATH = [shim dir,]
 /// suite.pythonpath..., suite.env's PYTHONPATH, inherited PYTHONPATH. In baseline mode

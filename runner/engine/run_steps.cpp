@@ -378,7 +378,13 @@ RunOptions resumed_options(RunOptions o, const RunRecord& run) {
   return o;
 }
 
-// --python relative to where the runner was started; the shim folder; both checked.
+unsigned cores() { return std::max(1U, std::thread::hardware_concurrency()); }
+
+// -j, or one file per core.
+int jobs_of(const RunOptions& o) { return o.jobs > 0 ? o.jobs : static_cast<int>(cores()); }
+
+// --python relative to where the runner was started; the shim folder; both checked; the threads
+// each test process gets.
 LaunchOptions launch_options(const RunOptions& o) {
   LaunchOptions launch;
   launch.shim = o.shim;
@@ -386,6 +392,7 @@ LaunchOptions launch_options(const RunOptions& o) {
                       ? fs::absolute(o.python).lexically_normal().string()
                       : o.python;
   launch.shim_dir = fs::absolute(o.shim_dir.value_or(default_shim_dir())).lexically_normal();
+  launch.threads = threads_per_process(jobs_of(o), cores());
   if (o.shim && !fs::exists(launch.shim_dir / "sitecustomize.py")) {
     throw UsageError(
         fmt::format("shim folder {} has no sitecustomize.py (set --shim-dir or "
@@ -463,8 +470,7 @@ void touch_shard_status_file() {
 
 PoolOptions pool_options(const RunOptions& o, double timeout_s) {
   PoolOptions pool;
-  pool.jobs =
-      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  pool.jobs = jobs_of(o);
   pool.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   pool.kill_grace = std::chrono::milliseconds(static_cast<long>(o.kill_grace_s * 1000));
   pool.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);

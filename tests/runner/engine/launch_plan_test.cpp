@@ -56,6 +56,28 @@ TEST(ChildEnvironment, ASuitesOwnPythonpathIsKeptBetweenItsPathsAndTheInheritedO
   EXPECT_EQ(env.at("PYTHONPATH"), "/devshim/shim/python:/proj/src:/suite/extra:/mine");
 }
 
+// Each of -j processes gets its share of the cores as threads, unless the user's environment or
+// the suite says how many; without a share (devices, a trial's own options) nothing is set.
+TEST(ChildEnvironment, EachProcessGetsItsShareOfTheCoresAsThreads) {
+  EXPECT_EQ(threads_per_process(2, 2), 1);
+  EXPECT_EQ(threads_per_process(1, 2), 2);
+  EXPECT_EQ(threads_per_process(4, 16), 4);
+  EXPECT_EQ(threads_per_process(3, 16), 5);
+  EXPECT_EQ(threads_per_process(8, 2), 1);
+  EXPECT_EQ(threads_per_process(0, 2), 2);
+
+  LaunchOptions o = make_options(true);
+  o.threads = 3;
+  Suite s = make_suite(Framework::kPytest);
+  EXPECT_EQ(child_environment(s, o, {}).at("OMP_NUM_THREADS"), "3");
+  EXPECT_EQ(child_environment(s, o, {{"OMP_NUM_THREADS", "8"}}).at("OMP_NUM_THREADS"), "8");
+  s.env["OMP_NUM_THREADS"] = "1";
+  EXPECT_EQ(child_environment(s, o, {{"OMP_NUM_THREADS", "8"}}).at("OMP_NUM_THREADS"), "1");
+  EXPECT_EQ(child_environment(make_suite(Framework::kPytest), make_options(false), {})
+                .count("OMP_NUM_THREADS"),
+            0U);
+}
+
 TEST(TestCommand, UnittestRunsTheFileVerbosely) {
   Suite s = make_suite(Framework::kUnittest);
   TestFile f{"pipelines/test_x.py", "/proj/tests/pipelines/test_x.py"};
