@@ -1,9 +1,14 @@
 """Multi-process code on this machine: NCCL process groups become gloo, device ids are dropped,
-DataParallel wraps the module unchanged; pinned memory requests are harmless."""
+DataParallel wraps the module unchanged; pinned memory requests are harmless; a job's processes
+on this host each have a device."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 torch = pytest.importorskip("torch")
-from conftest import cpu_only  # noqa: E402
+from conftest import SHIM_DIR, cpu_only  # noqa: E402
 from devshim import record, runtime  # noqa: E402
 from devshim.distributed import translate_backend  # noqa: E402
 
@@ -168,3 +173,81 @@ def test_device_id_built_as_the_device_used_is_dropped_too(clean_env, tmp_path):
             dist.destroy_process_group()
     finally:
         devshim.deactivate()
+
+
+@pytest.mark.parametrize(
+    ("env", "count"),
+    [
+        ({}, 1),
+        ({"WORLD_SIZE": "4"}, 1),  # no local rank: not a process of a job on this host
+        ({"LOCAL_RANK": "1", "WORLD_SIZE": "2"}, 2),
+        ({"LOCAL_RANK": "0", "WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "4"}, 4),
+        ({"LOCAL_WORLD_SIZE": "3"}, 3),
+        ({"LOCAL_RANK": "1", "WORLD_SIZE": "two"}, 1),
+        ({"LOCAL_RANK": "0", "WORLD_SIZE": "0"}, 1),
+    ],
+)
+def test_a_distributed_job_on_this_host_has_a_device_per_process(shim, monkeypatch, env, count):
+    for name in ("LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert torch.cuda.device_count() == count
+    assert torch.accelerator.device_count() == count
+    # Under redirect (the default) an index that exists is built as the device used, one past
+    # the job's size stays as written.
+    assert torch.device(f"cuda:{count - 1}") == torch.device("cpu")
+    assert torch.device(f"cuda:{count}").type == "cuda"
+
+
+def test_the_size_a_launcher_sets_later_is_seen(shim, monkeypatch):
+    for name in ("LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    assert torch.device("cuda:1").type == "cuda"  # no such device yet
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert torch.device("cuda:1") == torch.device("cpu")  # not a stale answer
+
+
+# Two processes on this host, each taking "its" GPU by local rank as torchtnt's
+# get_device_from_env does, with the shim activated by its sitecustomize as the runner does.
+TWO_RANKS = r"""
+import os, sys
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def rank_main(rank, store):
+    os.environ.update(LOCAL_RANK=str(rank), WORLD_SIZE="2")
+    if rank >= torch.cuda.device_count():
+        raise RuntimeError("The local rank is larger than the number of available GPUs.")
+    device = torch.device(f"cuda:{rank}")
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", init_method=f"file://{store}", rank=rank, world_size=2)
+    try:
+        t = torch.full((2,), float(rank + 1), device=device)
+        assert t.device == device, (t.device, device)
+        dist.all_reduce(t)
+        assert t.tolist() == [3.0, 3.0], t
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(rank_main, args=(sys.argv[1],), nprocs=2)
+    print("two ranks ok")
+"""
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed is not built")
+def test_two_processes_each_take_a_gpu_by_local_rank(clean_env, tmp_path):
+    script = tmp_path / "two_ranks.py"
+    script.write_text(TWO_RANKS)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")}
+    env.update(ACTIVATE_TORCH_DEVICE="1", PYTHONPATH=str(SHIM_DIR), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "store")], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "two ranks ok" in done.stdout

@@ -10,7 +10,8 @@ agree with torch.cuda's:
   torch gives it) — a real device object of type "cuda", built with torch's own constructor
   whatever TORCHDEVICE_DEVICE_OBJECTS says (devshim/devices.py): it names the accelerator, and
   ``.to()`` of it lands on the device used;
-- ``is_available()`` True, ``device_count()`` 1, ``current_device_index()`` (and the deprecated
+- ``is_available()`` True, ``device_count()`` torch.cuda's (1, or the size of a distributed job
+  on this host: runtime.masquerade_device_count), ``current_device_index()`` (and the deprecated
   ``current_device_idx``) 0; ``set_device_index``/``set_device_idx`` and ``device_index(i)``
   accept any index and select device 0 (the policy's "cuda:n that does not exist -> 0");
 - ``synchronize``, ``empty_cache``, ``empty_host_cache``, the memory queries (``memory_stats``,
@@ -28,7 +29,7 @@ recorded as ``torch.accelerator.<name>`` with requested "cuda" (or "cuda:N").
 
 from __future__ import annotations
 
-from devshim import cuda_masquerade
+from devshim import cuda_masquerade, runtime
 from devshim.cuda_masquerade import _note, replacing, replacing_class
 from devshim.patching import MASQUERADE, Patch
 
@@ -57,7 +58,7 @@ def is_available():
 
 def device_count():
     _note("torch.accelerator.device_count")
-    return 1
+    return runtime.masquerade_device_count()
 
 
 def current_device_index():

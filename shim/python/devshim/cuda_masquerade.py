@@ -3,7 +3,9 @@
 Applies only while masquerading (runtime.masquerading: the device a "cuda" request lands on is
 the CPU or MPS); on a machine whose device used is CUDA, torch.cuda's own functions are left
 alone. The answers agree with each other: ``is_available()`` is True, ``device_count()`` is 1 (the
-one device used), ``current_device()`` is 0, and ``get_device_capability()`` is
+one device used; in a process of a distributed job on this host, one per process of it, each the
+device used: runtime.masquerade_device_count), ``current_device()`` is 0, and
+``get_device_capability()`` is
 ``(props.major, props.minor)`` of ``get_device_properties()``. Values come from
 devshim/backends.py (honest: 0 allocated bytes on the CPU, host memory as total memory, ...).
 
@@ -136,7 +138,7 @@ def is_available():
 
 def device_count():
     _note("torch.cuda.device_count")
-    return 1
+    return runtime.masquerade_device_count()
 
 
 def current_device():

@@ -53,7 +53,8 @@ redirect_objects = False  # True under "redirect"
 # not redirected, the device used). Device objects are immutable and what a "cuda"/"mps" request
 # or a bare index gives depends only on the activation's policy and hardware (not on the cpu:-1
 # override, which concerns "cpu"), so entries hold until configure() empties the cache at the
-# next activation. Keyword calls are not cached.
+# next activation. Keyword calls, and CUDA indexes above 0 (whose existence follows the size of
+# a distributed job: runtime.masquerade_device_count), are not cached.
 _made: dict = {}
 
 
@@ -65,10 +66,13 @@ def configure(policy: str) -> None:
 
 
 def _device_count(kind: str) -> int:
-    """How many devices of ``kind`` the program sees: 1 while masquerading (torch.cuda's
-    device_count()); the real CUDA count when the device used is CUDA."""
-    if runtime.masquerading or kind == "mps":
+    """How many devices of ``kind`` the program sees: torch.cuda's device_count() while
+    masquerading (runtime.masquerade_device_count); the real CUDA count when the device used is
+    CUDA; one MPS device."""
+    if kind == "mps":
         return 1
+    if runtime.masquerading:
+        return runtime.masquerade_device_count()
     return runtime.hardware.cuda_device_count
 
 
@@ -132,7 +136,10 @@ def _device_new(original_new):
         if found is not None:
             record.hit("torch.device", device, found[1])
             made = (found[0], device, found[1])
-        if not kwargs and not any(type(a) is bool for a in args):
+        # A CUDA index above 0 exists or not by the job's size (_device_count), which a launcher
+        # may set later: not cached.
+        if (not kwargs and not any(type(a) is bool for a in args)
+                and not (device.type == "cuda" and device.index)):
             try:
                 _made[args] = made
             except TypeError:

@@ -18,11 +18,19 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 from devshim.policy import Hardware, format_device, parse_device, resolve
 
-__all__ = ["configure", "probe_hardware", "resolve_uncached", "requested_text", "cache"]
+__all__ = [
+    "configure",
+    "probe_hardware",
+    "resolve_uncached",
+    "requested_text",
+    "cache",
+    "masquerade_device_count",
+]
 
 cache: dict = {}
 hardware = Hardware()
@@ -36,6 +44,26 @@ override = False
 _request_types: tuple = (str, int)  # and torch.device, once configure() is given it
 device_class: type | None = None  # torch.device, once configure() is given it
 _lock = threading.Lock()
+
+
+def masquerade_device_count() -> int:
+    """How many CUDA devices torch.cuda has while masquerading: one per process of a distributed
+    job on this host, else one. A job's processes each take a GPU by their local rank, as on a
+    node with one GPU per process (``torch.cuda.set_device(local_rank)``, ``cuda:{local_rank}``;
+    torchtnt refuses a local rank past ``device_count()``), and every one of them is the device
+    used. Its size is ``LOCAL_WORLD_SIZE`` (torchrun's), else ``WORLD_SIZE`` in a process with a
+    ``LOCAL_RANK`` (``torch.multiprocessing.spawn`` and the launchers that set only those); read
+    at each call, as launchers set them after the shim is active."""
+    env = os.environ
+    size = env.get("LOCAL_WORLD_SIZE")
+    if size is None and "LOCAL_RANK" in env:
+        size = env.get("WORLD_SIZE")
+    if not size:
+        return 1
+    try:
+        return max(1, int(size))
+    except ValueError:
+        return 1
 
 
 def probe_hardware(torch) -> Hardware:
