@@ -271,32 +271,42 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     return Function{run.files[run.rows[i].file], it->second.first,
                     std::string_view(name).substr(0, open)};
   };
-  // How many cases each pytest test has on each side: pytest's indexes are below that.
-  std::map<Function, std::pair<std::size_t, std::size_t>> cases_of;
-  for (std::size_t i : now_rows) {
-    if (auto f = function_of(now, i)) ++cases_of[*f].first;
-  }
-  for (std::size_t i : other_rows) {
-    if (auto f = function_of(other, i)) ++cases_of[*f].second;
-  }
+  // How many cases each pytest test has in now and in other: pytest's indexes are below that.
+  // Each row's entry (map nodes stay put), looked up once; null for a test without an id.
+  using Cases = std::pair<std::size_t, std::size_t>;
+  std::map<Function, Cases> cases_of;
+  auto count_cases = [&](const RunResultStatuses& run, const std::vector<std::size_t>& rows,
+                         bool is_now) {
+    std::vector<const Cases*> out;
+    out.reserve(rows.size());
+    for (std::size_t i : rows) {
+      Cases* cases = nullptr;
+      if (auto f = function_of(run, i)) {
+        cases = &cases_of[*f];
+        ++(is_now ? cases->first : cases->second);
+      }
+      out.push_back(cases);
+    }
+    return out;
+  };
+  const std::vector<const Cases*> now_cases = count_cases(now, now_rows, true);
+  const std::vector<const Cases*> other_cases = count_cases(other, other_rows, false);
   // (path, class, name without its index) → the rows of each side, in their run's order.
   using Key = std::tuple<std::string, std::string, std::string>;
   std::map<Key, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> groups;
-  auto add = [&](const RunResultStatuses& run, std::size_t i, bool is_now) {
+  auto add = [&](const RunResultStatuses& run, std::size_t i, const Cases* cases, bool is_now) {
     auto it = names.find(run.rows[i].test_id);
     if (it == names.end()) return;
-    std::size_t cases = 0;
-    if (auto f = function_of(run, i)) {
-      const auto& [in_now, in_other] = cases_of[*f];
-      cases = std::max(in_now, in_other);
-    }
-    std::string key = without_case_index(it->second.second, cases);
+    std::string key =
+        without_case_index(it->second.second, cases ? std::max(cases->first, cases->second) : 0);
     if (key.empty()) return;
     auto& sides = groups[Key{run.files[run.rows[i].file], it->second.first, std::move(key)}];
     (is_now ? sides.first : sides.second).push_back(i);
   };
-  for (std::size_t i : now_rows) add(now, i, true);
-  for (std::size_t i : other_rows) add(other, i, false);
+  for (std::size_t k = 0; k < now_rows.size(); ++k) add(now, now_rows[k], now_cases[k], true);
+  for (std::size_t k = 0; k < other_rows.size(); ++k) {
+    add(other, other_rows[k], other_cases[k], false);
+  }
   std::vector<bool> drop(aligned.rows.size());
   std::vector<bool> paired(aligned.rows.size());  // in a group now has cases of too
   for (const auto& [key, rows] : groups) {
@@ -334,13 +344,14 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   // [NOTSET], a value that depends on the device: `cpu:0` becomes `cuda:0`). Other never ran it,
   // so no pass can be lost with it, and now ran the test: not lost.
   bool replaced = false;
-  for (std::size_t i : other_rows) {
+  for (std::size_t k = 0; k < other_rows.size(); ++k) {
+    const std::size_t i = other_rows[k];
     const auto& row = other.rows[i];
     if (paired[i] || row.status != CaseStatus::kSkipped ||
         other_missing.count(row.result_id) == 0) {
       continue;
     }
-    if (auto f = function_of(other, i); f && cases_of[*f].first > 0) {
+    if (other_cases[k] != nullptr && other_cases[k]->first > 0) {
       drop[i] = true;
       replaced = true;
     }
