@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from generated_suite import write_pytest_suite
+
 # Matrix products and convolutions, the work of a model test: about 3 s of one core's time.
 TEST_FILE = """import torch
 
@@ -41,17 +43,6 @@ def test_compute_{n}():
         x = torch.tanh(conv(x))
     assert torch.isfinite(a).all() and torch.isfinite(x).all()
 """
-
-
-def generated_suite(root, files):
-    (root / "tests").mkdir(parents=True)
-    for n in range(files):
-        (root / "tests" / f"test_compute_{n:03}.py").write_text(TEST_FILE.format(n=n))
-    (root / "suite.json").write_text(
-        '{"name": "thread-cap-bench", "project_root": ".", "tests_dir": "tests", '
-        '"framework": "pytest", "timeout_s": 600}\n'
-    )
-    return root
 
 
 def run(runner, suite, work, name, jobs, python, threads):
@@ -90,7 +81,7 @@ def main():
     cores = os.cpu_count() or 1
     files = args.files or 2 * cores
     work = pathlib.Path(tempfile.mkdtemp(prefix="devshim-bench-threads-"))
-    suite = generated_suite(work / "suite", files)
+    suite = write_pytest_suite(work / "suite", "thread-cap-bench", "compute", TEST_FILE, files)
     print(
         f"thread_cap_bench: {files} files computing on the CPU, -j {cores} on {cores} cores, "
         f"--no-shim; capped: OMP_NUM_THREADS=1 per process (the runner's, cores / jobs), "

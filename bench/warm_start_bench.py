@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+from generated_suite import write_pytest_suite
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHIM_DIR = pathlib.Path(os.environ.get("DEVSHIM_SHIM_DIR", REPO_ROOT / "shim" / "python"))
 
@@ -45,17 +47,6 @@ def test_matmul_{n}():
     a = torch.randn(16, 16).cuda()
     assert (a @ torch.eye(16, device="cuda")).allclose(a)
 '''
-
-
-def generated_suite(root, files):
-    (root / "tests").mkdir(parents=True)
-    for n in range(files):
-        (root / "tests" / f"test_gen_{n:03}.py").write_text(TEST_FILE.format(n=n))
-    (root / "suite.json").write_text(
-        '{"name": "warm-bench", "project_root": ".", "tests_dir": "tests", '
-        '"framework": "pytest", "timeout_s": 600}\n'
-    )
-    return root
 
 
 def timed(argv, env=None, cwd=None):
@@ -156,8 +147,9 @@ def main():
     args = parser.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="devshim-warm-bench-"))
     try:
-        suites = [("generated", generated_suite(work / "generated", args.files)),
-                  ("cuda-idioms", REPO_ROOT / "suites" / "cuda-idioms")]
+        generated = write_pytest_suite(work / "generated", "warm-bench", "gen", TEST_FILE,
+                                       args.files)
+        suites = [("generated", generated), ("cuda-idioms", REPO_ROOT / "suites" / "cuda-idioms")]
         for label, suite in suites:
             single, files = one_pytest(suite, args.python)
             imports, per_file = bare_forks(suite, args.python)
