@@ -40,9 +40,13 @@ TEST_F(DatabaseE2E, ARunIntoAReadOnlyDatabaseSaysWhatToDoWithoutSql) {
   const fs::path shared = dir_ / "shared";
   fs::create_directories(shared);
   const fs::path database = shared / "results.db";
+  // A copy of the suite the other user can read wherever the checkout lies (a clone in a
+  // `mktemp -d` folder is root's alone).
+  const fs::path suite = dir_ / "slow";
+  fs::copy(kSuites / "slow", suite, fs::copy_options::recursive);
   auto r = testing::run(
-      {RUNNER_PATH, (kSuites / "slow").string(), "--db", database.string(), "--out",
-       (dir_ / "first").string(), "--python", TEST_PYTHON, "--no-shim", "test_a_quick.py"},
+      {RUNNER_PATH, suite.string(), "--db", database.string(), "--out", (dir_ / "first").string(),
+       "--python", TEST_PYTHON, "--no-shim", "test_a_quick.py"},
       env());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // Root writes whatever the mode bits say: the runner runs as "nobody" then.
@@ -58,8 +62,8 @@ TEST_F(DatabaseE2E, ARunIntoAReadOnlyDatabaseSaysWhatToDoWithoutSql) {
   // The venv's interpreter may lie in a folder only root can enter; the test never gets to run.
   const std::string python = ::geteuid() == 0 ? "python3" : TEST_PYTHON;
   for (const std::string& arg :
-       {std::string(RUNNER_PATH), (kSuites / "slow").string(), std::string("--db"),
-        database.string(), std::string("--out"), out_dir.string(), std::string("--python"), python,
+       {std::string(RUNNER_PATH), suite.string(), std::string("--db"), database.string(),
+        std::string("--out"), out_dir.string(), std::string("--python"), python,
         std::string("--no-shim"), std::string("test_a_quick.py")}) {
     argv.push_back(arg);
   }
