@@ -118,7 +118,11 @@ SuiteReader read_suite_file(const fs::path& suite_dir_or_file) {
   fs::path file = suite_dir_or_file;
   std::error_code ec;
   if (fs::is_directory(file, ec)) file /= "suite.json";
-  if (!fs::exists(file, ec)) {
+  const bool exists = fs::exists(file, ec);
+  // exists() clears the error for a path that is not there: an error left is another cause
+  // (a folder on the way this user may not enter).
+  if (ec) throw UsageError(fmt::format("{}: cannot read: {}", file.string(), ec.message()));
+  if (!exists) {
     throw UsageError(
         fmt::format("{}: no such suite file (a suite is a folder with suite.json)", file.string()));
   }

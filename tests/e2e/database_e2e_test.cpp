@@ -49,13 +49,7 @@ TEST_F(DatabaseE2E, ARunIntoAReadOnlyDatabaseSaysWhatToDoWithoutSql) {
        "--python", TEST_PYTHON, "--no-shim", "test_a_quick.py"},
       env());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // Root writes whatever the mode bits say: the runner runs as "nobody" then.
-  std::vector<std::string> argv;
-  if (::geteuid() == 0) {
-    ASSERT_EQ(::access("/usr/bin/setpriv", X_OK), 0) << "setpriv (util-linux) is needed as root";
-    argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
-    ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
-  }
+  std::vector<std::string> argv = as_unprivileged_user();
   ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
   ASSERT_EQ(::chmod(database.c_str(), 0444), 0);
   const fs::path out_dir = shared / "second";

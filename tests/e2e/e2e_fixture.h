@@ -4,6 +4,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -17,6 +19,8 @@
 namespace devshim {
 
 inline const std::filesystem::path kSuites = E2E_SUITES_DIR;
+
+inline constexpr const char* kSetpriv = "/usr/bin/setpriv";
 
 class E2EFixture : public ::testing::Test {
  protected:
@@ -48,6 +52,15 @@ class E2EFixture : public ::testing::Test {
     if (runs.empty()) return out;
     for (auto& f : store.files(runs[0].id)) out[f.path] = f;
     return out;
+  }
+  /// The argv prefix that runs a command as "nobody" when this test runs as root (root reads and
+  /// writes whatever the mode bits say), else nothing. Root's temporary folder is opened to others
+  /// so that the command can reach what it is given.
+  std::vector<std::string> as_unprivileged_user() {
+    if (::geteuid() != 0) return {};
+    EXPECT_EQ(::access(kSetpriv, X_OK), 0) << "setpriv (util-linux) is needed as root";
+    EXPECT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+    return {kSetpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
   }
   void expect_no_survivors() {
     for (pid_t pid : testing::pids_in(pids())) {

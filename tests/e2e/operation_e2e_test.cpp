@@ -181,13 +181,7 @@ TEST_F(OperationE2E, NamesWithControlCharactersReachNoTerminalOrLogRaw) {
 TEST_F(OperationE2E, AReadOnlyDatabaseCanBeListedAndADamagedOneIsNamedWithoutSql) {
   auto r = run_runner("slow", {"--no-shim", "test_a_quick.py"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // Root writes whatever the mode bits say: the reading commands run as "nobody" then.
-  std::vector<std::string> as_reader;
-  if (::geteuid() == 0) {
-    ASSERT_EQ(::access("/usr/bin/setpriv", X_OK), 0) << "setpriv (util-linux) is needed as root";
-    as_reader = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
-    ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
-  }
+  const std::vector<std::string> as_reader = as_unprivileged_user();
   ASSERT_EQ(::chmod(db().c_str(), 0444), 0);
   ASSERT_EQ(::chmod(dir_.path().c_str(), 0555), 0);
   for (const std::vector<std::string>& command :

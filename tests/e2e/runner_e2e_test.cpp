@@ -177,6 +177,24 @@ TEST_F(RunnerE2E, MalformedSuiteFileExits2NamingFileLineAndKey) {
       << r.output;
 }
 
+TEST_F(RunnerE2E, ASuiteFolderThatCannotBeReadIsNamedUnreadableNotMissing) {
+  testing::write_file(dir_ / "locked/s/suite.json", R"({"name": "x", "project_root": "."})");
+  std::vector<std::string> argv = as_unprivileged_user();
+  ASSERT_EQ(::chmod((dir_ / "locked").c_str(), 0), 0);
+  for (const std::string& arg : {std::string(RUNNER_PATH), (dir_ / "locked/s").string(),
+                                 std::string("--db"), db().string()}) {
+    argv.push_back(arg);
+  }
+  auto r = testing::run(argv, env(), 30s);
+  ASSERT_EQ(::chmod((dir_ / "locked").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0700), 0);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find((dir_ / "locked/s").string() + ": cannot read: Permission denied"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("no such suite file"), std::string::npos) << r.output;
+}
+
 TEST_F(RunnerE2E, MissingProjectRootExits2AndSaysWhichVariableToSet) {
   testing::write_file(
       dir_ / "s/suite.json",
