@@ -118,5 +118,36 @@ def test_autocast_state_of_cuda_answers_for_the_device_used(shim):
         assert torch.is_autocast_enabled("cuda") and torch.is_autocast_enabled("cpu")
     finally:
         torch.set_autocast_enabled("cuda", False)
+        torch.set_autocast_dtype("cuda", cuda_dtype)  # sets the CPU's too: restored after it
         torch.set_autocast_dtype("cpu", cpu_dtype)
-        torch.set_autocast_dtype("cuda", cuda_dtype)
+
+
+def test_cuda_autocast_dtype_outside_a_block_is_cudas_own(shim):
+    # mmengine's autocast(device_type="cuda") takes torch.get_autocast_gpu_dtype() before it opens
+    # its block: CUDA's float16, not the CPU's bfloat16 (tests/test_optim/.../
+    # test_optimizer_wrapper.py::TestAmpOptimWrapper::test_optim_context).
+    assert not torch.is_autocast_enabled("cpu")
+    assert torch.get_autocast_gpu_dtype() == torch.get_autocast_dtype("cuda") == torch.float16
+    assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        assert torch.get_autocast_gpu_dtype() == torch.bfloat16
+    assert torch.get_autocast_gpu_dtype() == torch.float16
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_cuda_autocast_keeps_a_dtype_cuda_takes_and_the_cpu_would_refuse(shim, dtype):
+    # CUDA autocast casts to any floating dtype asked for; torch's CPU autocast refuses all but
+    # bfloat16 and float16, disabling itself with a warning CUDA never gives.
+    conv = torch.nn.Conv2d(1, 1, 1).cuda()
+    x = torch.randn(1, 1, 1, 1).cuda()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", "`torch.cuda.amp.autocast", FutureWarning)  # torch's own
+        with torch.autocast("cuda", dtype=dtype):
+            assert torch.is_autocast_enabled("cuda")
+            assert conv(x).dtype == dtype
+        with torch.cuda.amp.autocast(dtype=dtype):
+            assert (x @ x.float()).dtype == dtype
+    assert not torch.is_autocast_enabled("cpu")
+    with pytest.warns(UserWarning, match="In CPU autocast, but the target dtype is not supported"):
+        torch.autocast("cpu", dtype=dtype)  # asked for the CPU: torch's answer

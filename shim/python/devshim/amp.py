@@ -24,27 +24,45 @@ torch.cuda.amp's among them — and ``isinstance`` checks keep working.
 
 from __future__ import annotations
 
+import warnings
+
 from devshim import record, runtime
 from devshim.patching import MASQUERADE, Patch, wraps
 
 __all__ = ["plan"]
 
 
+# What torch's CPU autocast casts to; it disables itself, with a warning, for any other dtype.
+_CPU_AUTOCAST_DTYPES = ("bfloat16", "float16")
+
+
 def _autocast_init(cuda_default_dtype):
     def make(original):
         @wraps(original)
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-            if isinstance(device_type, str):
-                used = runtime.redirect(device_type)
-                if used is not None:
-                    used_type = used.split(":", 1)[0]
-                    if dtype is None and device_type.startswith("cuda"):
-                        dtype = cuda_default_dtype("cuda")
-                    legacy = type(self).__module__.startswith("torch.cuda")
-                    api = "torch.cuda.amp.autocast" if legacy else "torch.autocast"
-                    record.hit(api, device_type, used_type)
-                    device_type = used_type
-            return original(self, device_type, dtype, enabled, cache_enabled)
+            if not isinstance(device_type, str):
+                return original(self, device_type, dtype, enabled, cache_enabled)
+            used = runtime.redirect(device_type)
+            if used is None:
+                return original(self, device_type, dtype, enabled, cache_enabled)
+            used_type = used.split(":", 1)[0]
+            from_cuda = device_type.startswith("cuda")
+            if dtype is None and from_cuda:
+                dtype = cuda_default_dtype("cuda")
+            legacy = type(self).__module__.startswith("torch.cuda")
+            api = "torch.cuda.amp.autocast" if legacy else "torch.autocast"
+            record.hit(api, device_type, used_type)
+            if not (from_cuda and used_type == "cpu" and enabled and dtype is not None
+                    and dtype.is_floating_point and str(dtype)[6:] not in _CPU_AUTOCAST_DTYPES):
+                return original(self, used_type, dtype, enabled, cache_enabled)
+            # CUDA autocast casts to any floating dtype (float32, float64: mmengine's
+            # AmpOptimWrapper(dtype="float64")); the CPU's kernels cast to whatever dtype is set,
+            # so the block stays enabled with it, and without the CPU's refusal.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "In CPU autocast, but the target dtype")
+                original(self, used_type, dtype, enabled, cache_enabled)
+            self._enabled = True
+            return None
 
         return __init__
 
@@ -68,8 +86,9 @@ def _grad_scaler_init(original):
     return __init__
 
 
-def _cuda_query(api):
-    """``torch.is_autocast_enabled`` / ``get_autocast_dtype``: "cuda" (or nothing) -> used type."""
+def _cuda_query(api, is_autocast_enabled):
+    """``torch.is_autocast_enabled`` / ``get_autocast_dtype``: "cuda" (or nothing) -> used type;
+    CUDA's dtype is the device used's inside an enabled block, else CUDA's own (_cuda_dtype)."""
 
     def make(original):
         @wraps(original)
@@ -80,12 +99,15 @@ def _cuda_query(api):
                 record.hit(api, "cuda", runtime.used_type)
                 return original(runtime.used_type)
             device_type = args[0] if args else kwargs.get("device_type")
-            if device_type == "cuda":
-                record.hit(api, "cuda", runtime.used_type)
-                if args:
-                    args = (runtime.used_type,) + args[1:]
-                else:
-                    kwargs["device_type"] = runtime.used_type
+            if device_type != "cuda":
+                return original(*args, **kwargs)
+            record.hit(api, "cuda", runtime.used_type)
+            if api == "torch.get_autocast_dtype":
+                return _cuda_dtype(original, is_autocast_enabled)
+            if args:
+                args = (runtime.used_type,) + args[1:]
+            else:
+                kwargs["device_type"] = runtime.used_type
             return original(*args, **kwargs)
 
         return query
@@ -93,19 +115,30 @@ def _cuda_query(api):
     return make
 
 
+def _cuda_dtype(get_autocast_dtype, is_autocast_enabled):
+    """What ``get_autocast_dtype("cuda")`` gives on CUDA: inside an enabled block (a redirected
+    ``autocast("cuda")`` enables the device used's) that block's dtype, else CUDA's own setting
+    (float16 unless set), which a later ``autocast("cuda")`` without a dtype takes. (Inside a
+    block opened for the CPU itself it answers the CPU's dtype, where CUDA would answer its own.)"""
+    used_type = runtime.used_type
+    if is_autocast_enabled(used_type):
+        return get_autocast_dtype(used_type)
+    return get_autocast_dtype("cuda")
+
+
 def _unpatched(fn):
     """torch's own function even when ``plan`` runs while the shim is active."""
     return getattr(fn, "__wrapped__", fn)
 
 
-def _gpu_dtype(get_autocast_dtype):
-    """``torch.get_autocast_gpu_dtype()`` (CUDA's, deprecated): the device used's."""
+def _gpu_dtype(get_autocast_dtype, is_autocast_enabled):
+    """``torch.get_autocast_gpu_dtype()`` (CUDA's, deprecated): ``get_autocast_dtype("cuda")``."""
 
     def make(original):
         @wraps(original)
         def get_autocast_gpu_dtype():
             record.hit("torch.get_autocast_gpu_dtype", "cuda", runtime.used_type)
-            return get_autocast_dtype(runtime.used_type)
+            return _cuda_dtype(get_autocast_dtype, is_autocast_enabled)
 
         return get_autocast_gpu_dtype
 
@@ -145,14 +178,15 @@ def plan(torch):
         Patch(torch.amp.GradScaler, "__init__", _grad_scaler_init,
               ("torch.amp.GradScaler", "torch.cuda.amp.GradScaler")),
     ]
+    enabled = _unpatched(getattr(torch, "is_autocast_enabled", None))
     for name in ("is_autocast_enabled", "get_autocast_dtype"):
-        if hasattr(torch, name):
-            patches.append(Patch(torch, name, _cuda_query(f"torch.{name}"), (f"torch.{name}",),
-                                 when=MASQUERADE, calls_original=True))
+        if hasattr(torch, name) and enabled is not None:
+            patches.append(Patch(torch, name, _cuda_query(f"torch.{name}", enabled),
+                                 (f"torch.{name}",), when=MASQUERADE, calls_original=True))
     get_dtype = _unpatched(getattr(torch, "get_autocast_dtype", None))
     set_dtype = _unpatched(getattr(torch, "set_autocast_dtype", None))
-    if hasattr(torch, "get_autocast_gpu_dtype") and get_dtype is not None:
-        patches.append(Patch(torch, "get_autocast_gpu_dtype", _gpu_dtype(get_dtype),
+    if hasattr(torch, "get_autocast_gpu_dtype") and get_dtype is not None and enabled is not None:
+        patches.append(Patch(torch, "get_autocast_gpu_dtype", _gpu_dtype(get_dtype, enabled),
                              ("torch.get_autocast_gpu_dtype",), when=MASQUERADE))
     for name in ("set_autocast_dtype", "set_autocast_gpu_dtype", "set_autocast_enabled"):
         if hasattr(torch, name) and set_dtype is not None:
