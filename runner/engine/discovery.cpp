@@ -181,4 +181,15 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
   return in_shards(files, suite.gtest_shards);
 }
 
+std::vector<std::string> locks_of(const Suite& suite, const std::string& rel_path) {
+  std::vector<std::string> held;
+  for (const auto& [name, patterns] : suite.locks) {
+    if (std::any_of(patterns.begin(), patterns.end(),
+                    [&](const std::string& p) { return matches_pattern(p, rel_path); })) {
+      held.push_back(name);
+    }
+  }
+  return held;
+}
+
 }  // namespace devshim

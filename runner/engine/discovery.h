@@ -62,4 +62,8 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
 /// fnmatch(3) without flags: '*', '?', '[...]'.
 bool matches_pattern(const std::string& pattern, const std::string& name);
 
+/// The names of the suite's locks whose patterns match a test file's path relative to the tests
+/// folder (sorted, each once).
+std::vector<std::string> locks_of(const Suite& suite, const std::string& rel_path);
+
 }  // namespace devshim

@@ -93,6 +93,7 @@ ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const
   ProcessSpec spec;
   spec.env = env;
   spec.cwd = suite.project_root;
+  spec.locks = locks_of(suite, file.rel_path);
   const FrameworkTraits& traits = framework_traits(suite.framework);
   std::string python;
   if (traits.runs_python()) {

@@ -50,6 +50,9 @@ struct ProcessSpec {
   /// A warm start's file that imports everything its zygote preloads: while the zygote is still
   /// starting it waits for it (a cold start would import the same); the others start cold.
   bool waits_for_warm = false;
+  /// The suite's locks this file holds (Suite::locks): while one of them is held by a running
+  /// process, the pool starts other files first.
+  std::vector<std::string> locks;
 };
 
 /// The current process's environment.
@@ -79,7 +82,7 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
                                       const TestFile& file,
                                       const std::filesystem::path& junit_path);
 
-/// The full spec for one file. Log: <logs_dir>/<rel_path>.log; junit (pytest, gtest):
+/// The full spec for one file, holding the suite's locks that match its path. Log: <logs_dir>/<rel_path>.log; junit (pytest, gtest):
 /// <logs_dir>/<rel_path>.xml. A gtest shard ("x_test [shard 2 of 4]") logs to
 /// <logs_dir>/x_test.shard-2-of-4.log and .xml, and runs with GTEST_TOTAL_SHARDS=4 and
 /// GTEST_SHARD_INDEX=1; an unsharded gtest binary runs without either variable (an inherited one

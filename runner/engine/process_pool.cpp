@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <set>
 
 #include "runner/base/error.h"
 #include "runner/engine/interrupt.h"
@@ -118,19 +119,39 @@ class PoolRun {
     explicit Slot(asio::io_context& ctx) : timeout_timer(ctx), kill_timer(ctx) {}
   };
 
+  // Starts the first specs not started yet, in order, up to the jobs limit. One whose lock a
+  // running process holds is passed over until that process ends. Scans at most the passed-over
+  // specs before the first one that can start.
   void fill_slots() {
-    while (!interrupted_ && next_ < specs_.size() &&
-           running_.size() < static_cast<std::size_t>(std::max(1, options_.jobs))) {
-      // A file that imports what the zygote preloads waits for it; the others start cold.
-      if (zygote_starting() && specs_[next_].waits_for_warm) break;
-      start(next_++);
+    const auto jobs = static_cast<std::size_t>(std::max(1, options_.jobs));
+    for (std::size_t i = first_unstarted_; i < specs_.size(); ++i) {
+      if (interrupted_ || running_.size() >= jobs) break;
+      if (started_[i]) continue;
+      // A file that imports what the zygote preloads waits for it (and the files after it with
+      // it); the others start cold.
+      if (zygote_starting() && specs_[i].waits_for_warm) break;
+      if (lock_busy(specs_[i])) continue;
+      held_locks_.insert(specs_[i].locks.begin(), specs_[i].locks.end());
+      started_[i] = true;
+      ++started_count_;
+      start(i);
     }
+    while (first_unstarted_ < specs_.size() && started_[first_unstarted_]) ++first_unstarted_;
+  }
+
+  bool lock_busy(const ProcessSpec& spec) const {
+    return std::any_of(spec.locks.begin(), spec.locks.end(),
+                       [this](const std::string& lock) { return held_locks_.count(lock) != 0; });
+  }
+
+  void release_locks(std::size_t index) {
+    for (const std::string& lock : specs_[index].locks) held_locks_.erase(lock);
   }
 
   bool zygote_starting() const { return options_.zygote != nullptr && !zygote_settled_; }
 
   void shutdown_when_done() {
-    if (running_.empty() && (interrupted_ || next_ >= specs_.size())) shutdown();
+    if (running_.empty() && (interrupted_ || started_count_ == specs_.size())) shutdown();
   }
 
   // The zygote starts beside the first files: the pool hears when it is ready (or failed).
@@ -239,6 +260,7 @@ class PoolRun {
   }
 
   void fail_launch(std::unique_ptr<Slot> slot, std::string message) {
+    release_locks(slot->index);
     slot->result.launch_error = std::move(message);
     slot->result.finished_at = std::chrono::system_clock::now();
     observer_.on_finish(slot->index, slot->result);
@@ -266,6 +288,7 @@ class PoolRun {
                            [s](const std::unique_ptr<Slot>& p) { return p.get() == s; });
     std::unique_ptr<Slot> owned = std::move(*it);
     running_.erase(it);
+    release_locks(owned->index);
     if (options_.reaper != nullptr) {
       // And those that left the group (setsid daemons), once adopted by the runner.
       options_.reaper->forget(owned->pgid);
@@ -354,7 +377,10 @@ class PoolRun {
   asio::steady_timer ticker_;
   std::vector<std::unique_ptr<Slot>> running_;
   std::vector<std::unique_ptr<Slot>> retired_;
-  std::size_t next_ = 0;
+  std::vector<bool> started_ = std::vector<bool>(specs_.size());
+  std::size_t started_count_ = 0;
+  std::size_t first_unstarted_ = 0;  ///< every spec before it has started
+  std::set<std::string> held_locks_;  ///< the locks of the running processes
   bool interrupted_ = false;
   int seen_signals_ = 0;
   bool zygote_settled_ = false;  ///< the zygote's ready line (or failure) was seen

@@ -66,7 +66,9 @@ class PoolObserver {
   virtual void on_interrupt(int /*signo*/) {}
 };
 
-/// Starts processes in the order given, at most options.jobs at once.
+/// Starts processes in the order given, at most options.jobs at once. A spec holding a lock
+/// (ProcessSpec::locks) that a running process holds waits for it to end, and the specs after it
+/// start first: two processes holding one lock never run at the same time.
 ///
 /// Each child: its own process group (setpgid before exec), stdin = /dev/null, stdout and stderr
 /// into spec.log_path (opened with O_TRUNC; parent folders created), cwd = spec.cwd, environment

@@ -44,7 +44,7 @@ namespace {
 const std::set<std::string> kKnownKeys = {
     "name",      "project_root", "project_root_env", "tests_dir", "pattern",
     "framework", "python",       "pythonpath",       "env",       "args",
-    "timeout_s", "source_url",   "gtest_shards",     "preload"};
+    "timeout_s", "source_url",   "gtest_shards",     "preload",   "locks"};
 
 constexpr std::int64_t kMaxGtestShards = 1000;
 
@@ -230,6 +230,29 @@ void read_run_keys(const json& doc, const SuiteReader& r, Suite& s) {
   }
 }
 
+// "locks": {"name": ["pattern", ...], ...}; a lock with no pattern would hold nothing.
+void read_locks(const json& doc, const SuiteReader& r, Suite& s) {
+  auto it = doc.find("locks");
+  if (it == doc.end()) return;
+  if (!it->is_object()) {
+    r.fail("/locks", fmt::format("expected an object of lock names to lists of file patterns, "
+                                 "got {}",
+                                 it->type_name()));
+  }
+  for (auto lock = it->begin(); lock != it->end(); ++lock) {
+    const std::string pointer = "/locks/" + json_pointer_token(lock.key());
+    if (lock.key().empty()) r.fail(pointer, "a lock needs a name");
+    if (!lock->is_array() || lock->empty()) {
+      r.fail(pointer, "expected a non-empty list of file patterns (relative to the tests folder)");
+    }
+    std::vector<std::string>& patterns = s.locks[lock.key()];
+    for (std::size_t i = 0; i < lock->size(); ++i) {
+      patterns.push_back(r.string_at((*lock)[i], pointer + "/" + std::to_string(i)));
+      if (patterns.back().empty()) r.fail(pointer + "/" + std::to_string(i), "an empty pattern");
+    }
+  }
+}
+
 SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
   auto get_string = [&](const char* key, std::string& out, bool required = false) {
     auto it = doc.find(key);
@@ -265,6 +288,7 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
   fields.pythonpath = string_list(doc, r, "pythonpath");
   s.args = string_list(doc, r, "args");
   s.preload = string_list(doc, r, "preload");
+  read_locks(doc, r, s);
   if (auto it = doc.find("env"); it != doc.end()) {
     if (!it->is_object())
       r.fail("/env", fmt::format("expected an object, got {}", it->type_name()));

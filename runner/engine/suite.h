@@ -37,6 +37,10 @@ struct Suite {
   /// gtest: each binary runs as this many processes (GTEST_TOTAL_SHARDS), each one a test file of
   /// the run; 1 = unsharded.
   int gtest_shards = 1;
+  /// Lock name -> fnmatch patterns of files (relative to the tests folder, '*' crossing '/'):
+  /// files that hold one lock never run at the same time, as ctest's RESOURCE_LOCK (a fixed
+  /// port, a shared scratch folder). Sorted by name; empty: every file runs beside any other.
+  std::map<std::string, std::vector<std::string>> locks;
 
   std::filesystem::path tests_root() const { return project_root / tests_dir; }
 };

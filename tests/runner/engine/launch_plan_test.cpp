@@ -107,6 +107,19 @@ TEST(PlanProcess, LogsMirrorTheTestsTreeAndCwdIsTheProjectRoot) {
   EXPECT_EQ(p.argv.front(), "/venv/bin/python");
 }
 
+TEST(PlanProcess, AFileHoldsTheLocksWhosePatternsMatchItsPath) {
+  Suite s = make_suite(Framework::kPytest);
+  s.locks = {{"port 29505", {"test_dist/*.py"}}, {"scratch", {"*/test_utils.py", "test_io.py"}}};
+  LaunchOptions o = make_options(true);
+  auto locks = [&](const std::string& rel) {
+    return plan_process(s, o, {}, TestFile{rel, "/proj/tests/" + rel}).locks;
+  };
+  EXPECT_EQ(locks("test_dist/test_utils.py"), (std::vector<std::string>{"port 29505", "scratch"}));
+  EXPECT_EQ(locks("test_dist/sub/test_dist.py"), (std::vector<std::string>{"port 29505"}));
+  EXPECT_EQ(locks("test_io.py"), (std::vector<std::string>{"scratch"}));
+  EXPECT_TRUE(locks("test_model.py").empty());
+}
+
 TEST(TestCommand, GtestRunsTheBinaryWithXmlOutputAndTheSuitesArgs) {
   Suite s = make_suite(Framework::kGtest);
   s.args = {"--gtest_brief=0"};

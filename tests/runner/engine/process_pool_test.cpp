@@ -63,6 +63,23 @@ TEST_F(ProcessPoolTest, RunsEverySpecInOrderWithAtMostJobsAtOnce) {
   for (const auto& [i, r] : rec.results) EXPECT_EQ(r.exit_code, 0) << i;
 }
 
+TEST_F(ProcessPoolTest, FilesHoldingOneLockNeverOverlapAndTheOthersRunBesideThem) {
+  // Each "port" file takes the port (mkdir is atomic): a second one at the same time exits 3.
+  const std::string takes_port = "mkdir \"$PIDS/port\" || exit 3; sleep 0.4; rmdir \"$PIDS/port\"";
+  std::vector<ProcessSpec> specs{sh(takes_port, "a"), sh(takes_port, "b"), sh("sleep 0.1", "c"),
+                                 sh(takes_port, "d")};
+  for (std::size_t i : {0, 1, 3}) specs[i].locks = {"port 29505"};
+  PoolOptions o;
+  o.jobs = 2;
+  Recorder rec;
+  EXPECT_TRUE(ProcessPool(o).run(specs, rec));
+  ASSERT_EQ(rec.results.size(), 4U);
+  for (const auto& [i, r] : rec.results) EXPECT_EQ(r.exit_code, 0) << i;
+  // b waits for a's lock, and c, which holds none, starts in its place.
+  EXPECT_EQ(rec.starts, (std::vector<std::size_t>{0, 2, 1, 3}));
+  EXPECT_EQ(rec.max_running, 2);
+}
+
 TEST_F(ProcessPoolTest, TellsExitCodesFromSignals) {
   std::vector<ProcessSpec> specs{sh("exit 9", "exit9"), sh("kill -9 $$", "kill9"),
                                  sh("kill -SEGV $$", "segv"), sh("echo out; echo err >&2", "ok")};

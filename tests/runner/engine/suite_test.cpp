@@ -92,6 +92,25 @@ TEST_F(SuiteTest, WrongTypeNamesLineAndKey) {
   EXPECT_NE(e.find(suite_file().string() + ":4: key \"timeout_s\""), std::string::npos) << e;
 }
 
+TEST_F(SuiteTest, LocksNameTheirFilesAndABadLockIsNamedAtItsLine) {
+  write_file(suite_file(),
+             R"({"name": "x", "project_root": "../project",
+                 "locks": {"port 29505": ["test_dist/*.py", "test_rpc.py"], "gpu": ["a.py"]}})");
+  Suite s = load_suite(dir_ / "suite");
+  ASSERT_EQ(s.locks.size(), 2U);
+  EXPECT_EQ(s.locks.at("port 29505"), (std::vector<std::string>{"test_dist/*.py", "test_rpc.py"}));
+
+  std::string e = load_error(R"({"name": "x", "project_root": "../project",
+ "locks": {"port": "test_dist/*.py"}})");
+  EXPECT_NE(e.find(":2: key \"locks.port\": expected a non-empty list of file patterns"),
+            std::string::npos)
+      << e;
+  e = load_error(R"({"name": "x", "project_root": "../project", "locks": {"port": []}})");
+  EXPECT_NE(e.find("key \"locks.port\": expected a non-empty list"), std::string::npos) << e;
+  e = load_error(R"({"name": "x", "project_root": "../project", "locks": ["test_dist/*.py"]})");
+  EXPECT_NE(e.find("key \"locks\": expected an object of lock names"), std::string::npos) << e;
+}
+
 TEST_F(SuiteTest, NestedValueErrorNamesTheNestedKey) {
   std::string e = load_error(
       "{\n  \"name\": \"x\",\n  \"project_root\": \"../project\",\n  \"env\": {\n    \"A\": "
