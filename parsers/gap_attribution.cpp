@@ -310,14 +310,32 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
 // all([...]) or a generator), what its failing statement, the innermost frame's source line,
 // asserts on: kGapDeviceType for the type or index of a tensor's device, kGapDeviceIdentity for
 // the device object itself (`param.device == expected`); empty otherwise.
-std::string_view device_gap_of_statement(std::string_view exception, std::string_view explanation,
-                                         const std::vector<TracebackFrame>& frames) {
-  if (!has(exception, "AssertionError") || frames.empty()) return {};
-  // "assert False", first or after the test's own message ("forward cache was not moved...").
+// Brackets a line opens minus those it closes.
+int bracket_depth(std::string_view text) {
+  int depth = 0;
+  for (char c : text) {
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+  }
+  return depth;
+}
+
+bool shows_no_value(std::string_view exception, std::string_view explanation) {
+  if (!has(exception, "AssertionError")) return false;
+  // "assert False", first or after the test's own message ("forward cache was not moved...");
+  // unittest's assertTrue: "False is not true", perhaps followed by " : <the test's message>".
   const std::vector<std::string_view> lines = lines_of(explanation);
-  if (lines.front() != "assert False" && rewritten_assertion(lines) != "assert False") return {};
-  const std::string_view statement = frames.back().code;
-  if (statement.rfind("assert ", 0) != 0) return {};
+  return lines.front() == "assert False" || rewritten_assertion(lines) == "assert False" ||
+         lines.front().rfind("False is not true", 0) == 0;
+}
+
+std::string_view device_gap_of_statement(std::string_view exception, std::string_view explanation,
+                                         const std::vector<TracebackFrame>& frames,
+                                         std::string_view failing_statement) {
+  if (frames.empty() || !shows_no_value(exception, explanation)) return {};
+  const std::string_view statement =
+      failing_statement.empty() ? std::string_view(frames.back().code) : failing_statement;
+  if (statement.rfind("assert ", 0) != 0 && statement.rfind("self.assertTrue(", 0) != 0) return {};
   for (std::string_view reads : {".device.type", ".device.index", ".is_cuda"}) {
     if (has(statement, reads)) return kGapDeviceType;
   }
@@ -433,9 +451,47 @@ std::optional<ChildFailure> child_failure(std::string_view exception, std::strin
   return ChildFailure{std::move(tb.exception), std::move(tb.message), std::string(child)};
 }
 
+std::optional<TracebackFrame> frame_of_cut_statement(std::string_view exception,
+                                                     std::string_view message,
+                                                     std::string_view traceback) {
+  if (!shows_no_value(exception, failure_explanation(message, traceback))) return std::nullopt;
+  std::vector<TracebackFrame> frames = failure_frames(traceback);
+  if (frames.empty() || frames.back().line <= 0) return std::nullopt;
+  const std::string& code = frames.back().code;
+  if (bracket_depth(code) <= 0 && !(!code.empty() && code.back() == '\\')) return std::nullopt;
+  return std::move(frames.back());
+}
+
+std::string statement_at(std::string_view source, int line) {
+  constexpr int kMaxLines = 40;
+  std::string out;
+  if (line < 1) return out;
+  std::size_t pos = 0;
+  for (int i = 1; i < line; ++i) {
+    pos = source.find('\n', pos);
+    if (pos == std::string_view::npos) return out;
+    ++pos;
+  }
+  if (pos >= source.size()) return out;
+  int depth = 0;
+  for (int n = 0; n < kMaxLines && pos < source.size(); ++n) {
+    const std::size_t end = std::min(source.find('\n', pos), source.size());
+    const std::string_view text = trim(source.substr(pos, end - pos));
+    if (!text.empty()) {
+      if (!out.empty()) out += ' ';
+      out += text;
+    }
+    depth += bracket_depth(text);
+    if (depth <= 0 && !(!text.empty() && text.back() == '\\')) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
-                                                std::string_view traceback) {
+                                                std::string_view traceback,
+                                                std::string_view failing_statement) {
   // 1. The shim's own NotImplementedError names the CUDA-only feature.
   if (exception.find("NotImplementedError") != std::string_view::npos &&
       message.rfind("devshim: ", 0) == 0) {
@@ -483,7 +539,8 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                               : "an assertion reads the type or index of the device used"};
   }
   const std::vector<TracebackFrame> frames = failure_frames(traceback);
-  if (const std::string_view gap = device_gap_of_statement(exception, explanation, frames);
+  if (const std::string_view gap =
+          device_gap_of_statement(exception, explanation, frames, failing_statement);
       !gap.empty()) {
     return GapAttribution{std::string(gap), std::string(kGapFailing),
                           gap == kGapDeviceIdentity

@@ -106,7 +106,8 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     that a device is not the one used (unittest's `device(type='cpu') == device(type='cpu')`)
 ///     → kGapDeviceType;
 ///     so is one that shows no value (`assert False`: the comparison sat inside `all([...])`)
-///     whose failing statement, the innermost frame's source line, asserts on `.device.type`,
+///     (or unittest's `False is not true`, an `assertTrue`) whose failing statement, the
+///     innermost frame's source line, asserts on `.device.type`,
 ///     `.device.index` or `.is_cuda`, or names a variable `is_cuda` (one comparing `.device ==`
 ///     itself is kGapDeviceIdentity); both failing; pytest's "DID NOT RAISE" or "DID NOT WARN"
 ///     whose `pytest.raises`/`pytest.warns` statement says "device" (or whose `match=` names a
@@ -118,9 +119,28 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///  6. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function;
 ///     an AttributeError's frame in nn.Module's `__getattr__` is passed over (it raises for
 ///     whatever its caller asked for that the module lacks).
+///
+/// failing_statement: the whole statement of the innermost frame, read from its source file
+/// (statement_at), where the log printed its first line only (`self.assertTrue(` of a
+/// statement written over several lines: pytest's short tracebacks of unittest tests); empty:
+/// the line the log printed. Rule 4's statement check reads it.
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
-                                                std::string_view traceback);
+                                                std::string_view traceback,
+                                                std::string_view failing_statement = {});
+
+/// Whether rule 4 would read the whole failing statement and the log printed less: an
+/// AssertionError that shows no value (`assert False`, unittest's `False is not true`) whose
+/// innermost frame's printed line opens a bracket it does not close. The frame is returned.
+std::optional<TracebackFrame> frame_of_cut_statement(std::string_view exception,
+                                                     std::string_view message,
+                                                     std::string_view traceback);
+
+/// The Python statement that starts at 1-based `line` of `source`: that line and the next ones
+/// until its brackets close, at most 40 lines, each trimmed and joined by one space; empty when
+/// the file has no such line. (Brackets inside strings and comments are counted too: a statement
+/// cut short or run long only changes what rule 4 reads.)
+std::string statement_at(std::string_view source, int line);
 
 /// "site-packages/torch/cuda/__init__.py" → "torch.cuda"; ".../devshim/record.py" →
 /// "devshim.record"; empty for a file outside torch and the shim.

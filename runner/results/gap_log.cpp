@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "parsers/gap_attribution.h"
+#include "parsers/read_file.h"
 #include "parsers/signature.h"
 #include "parsers/text.h"
 #include "runner/base/error.h"
@@ -58,14 +59,33 @@ std::string computed_severity(int tests, int files) {
   return "low";
 }
 
+std::string statement_in_source(const TestCase& test, const std::filesystem::path& project_root,
+                                std::map<std::string, std::string>& sources) {
+  if (!is_failure(test.status)) return "";
+  const auto frame = frame_of_cut_statement(test.exception, test.message, test.traceback);
+  if (!frame) return "";
+  const std::filesystem::path file = project_root / frame->file;  // an absolute file stays
+  auto [it, added] = sources.try_emplace(file.string());
+  if (added) {
+    try {
+      it->second = read_file(file).value_or("");
+    } catch (const Error&) {
+      // An unreadable source leaves the statement as the log printed it.
+    }
+  }
+  return statement_at(it->second, frame->line);
+}
+
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
-                                             std::optional<CaseStatus> baseline) {
+                                             std::optional<CaseStatus> baseline,
+                                             std::string_view failing_statement) {
   if (is_failure(test.status)) {
     // A test that ran a child process which failed: the child's failure is the one to attribute.
     const std::optional<ChildFailure> child = child_failure(test.exception, test.traceback);
     const std::string_view exception = child ? child->exception : test.exception;
     const std::string_view message = child ? child->message : test.message;
-    if (auto a = attribute_failure(exception, message, child ? child->traceback : test.traceback)) {
+    if (auto a = attribute_failure(exception, message, child ? child->traceback : test.traceback,
+                                   child ? std::string_view() : failing_statement)) {
       if (child) a->why = "in its child process (subprocess.CalledProcessError): " + a->why;
       return a;
     }
@@ -171,11 +191,13 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
     if (auto e = file_error(f, by_file[f.path])) errors.emplace(f.path, std::move(*e));
   }
   std::map<std::string, Seen> seen;
+  std::map<std::string, std::string> sources;
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const StoredCase& c = cases[k];
     // A file's import error is its file error entry's, not a test's.
     if (errors.count(c.file) > 0 && is_import_error_case(c.test)) continue;
-    auto a = attribute_case(c.test, has_baseline, baseline.find(statuses.rows[k]));
+    auto a = attribute_case(c.test, has_baseline, baseline.find(statuses.rows[k]),
+                            statement_in_source(c.test, run.project_root, sources));
     if (!a) continue;
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;

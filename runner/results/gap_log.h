@@ -84,8 +84,17 @@ struct GapEdit {
 /// "newly skipped: <reason>", kind masquerade_skip when the reason says the test wants no GPU
 /// (skip_wants_no_gpu), else newly_skipped. (A file's import or collection error, and the tests it
 /// lost, are update_from_run's: file error entries.)
+/// failing_statement: attribute_failure's (the whole statement the log printed the first line
+/// of), read by the caller from the test's source (statement_in_source).
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
-                                             std::optional<CaseStatus> baseline);
+                                             std::optional<CaseStatus> baseline,
+                                             std::string_view failing_statement = {});
+
+/// The whole failing statement of a failing test whose log printed only its first line
+/// (frame_of_cut_statement), read from the frame's file (relative paths: to project_root), or
+/// empty. `sources` caches each file read (an unreadable one: empty).
+std::string statement_in_source(const TestCase& test, const std::filesystem::path& project_root,
+                                std::map<std::string, std::string>& sources);
 
 /// The severity computed from impact when no person set one: critical ≥ 20 tests or ≥ 5 files,
 /// high ≥ 5 tests, medium ≥ 2 tests, else low. (An unpatched entry without tests and a

@@ -298,6 +298,47 @@ TEST(AttributeCase, AFailedChildProcessIsAttributedByItsOwnFailure) {
   EXPECT_EQ(a->why.rfind("in its child process", 0), 0U) << a->why;
 }
 
+TEST(AttributeCase, AStatementTheLogCutShortIsReadFromTheProjectsSource) {
+  // mmengine's test_to_device under redirect: pytest printed `self.assertTrue(` alone.
+  const std::string dir = std::string(PARSER_FIXTURES_DIR) + "/gaps/issue32/";
+  TestCase test;
+  test.status = CaseStatus::kFailed;
+  test.exception = "AssertionError";
+  test.message = "False is not true";
+  std::ifstream in(dir + "mmengine-redirect-test_to_device_2_cuda.txt", std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  test.traceback = text.str();
+  ASSERT_NE(test.traceback.find("test_base_model.py:178: in test_to_device"), std::string::npos);
+
+  // The checkout: the statement's real lines at the frame's line of the frame's file.
+  TempDir root;
+  std::ifstream statement(dir + "mmengine-redirect-test_to_device_2_cuda.statement.txt");
+  std::ostringstream source;
+  for (int line = 1; line < 178; ++line) source << "\n";
+  source << statement.rdbuf();
+  testing::write_file(root / "tests/test_model/test_base_model/test_base_model.py", source.str());
+
+  std::map<std::string, std::string> sources;
+  const std::string read = statement_in_source(test, root.path(), sources);
+  EXPECT_EQ(read.rfind("self.assertTrue( all(p.device.type == torch.device(device).type", 0), 0U)
+      << read;
+  auto a = attribute_case(test, true, CaseStatus::kSkipped, read);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api, kGapDeviceType);
+  EXPECT_EQ(sources.size(), 1U);
+
+  // Without the source (another checkout, a deleted file) it stays as the log says.
+  std::map<std::string, std::string> none;
+  EXPECT_EQ(statement_in_source(test, root / "elsewhere", none), "");
+  a = attribute_case(test, true, CaseStatus::kSkipped, "");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api, "unattributed AssertionError: False is not true");
+  // A test that passed reads nothing.
+  test.status = CaseStatus::kPassed;
+  EXPECT_EQ(statement_in_source(test, root.path(), sources), "");
+}
+
 // A named gap has its own action: none of them is a torch function to carry.
 TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
   for (std::string_view gap : {kGapDeviceType, kGapCrossDevice, kGapCudaExtension}) {
