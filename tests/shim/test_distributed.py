@@ -209,6 +209,32 @@ def test_the_size_a_launcher_sets_later_is_seen(shim, monkeypatch):
     assert torch.device("cuda:1") == torch.device("cpu")  # not a stale answer
 
 
+def test_set_device_selects_the_ranks_own_device(shim_keeping_objects, monkeypatch):
+    # mmengine's FSDP test and Lightning pick their device with torch.cuda.set_device(local_rank)
+    # and later build torch.device("cuda", torch.cuda.current_device()).
+    for name in ("LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    try:
+        assert torch.cuda.current_device() == 0
+        torch.cuda.set_device("cuda:1")
+        assert torch.cuda.current_device() == 1
+        assert torch.accelerator.current_device_index() == 1
+        assert torch.device("cuda", torch.cuda.current_device()) == torch.device("cuda:1")
+        torch.cuda.set_device(torch.device("cuda", 0))  # a device object, as keep builds it
+        assert torch.cuda.current_device() == 0
+        torch.accelerator.set_device_index(1)
+        assert torch.cuda.current_device() == 1
+        torch.cuda.set_device(5)  # a device the job lacks: device 0, as for tensors
+        assert torch.cuda.current_device() == 0
+        torch.cuda.set_device(1)
+        monkeypatch.delenv("LOCAL_RANK")  # out of the job: one device, device 0
+        assert torch.cuda.current_device() == 0
+    finally:
+        torch.cuda.set_device(0)
+
+
 # Two processes on this host, each taking "its" GPU by local rank as torchtnt's
 # get_device_from_env does, with the shim activated by its sitecustomize as the runner does.
 TWO_RANKS = r"""

@@ -12,8 +12,9 @@ agree with torch.cuda's:
   ``.to()`` of it lands on the device used;
 - ``is_available()`` True, ``device_count()`` torch.cuda's (1, or the size of a distributed job
   on this host: runtime.masquerade_device_count), ``current_device_index()`` (and the deprecated
-  ``current_device_idx``) 0; ``set_device_index``/``set_device_idx`` and ``device_index(i)``
-  accept any index and select device 0 (the policy's "cuda:n that does not exist -> 0");
+  ``current_device_idx``) torch.cuda's ``current_device()``; ``set_device_index``/
+  ``set_device_idx`` select as ``torch.cuda.set_device`` does (any index is accepted: one the
+  masquerade lacks selects device 0), and ``device_index(i)`` accepts any index;
 - ``synchronize``, ``empty_cache``, ``empty_host_cache``, the memory queries (``memory_stats``,
   ``memory_allocated``, ``max_memory_allocated``, ``memory_reserved``, ``max_memory_reserved``,
   ``reset_peak_memory_stats``, ``reset_accumulated_memory_stats``, ``get_memory_info``) give
@@ -63,20 +64,22 @@ def device_count():
 
 def current_device_index():
     _note("torch.accelerator.current_device_index")
-    return 0
+    return runtime.selected_cuda_index()
 
 
 def current_device_idx():
     _note("torch.accelerator.current_device_idx")
-    return 0
+    return runtime.selected_cuda_index()
 
 
 def set_device_index(device, /):
     _note("torch.accelerator.set_device_index", device)
+    runtime.select_cuda_index(device)
 
 
 def set_device_idx(device, /):
     _note("torch.accelerator.set_device_idx", device)
+    runtime.select_cuda_index(device)
 
 
 class device_index:

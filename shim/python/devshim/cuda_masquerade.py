@@ -4,7 +4,8 @@ Applies only while masquerading (runtime.masquerading: the device a "cuda" reque
 the CPU or MPS); on a machine whose device used is CUDA, torch.cuda's own functions are left
 alone. The answers agree with each other: ``is_available()`` is True, ``device_count()`` is 1 (the
 one device used; in a process of a distributed job on this host, one per process of it, each the
-device used: runtime.masquerade_device_count), ``current_device()`` is 0, and
+device used: runtime.masquerade_device_count), ``current_device()`` is the device ``set_device``
+selected (runtime.selected_cuda_index: 0 unless a job's process selected its local rank), and
 ``get_device_capability()`` is
 ``(props.major, props.minor)`` of ``get_device_properties()``. Values come from
 devshim/backends.py (honest: 0 allocated bytes on the CPU, host memory as total memory, ...).
@@ -143,11 +144,12 @@ def device_count():
 
 def current_device():
     _note("torch.cuda.current_device")
-    return 0
+    return runtime.selected_cuda_index()
 
 
 def set_device(device):
     _note("torch.cuda.set_device", device)
+    runtime.select_cuda_index(device)
 
 
 def get_device_name(device=None):

@@ -66,6 +66,34 @@ def masquerade_device_count() -> int:
         return 1
 
 
+_selected_cuda_index = 0  # torch.cuda.set_device's, while masquerading
+
+
+def selected_cuda_index() -> int:
+    """``torch.cuda.current_device()`` while masquerading: the index ``set_device`` selected when
+    it is a device of this masquerade (a process of a distributed job on this host selects its
+    local rank), else 0."""
+    index = _selected_cuda_index
+    return index if index < masquerade_device_count() else 0
+
+
+def select_cuda_index(device) -> None:
+    """``torch.cuda.set_device(device)`` while masquerading: an int, ``"cuda:N"`` or a device
+    object of type "cuda" with an index selects N when the masquerade has device N (else device 0
+    stays selected: the policy's "cuda:n that does not exist"); anything else (``"cuda"``, a
+    negative index, a device object the policy built as the device used, which no longer says
+    its index) selects nothing."""
+    global _selected_cuda_index
+    if isinstance(device, str):
+        kind, _, index = device.partition(":")
+        device = int(index) if kind == "cuda" and index.isdigit() else None
+    elif type(device).__name__ == "device":
+        device = device.index if device.type == "cuda" else None
+    if type(device) is not int or device < 0:
+        return
+    _selected_cuda_index = device if device < masquerade_device_count() else 0
+
+
 def probe_hardware(torch) -> Hardware:
     """What this machine has, asked of torch's own (unpatched) functions."""
     mps = getattr(torch.backends, "mps", None)
