@@ -82,11 +82,11 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
                                       const TestFile& file,
                                       const std::filesystem::path& junit_path);
 
-/// The full spec for one file, holding the suite's locks that match its path. Log: <logs_dir>/<rel_path>.log; junit (pytest, gtest):
-/// <logs_dir>/<rel_path>.xml. A gtest shard ("x_test [shard 2 of 4]") logs to
-/// <logs_dir>/x_test.shard-2-of-4.log and .xml, and runs with GTEST_TOTAL_SHARDS=4 and
-/// GTEST_SHARD_INDEX=1; an unsharded gtest binary runs without either variable (an inherited one
-/// would make it run a part of its tests only).
+/// The full spec for one file, holding the suite's locks that match its path. Log:
+/// <logs_dir>/<rel_path>.log; junit (pytest, gtest): <logs_dir>/<rel_path>.xml. A gtest shard
+/// ("x_test [shard 2 of 4]") logs to <logs_dir>/x_test.shard-2-of-4.log and .xml, and runs with
+/// GTEST_TOTAL_SHARDS=4 and GTEST_SHARD_INDEX=1; an unsharded gtest binary runs without either
+/// variable (an inherited one would make it run a part of its tests only).
 ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const Environment& env,
                          const TestFile& file);
 

@@ -379,7 +379,7 @@ class PoolRun {
   std::vector<std::unique_ptr<Slot>> retired_;
   std::vector<bool> started_ = std::vector<bool>(specs_.size());
   std::size_t started_count_ = 0;
-  std::size_t first_unstarted_ = 0;  ///< every spec before it has started
+  std::size_t first_unstarted_ = 0;   ///< every spec before it has started
   std::set<std::string> held_locks_;  ///< the locks of the running processes
   bool interrupted_ = false;
   int seen_signals_ = 0;

@@ -288,8 +288,7 @@ TEST(GapAttribution, AStatementIsReadUntilItsBracketsClose) {
       "            for p in ps))\n"
       "    x = [1,\n"
       "         2]\n";
-  EXPECT_EQ(statement_at(source, 2),
-            "self.assertTrue( all(p.device.type == 'cuda' for p in ps))");
+  EXPECT_EQ(statement_at(source, 2), "self.assertTrue( all(p.device.type == 'cuda' for p in ps))");
   EXPECT_EQ(statement_at(source, 1), "def test_x(self):");
   EXPECT_EQ(statement_at(source, 5), "x = [1, 2]");
   EXPECT_EQ(statement_at(source, 7), "");
