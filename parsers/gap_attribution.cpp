@@ -310,6 +310,12 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
 // all([...]) or a generator), what its failing statement, the innermost frame's source line,
 // asserts on: kGapDeviceType for the type or index of a tensor's device, kGapDeviceIdentity for
 // the device object itself (`param.device == expected`); empty otherwise.
+// EADDRINUSE as torch.distributed's TCPStore says it, or the system's text for it.
+bool says_port_in_use(std::string_view text) {
+  if (has(text, "EADDRINUSE")) return true;
+  return has(ascii_lower(text), "address already in use");
+}
+
 // Brackets a line opens minus those it closes.
 int bracket_depth(std::string_view text) {
   int depth = 0;
@@ -528,6 +534,12 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
       return GapAttribution{std::string(*module) + "." + std::string(attr),
                             std::string(kGapFailing), "the message names the missing attribute"};
     }
+  }
+  // A port held by another process (two files binding one MASTER_PORT at once): before the
+  // device rules, whose assertions a lost peer process may trip too.
+  if (says_port_in_use(message) || says_port_in_use(traceback)) {
+    return GapAttribution{std::string(kGapPortInUse), std::string(kGapFailing),
+                          "a port the test bound was in use by another process"};
   }
   // 4. A named semantic gap: the test compares a tensor's (or the program's) device with CUDA.
   const std::string explanation = failure_explanation(message, traceback);

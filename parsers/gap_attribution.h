@@ -43,6 +43,10 @@ inline constexpr std::string_view kGapCudaExtension = "CUDA extension build";
 /// Lightning's CUDAAccelerator), which that setting builds as the device used; `keep` builds it
 /// as written.
 inline constexpr std::string_view kGapCudaDeviceRefused = "CUDA device object refused";
+/// Not the shim's: the test bound a fixed port (`MASTER_PORT` of a process group, a server's)
+/// that another process held (EADDRINUSE), as when two test files that use one port run at once
+/// (`-j N`); the files belong in one of the suite's locks (docs/suites.md).
+inline constexpr std::string_view kGapPortInUse = "port in use";
 /// Kind of the entries of files that reported no test (their import or collection failed, or
 /// their process died before the first test): runner/results/gap_log.h.
 inline constexpr std::string_view kGapFileError = "file_error";
@@ -96,6 +100,9 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     without the dtype (`"avg_pool3d_out_frame" not implemented for 'Half'`) →
 ///     "avg_pool3d_out_frame (Half)", unsupported_op;
 ///  3. "module 'torch._C' has no attribute '_cuda_getDevice'" → torch._C._cuda_getDevice;
+///  3b. a port another process held: "EADDRINUSE" or "Address already in use" (any case) in the
+///     message or the traceback (a process group's store in a child process) → kGapPortInUse,
+///     failing;
 ///  4. an AssertionError whose explanation (failure_explanation: every line, not only the first)
 ///     compares device objects, the device used (cpu, mps) with a CUDA one (`device(type='cpu')
 ///     == device(type='cuda', index=0)`, `<class 'torch.device'>:cpu vs ... cuda:0`, on the first

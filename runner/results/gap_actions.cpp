@@ -32,7 +32,7 @@ constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
     "test's own check (of the device's name, count or memory) or the project under test's";
 
-constexpr std::array<ActionRule, 19> kActions = {{
+constexpr std::array<ActionRule, 20> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -56,6 +56,11 @@ constexpr std::array<ActionRule, 19> kActions = {{
      "none on one device: the test expects the error or warning given for tensors on different "
      "devices, and the shim puts every tensor on the device used ({device}); skip the test where "
      "CUDA is absent",
+     "", "", "", ""},
+    {"failing", "port in use",
+     "not the shim's: another test process held a port the test bound (EADDRINUSE); files that "
+     "bind one fixed port (MASTER_PORT, a server's) must not run at once: name them in one of the "
+     "suite's locks (docs/suites.md, \"Locks\"), or run with -j 1",
      "", "", "", ""},
     {"failing", "CUDA extension build",
      "none on {device}: the code compiles CUDA sources with torch.utils.cpp_extension once CUDA "

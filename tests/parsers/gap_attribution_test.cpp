@@ -162,7 +162,7 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 28U);
+  ASSERT_EQ(expected.size(), 29U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -195,6 +195,7 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
   EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
   EXPECT_EQ(by_api[std::string(kGapCudaExtension)], 1);
   EXPECT_EQ(by_api[std::string(kGapCudaDeviceRefused)], 3);
+  EXPECT_EQ(by_api[std::string(kGapPortInUse)], 1);
 }
 
 // text with its first `from` replaced by `to`: a real traceback edited into a near miss.

@@ -352,6 +352,14 @@ TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
             std::string::npos);
 }
 
+// Two files that bind one port, run at once: the run's doing, fixed by a suite lock.
+TEST(GapAction, APortInUseNamesTheSuitesLocks) {
+  const GapAction a = gap_action(kGapFailing, kGapPortInUse, "", ShimSettings{});
+  EXPECT_EQ(a.action.rfind("not the shim's", 0), 0U) << a.action;
+  EXPECT_NE(a.action.find("locks (docs/suites.md"), std::string::npos) << a.action;
+  EXPECT_EQ(a.action.find("carry "), std::string::npos) << a.action;
+}
+
 // Code that refuses the CPU device torch.device("cuda", 0) is under redirect (the default) is
 // told to set keep, which --try-settings can try; under keep that is no answer.
 TEST(GapAction, ARefusedCudaDeviceObjectNamesKeep) {
