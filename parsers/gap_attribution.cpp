@@ -306,10 +306,6 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
   return {};
 }
 
-// For an AssertionError that shows no value (pytest's "assert False": the comparison sat inside
-// all([...]) or a generator), what its failing statement, the innermost frame's source line,
-// asserts on: kGapDeviceType for the type or index of a tensor's device, kGapDeviceIdentity for
-// the device object itself (`param.device == expected`); empty otherwise.
 // EADDRINUSE as torch.distributed's TCPStore says it, or the system's text for it.
 bool says_port_in_use(std::string_view text) {
   if (has(text, "EADDRINUSE")) return true;
@@ -335,6 +331,11 @@ bool shows_no_value(std::string_view exception, std::string_view explanation) {
          lines.front().rfind("False is not true", 0) == 0;
 }
 
+// For an AssertionError that shows no value (pytest's "assert False": the comparison sat inside
+// all([...]) or a generator; unittest's "False is not true"), what its failing statement (the
+// innermost frame's source line, or failing_statement when given) asserts on: kGapDeviceType for
+// the type or index of a tensor's device, kGapDeviceIdentity for the device object itself
+// (`param.device == expected`); empty otherwise.
 std::string_view device_gap_of_statement(std::string_view exception, std::string_view explanation,
                                          const std::vector<TracebackFrame>& frames,
                                          std::string_view failing_statement) {
