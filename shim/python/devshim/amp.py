@@ -6,14 +6,17 @@
   CUDA default (``torch.get_autocast_dtype("cuda")``, float16 unless changed) is used rather than
   the CPU default (bfloat16), so the numerics are those the program was written for: torch's CPU
   autocast supports float16 and bfloat16 alike (checked in torch 2.13), MPS autocast float16
-  (bfloat16 on macOS 14+).
+  (bfloat16 on macOS 14+). CUDA autocast also takes float32 and float64, which torch's CPU
+  autocast refuses (disabling itself, with a warning): a redirected CUDA block on the CPU stays
+  enabled with them, silently, as on CUDA.
 - GradScaler: its ``device`` (default "cuda") goes through the policy; torch's own CPU and MPS
   GradScaler then do the work (``scale``, ``unscale_``, ``step``, ``update`` and the inf/NaN
   checks have CPU kernels), so a scaled training step gives what an unscaled one does.
 - While the device used is not CUDA, ``torch.is_autocast_enabled()`` / ``("cuda")``,
   ``torch.get_autocast_dtype("cuda")`` and the deprecated ``torch.get_autocast_gpu_dtype()``
   answer for the device used, so code that asks inside a redirected ``autocast("cuda")`` block
-  sees it enabled, with its dtype. ``torch.set_autocast_dtype("cuda", dtype)`` (and
+  sees it enabled, with its dtype; outside any block CUDA's dtype is CUDA's own setting (float16
+  unless set), not the CPU's bfloat16. ``torch.set_autocast_dtype("cuda", dtype)`` (and
   ``set_autocast_gpu_dtype``) set both CUDA's dtype, which a later ``autocast("cuda")`` without a
   dtype takes, and the device used's, which the getters read; ``torch.set_autocast_enabled("cuda",
   flag)`` (and its one-argument form, which means CUDA) sets the device used's.
