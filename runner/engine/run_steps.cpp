@@ -112,6 +112,10 @@ class RunObserver : public PoolObserver {
         rec.note +=
             (rec.note.empty() ? "" : "; ") + ("redirection record unusable: " + record.error);
       }
+      // The shim's processes took this lock to add to the record; none is left (the pool killed
+      // the file's group), so the lock has nothing more to guard.
+      std::error_code ec;
+      fs::remove(it->second + ".lock", ec);
     }
     any_failure_ = any_failure_ || is_failure(*rec.status);
     if (r.warm) {
