@@ -151,3 +151,24 @@ def test_cuda_autocast_keeps_a_dtype_cuda_takes_and_the_cpu_would_refuse(shim, d
     assert not torch.is_autocast_enabled("cpu")
     with pytest.warns(UserWarning, match="In CPU autocast, but the target dtype is not supported"):
         torch.autocast("cpu", dtype=dtype)  # asked for the CPU: torch's answer
+
+
+def test_a_cuda_dtype_round_trip_outside_a_block_leaves_the_cpus_default(shim):
+    # The pattern old = get("cuda"); set("cuda", x); ...; set("cuda", old) must leave the CPU's
+    # own autocast dtype as it was, and a later autocast("cuda") on CUDA's.
+    old = torch.get_autocast_dtype("cuda")
+    try:
+        torch.set_autocast_dtype("cuda", torch.bfloat16)
+        assert torch.get_autocast_dtype("cuda") == torch.bfloat16
+        torch.set_autocast_dtype("cuda", old)
+        assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+        assert torch.get_autocast_dtype("cuda") == torch.float16
+        with torch.autocast("cpu"):
+            assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.bfloat16
+        with torch.autocast("cuda"):
+            assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.float16
+            # Inside a block the kernels read the device used's dtype: the setter reaches it.
+            torch.set_autocast_dtype("cuda", torch.bfloat16)
+            assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.bfloat16
+    finally:
+        torch.set_autocast_dtype("cuda", old)

@@ -17,8 +17,9 @@
   answer for the device used, so code that asks inside a redirected ``autocast("cuda")`` block
   sees it enabled, with its dtype; outside any block CUDA's dtype is CUDA's own setting (float16
   unless set), not the CPU's bfloat16. ``torch.set_autocast_dtype("cuda", dtype)`` (and
-  ``set_autocast_gpu_dtype``) set both CUDA's dtype, which a later ``autocast("cuda")`` without a
-  dtype takes, and the device used's, which the getters read; ``torch.set_autocast_enabled("cuda",
+  ``set_autocast_gpu_dtype``) set CUDA's dtype, which a later ``autocast("cuda")`` without a dtype
+  takes, and, inside an enabled block, the device used's, which its kernels read;
+  ``torch.set_autocast_enabled("cuda",
   flag)`` (and its one-argument form, which means CUDA) sets the device used's.
 
 The patches are on the classes' ``__init__`` (not replacements of the classes), so subclasses —
@@ -148,9 +149,11 @@ def _gpu_dtype(get_autocast_dtype, is_autocast_enabled):
     return make
 
 
-def _cuda_setter(api, set_autocast_dtype):
-    """``set_autocast_dtype("cuda", d)``, ``set_autocast_gpu_dtype(d)``,
-    ``set_autocast_enabled("cuda", flag)`` / ``(flag)``: the device used's state (see above)."""
+def _cuda_setter(api, set_autocast_dtype, is_autocast_enabled):
+    """``set_autocast_dtype("cuda", d)``, ``set_autocast_gpu_dtype(d)``: CUDA's own dtype, and the
+    device used's while autocast is enabled there (inside a redirected block, whose kernels read
+    it), so that a get-set-restore round trip outside a block leaves the CPU's default alone;
+    ``set_autocast_enabled("cuda", flag)`` / ``(flag)``: the device used's."""
 
     def make(original):
         @wraps(original)
@@ -166,7 +169,9 @@ def _cuda_setter(api, set_autocast_dtype):
             if api == "torch.set_autocast_enabled":
                 return original(runtime.used_type, *args[1:], **kwargs)
             set_autocast_dtype("cuda", *args[1:], **kwargs)
-            return set_autocast_dtype(runtime.used_type, *args[1:], **kwargs)
+            if is_autocast_enabled(runtime.used_type):
+                return set_autocast_dtype(runtime.used_type, *args[1:], **kwargs)
+            return None
 
         return setter
 
@@ -176,7 +181,7 @@ def _cuda_setter(api, set_autocast_dtype):
 def plan(torch):
     autocast = torch.amp.autocast_mode.autocast
     patches = [
-        Patch(autocast, "__init__", _autocast_init(torch.get_autocast_dtype),
+        Patch(autocast, "__init__", _autocast_init(_unpatched(torch.get_autocast_dtype)),
               ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast")),
         Patch(torch.amp.GradScaler, "__init__", _grad_scaler_init,
               ("torch.amp.GradScaler", "torch.cuda.amp.GradScaler")),
@@ -192,7 +197,7 @@ def plan(torch):
         patches.append(Patch(torch, "get_autocast_gpu_dtype", _gpu_dtype(get_dtype, enabled),
                              ("torch.get_autocast_gpu_dtype",), when=MASQUERADE))
     for name in ("set_autocast_dtype", "set_autocast_gpu_dtype", "set_autocast_enabled"):
-        if hasattr(torch, name) and set_dtype is not None:
-            patches.append(Patch(torch, name, _cuda_setter(f"torch.{name}", set_dtype),
+        if hasattr(torch, name) and set_dtype is not None and enabled is not None:
+            patches.append(Patch(torch, name, _cuda_setter(f"torch.{name}", set_dtype, enabled),
                                  (f"torch.{name}",), when=MASQUERADE, calls_original=True))
     return patches

@@ -162,14 +162,28 @@ SAMPLES = {
         "cuda": "return torch.cuda.amp.GradScaler().scale(x)",
         "cpu": "return torch.amp.GradScaler('cpu').scale(x)",
     },
-    "torch.amp.autocast": """
-        with torch.amp.autocast('{d}'):
-            y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-        return y""",
-    "torch.autocast": """
-        with torch.autocast('{d}'):
-            y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-        return y""",
+    # Without a dtype, CUDA autocast casts to float16 and the CPU's to bfloat16: the shim keeps
+    # CUDA's, so the CPU form names it.
+    "torch.amp.autocast": {
+        "cuda": """
+            with torch.amp.autocast('cuda'):
+                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
+            return y""",
+        "cpu": """
+            with torch.amp.autocast('cpu', dtype=torch.float16):
+                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
+            return y""",
+    },
+    "torch.autocast": {
+        "cuda": """
+            with torch.autocast('cuda'):
+                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
+            return y""",
+        "cpu": """
+            with torch.autocast('cpu', dtype=torch.float16):
+                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
+            return y""",
+    },
     "torch.cuda.amp.autocast": {
         "cuda": """
             with torch.cuda.amp.autocast():
@@ -383,10 +397,6 @@ KNOWN = {
         "Dynamo makes an instance of a Python class without calling its metaclass, and the "
         "masquerade's legacy types are classes whose metaclass builds the tensor: torch's own "
         "BoolTensor compiles (its siblings fail to compile with and without devshim)",
-    ("torch.get_autocast_dtype", "script"):
-        "compiling an autocast('cuda') region under the shim (an earlier sample) leaves torch's "
-        "own CUDA autocast dtype, unused on this machine, at the CPU's: TorchScript reads that "
-        "one, eager code the masquerade's answer",
     ("torch.cuda.default_generators", "script"):
         "the masquerade's tuple holds a generator, as CUDA's does, and TorchScript cannot use one "
         "as a value (torch's CPU build has an empty tuple, which it can)",

@@ -18,8 +18,9 @@ those, as the eager wrappers do to the same calls:
   code; under ``keep`` a comparison sees the device as written;
 - ``aten::cuda(x)`` becomes ``aten::to(x, <device used>)``;
 - ``torch.autocast("cuda")`` (a constant device type given to its ``__init__``, which
-  TorchScript's autocast pass reads) gets the type of the device used, as the eager
-  ``torch.autocast`` does (devshim/amp.py). ``torch.cuda.amp.autocast`` is a class of its own
+  TorchScript's autocast pass reads) gets the type of the device used and, without a dtype,
+  CUDA's (float16 unless set), as the eager ``torch.autocast`` does (devshim/amp.py).
+  ``torch.cuda.amp.autocast`` is a class of its own
   that the pass takes for CUDA: left as written.
 
 Each rewrite is recorded as API ``torch.jit.script`` at the call site that compiled the code
@@ -118,6 +119,22 @@ def _is_autocast_init(node):
             and node.inputsAt(1).node().kind() == "prim::Constant")
 
 
+def _is_none(node, i):
+    """Whether input ``i`` of ``node`` is a constant None (an argument left at its default)."""
+    if node.inputsSize() <= i:
+        return False
+    given = node.inputsAt(i).node()
+    return given.kind() == "prim::Constant" and given.output().type().kind() == "NoneType"
+
+
+def _cuda_autocast_dtype():
+    """``torch.get_autocast_dtype("cuda")`` as torch keeps it (float16 unless set)."""
+    import torch
+
+    get = torch.get_autocast_dtype
+    return getattr(get, "__wrapped__", get)("cuda")
+
+
 def rewrite_graph(graph):
     """Applies the policy to the devices written in ``graph`` (module docstring). Returns the
     (requested, used) pairs rewritten; a graph with nothing to rewrite is left untouched, so a
@@ -142,6 +159,9 @@ def rewrite_graph(graph):
             used = runtime.redirect(requested) if isinstance(requested, str) else None
             if used is not None:
                 node.replaceInput(1, constant(used.split(":", 1)[0]))
+                if requested.startswith("cuda") and _is_none(node, 2):
+                    # CUDA's dtype, not the device used's default (amp.py, eager).
+                    node.replaceInput(2, constant(_cuda_autocast_dtype()))
                 done.append((requested, used))
             continue
         if node.kind() == "aten::cuda" and node.inputsSize() == 1:
