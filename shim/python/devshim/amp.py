@@ -31,16 +31,15 @@ from __future__ import annotations
 import warnings
 
 from devshim import record, runtime
-from devshim.patching import MASQUERADE, Patch, wraps
+from devshim.patching import MASQUERADE, Patch, unpatched, wraps
 
 __all__ = ["plan"]
 
 
-# What torch's CPU autocast casts to; it disables itself, with a warning, for any other dtype.
-_CPU_AUTOCAST_DTYPES = ("bfloat16", "float16")
+def _autocast_init(cuda_default_dtype, cpu_dtypes):
+    """cpu_dtypes: what torch's CPU autocast casts to; it disables itself, with a warning, for any
+    other dtype."""
 
-
-def _autocast_init(cuda_default_dtype):
     def make(original):
         @wraps(original)
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
@@ -57,7 +56,7 @@ def _autocast_init(cuda_default_dtype):
             api = "torch.cuda.amp.autocast" if legacy else "torch.autocast"
             record.hit(api, device_type, used_type)
             if not (from_cuda and used_type == "cpu" and enabled and dtype is not None
-                    and dtype.is_floating_point and str(dtype)[6:] not in _CPU_AUTOCAST_DTYPES):
+                    and dtype.is_floating_point and dtype not in cpu_dtypes):
                 return original(self, used_type, dtype, enabled, cache_enabled)
             # CUDA autocast casts to any floating dtype (float32, float64: mmengine's
             # AmpOptimWrapper(dtype="float64")); the CPU's kernels cast to whatever dtype is set,
@@ -130,11 +129,6 @@ def _cuda_dtype(get_autocast_dtype, is_autocast_enabled):
     return get_autocast_dtype("cuda")
 
 
-def _unpatched(fn):
-    """torch's own function even when ``plan`` runs while the shim is active."""
-    return getattr(fn, "__wrapped__", fn)
-
-
 def _gpu_dtype(get_autocast_dtype, is_autocast_enabled):
     """``torch.get_autocast_gpu_dtype()`` (CUDA's, deprecated): ``get_autocast_dtype("cuda")``."""
 
@@ -181,18 +175,19 @@ def _cuda_setter(api, set_autocast_dtype, is_autocast_enabled):
 def plan(torch):
     autocast = torch.amp.autocast_mode.autocast
     patches = [
-        Patch(autocast, "__init__", _autocast_init(_unpatched(torch.get_autocast_dtype)),
+        Patch(autocast, "__init__",
+              _autocast_init(unpatched(torch.get_autocast_dtype), (torch.bfloat16, torch.float16)),
               ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast")),
         Patch(torch.amp.GradScaler, "__init__", _grad_scaler_init,
               ("torch.amp.GradScaler", "torch.cuda.amp.GradScaler")),
     ]
-    enabled = _unpatched(getattr(torch, "is_autocast_enabled", None))
+    enabled = unpatched(getattr(torch, "is_autocast_enabled", None))
     for name in ("is_autocast_enabled", "get_autocast_dtype"):
         if hasattr(torch, name) and enabled is not None:
             patches.append(Patch(torch, name, _cuda_query(f"torch.{name}", enabled),
                                  (f"torch.{name}",), when=MASQUERADE, calls_original=True))
-    get_dtype = _unpatched(getattr(torch, "get_autocast_dtype", None))
-    set_dtype = _unpatched(getattr(torch, "set_autocast_dtype", None))
+    get_dtype = unpatched(getattr(torch, "get_autocast_dtype", None))
+    set_dtype = unpatched(getattr(torch, "set_autocast_dtype", None))
     if hasattr(torch, "get_autocast_gpu_dtype") and get_dtype is not None and enabled is not None:
         patches.append(Patch(torch, "get_autocast_gpu_dtype", _gpu_dtype(get_dtype, enabled),
                              ("torch.get_autocast_gpu_dtype",), when=MASQUERADE))

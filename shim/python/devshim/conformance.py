@@ -55,6 +55,17 @@ __all__ = ["SAMPLES", "CUDA_ONLY", "LEFT_OUT", "samples_for", "run", "compare", 
 MACHINERY = ("eager", "script", "trace", "fx", "compile", "export")
 TENSOR_ONLY = ("trace", "export")  # machineries that need tensors out
 
+
+def _autocast_sample(cuda_block: str, cpu_block: str) -> dict:
+    """The sample of an autocast spelling: a product inside ``with cuda_block:`` (the CPU form:
+    ``cpu_block``)."""
+    body = """
+        with {}:
+            y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
+        return y"""
+    return {"cuda": body.format(cuda_block), "cpu": body.format(cpu_block)}
+
+
 # Samples of the APIs whose call cannot be derived from their name: a body with "{d}" (and
 # "{legacy}") for both forms, or {"cuda": body, "cpu": body}.
 SAMPLES = {
@@ -163,37 +174,13 @@ SAMPLES = {
         "cpu": "return torch.amp.GradScaler('cpu').scale(x)",
     },
     # Without a dtype, CUDA autocast casts to float16 and the CPU's to bfloat16: the shim keeps
-    # CUDA's, so the CPU form names it.
-    "torch.amp.autocast": {
-        "cuda": """
-            with torch.amp.autocast('cuda'):
-                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-            return y""",
-        "cpu": """
-            with torch.amp.autocast('cpu', dtype=torch.float16):
-                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-            return y""",
-    },
-    "torch.autocast": {
-        "cuda": """
-            with torch.autocast('cuda'):
-                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-            return y""",
-        "cpu": """
-            with torch.autocast('cpu', dtype=torch.float16):
-                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-            return y""",
-    },
-    "torch.cuda.amp.autocast": {
-        "cuda": """
-            with torch.cuda.amp.autocast():
-                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-            return y""",
-        "cpu": """
-            with torch.autocast('cpu', dtype=torch.float16):
-                y = torch.mm(x.reshape(2, 1), x.reshape(1, 2))
-            return y""",
-    },
+    # CUDA's, so each CPU form names it.
+    "torch.amp.autocast": _autocast_sample("torch.amp.autocast('cuda')",
+                                           "torch.amp.autocast('cpu', dtype=torch.float16)"),
+    "torch.autocast": _autocast_sample("torch.autocast('cuda')",
+                                       "torch.autocast('cpu', dtype=torch.float16)"),
+    "torch.cuda.amp.autocast": _autocast_sample("torch.cuda.amp.autocast()",
+                                                "torch.autocast('cpu', dtype=torch.float16)"),
     "torch.device": "return torch.ones(2, device=torch.device('{d}')) + x",
     "torch.device.__enter__": """
         with torch.device('{d}'):

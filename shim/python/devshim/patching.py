@@ -83,6 +83,12 @@ _installed: list[tuple[Any, str, Any, Any, Any]] = []
 wraps = functools.wraps  # (C method descriptors too: missing attributes are skipped)
 
 
+def unpatched(fn):
+    """torch's own function behind a patch of this module (its ``__wrapped__``), else ``fn``: for
+    code that runs while the shim is active and must not see the patch."""
+    return getattr(fn, "__wrapped__", fn)
+
+
 def copy_signature(cls, original):
     """Gives the replacement class ``cls`` the original's signature when it has one."""
     try:

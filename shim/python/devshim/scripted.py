@@ -48,7 +48,7 @@ import sys
 
 from devshim import devices, record, runtime
 from devshim.log import logger
-from devshim.patching import Patch, wraps
+from devshim.patching import Patch, unpatched, wraps
 
 __all__ = ["rewrite_graph", "rewrite_function", "rewrite_module", "install_hooks",
            "remove_hooks", "plan"]
@@ -131,8 +131,7 @@ def _cuda_autocast_dtype():
     """``torch.get_autocast_dtype("cuda")`` as torch keeps it (float16 unless set)."""
     import torch
 
-    get = torch.get_autocast_dtype
-    return getattr(get, "__wrapped__", get)("cuda")
+    return unpatched(torch.get_autocast_dtype)("cuda")
 
 
 def rewrite_graph(graph):
