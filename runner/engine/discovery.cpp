@@ -192,4 +192,12 @@ std::vector<std::string> locks_of(const Suite& suite, const std::string& rel_pat
   return held;
 }
 
+std::vector<std::vector<std::string>> locks_of(const Suite& suite,
+                                               const std::vector<TestFile>& files) {
+  std::vector<std::vector<std::string>> out;
+  out.reserve(files.size());
+  for (const TestFile& f : files) out.push_back(locks_of(suite, f.rel_path));
+  return out;
+}
+
 }  // namespace devshim

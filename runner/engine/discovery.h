@@ -66,4 +66,9 @@ bool matches_pattern(const std::string& pattern, const std::string& name);
 /// folder (sorted, each once).
 std::vector<std::string> locks_of(const Suite& suite, const std::string& rel_path);
 
+/// locks_of for each file's rel_path (what its process holds: plan_process), in the order given;
+/// a gtest shard is matched with its suffix, as its process is.
+std::vector<std::vector<std::string>> locks_of(const Suite& suite,
+                                               const std::vector<TestFile>& files);
+
 }  // namespace devshim

@@ -578,7 +578,8 @@ RunPlan plan_run(const RunOptions& options) {
   Store& store = *plan.store;
   claim_run_folder(plan.out_dir, db);
 
-  // Longest first by recorded durations, this shard's share only (runner/schedule.h).
+  // Longest first by recorded durations, this shard's share only, the holders of a lock in one
+  // shard (runner/schedule.h).
   const RunRecord comparable = comparable_key(suite, o, shard, env);
   if (plan.resume) {
     previous_run = plan.resume->run.previous_run;
@@ -592,7 +593,7 @@ RunPlan plan_run(const RunOptions& options) {
     }
   }
   const std::map<std::string, double> recorded = store.durations(suite.name);
-  Schedule schedule = schedule_files(files, recorded, shard, failed_before);
+  Schedule schedule = schedule_files(files, recorded, shard, locks_of(suite, files), failed_before);
   plan.files = std::move(schedule.files);
   plan.expected_s = expected_durations(plan.files, recorded);
   if (shard) touch_shard_status_file();

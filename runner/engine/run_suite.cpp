@@ -39,7 +39,7 @@ int list_files(const RunOptions& o) {
     std::map<std::string, double> recorded;
     std::error_code ec;
     if (fs::exists(db, ec)) recorded = Store(db, Store::Purpose::kRead).durations(suite.name);
-    files = schedule_files(files, recorded, *shard).files;
+    files = schedule_files(files, recorded, *shard, locks_of(suite, files)).files;
     std::sort(files.begin(), files.end(),
               [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
   }

@@ -34,13 +34,38 @@ std::optional<Shard> checked(int index, int total, const std::string& what) {
   return Shard{index, total};
 }
 
-// Indexes of files by expected duration, longest first; equal ones keep their order.
+// Indexes by expected duration (of files, or of units of files), longest first; equal ones keep
+// their order.
 std::vector<std::size_t> longest_first(const std::vector<double>& estimates) {
   std::vector<std::size_t> idx(estimates.size());
   std::iota(idx.begin(), idx.end(), 0);
   std::stable_sort(idx.begin(), idx.end(),
                    [&](std::size_t a, std::size_t b) { return estimates[a] > estimates[b]; });
   return idx;
+}
+
+// The unit of each file (0 … units - 1): files that hold a common lock, directly or through
+// others, share one; units are numbered in the order of their first file.
+std::vector<std::size_t> lock_units(std::size_t files, const FileLocks& locks) {
+  std::vector<std::size_t> parent(files);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto root = [&parent](std::size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::map<std::string, std::size_t> first_holder;
+  for (std::size_t i = 0; i < std::min(files, locks.size()); ++i) {
+    for (const std::string& lock : locks[i]) {
+      auto [it, added] = first_holder.emplace(lock, i);
+      if (!added) parent[root(i)] = root(it->second);
+    }
+  }
+  std::vector<std::size_t> unit(files);
+  std::map<std::size_t, std::size_t> unit_of_root;
+  for (std::size_t i = 0; i < files; ++i) {
+    unit[i] = unit_of_root.emplace(root(i), unit_of_root.size()).first->second;
+  }
+  return unit;
 }
 
 }  // namespace
@@ -128,15 +153,24 @@ std::vector<TestFile> order_files(const std::vector<TestFile>& files,
 }
 
 std::vector<int> assign_shards(const std::vector<TestFile>& files,
-                               const std::vector<double>& estimates, int total) {
+                               const std::vector<double>& estimates, int total,
+                               const FileLocks& locks) {
   std::vector<int> shard(files.size(), 0);
   if (total <= 1) return shard;
-  std::vector<double> load(static_cast<std::size_t>(total), 0.0);
-  for (std::size_t i : longest_first(estimates)) {
-    const auto least = std::min_element(load.begin(), load.end()) - load.begin();
-    shard[i] = static_cast<int>(least);
-    load[static_cast<std::size_t>(least)] += estimates[i];
+  const std::vector<std::size_t> unit = lock_units(files.size(), locks);
+  std::vector<double> work;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (unit[i] == work.size()) work.push_back(0.0);
+    work[unit[i]] += estimates[i];
   }
+  std::vector<int> unit_shard(work.size(), 0);
+  std::vector<double> load(static_cast<std::size_t>(total), 0.0);
+  for (std::size_t u : longest_first(work)) {
+    const auto least = std::min_element(load.begin(), load.end()) - load.begin();
+    unit_shard[u] = static_cast<int>(least);
+    load[static_cast<std::size_t>(least)] += work[u];
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) shard[i] = unit_shard[unit[i]];
   return shard;
 }
 
@@ -158,14 +192,15 @@ std::string shard_plan_fingerprint(const std::vector<TestFile>& files,
 
 Schedule schedule_files(const std::vector<TestFile>& files,
                         const std::map<std::string, double>& recorded,
-                        const std::optional<Shard>& shard, const std::set<std::string>& first) {
+                        const std::optional<Shard>& shard, const FileLocks& locks,
+                        const std::set<std::string>& first) {
   const std::vector<double> estimates = estimate_durations(files, recorded);
   Schedule s;
   if (!shard) {
     s.files = order_files(files, estimates, first);
     return s;
   }
-  const std::vector<int> assignment = assign_shards(files, estimates, shard->total);
+  const std::vector<int> assignment = assign_shards(files, estimates, shard->total, locks);
   s.shard_plan = shard_plan_fingerprint(files, assignment);
   std::vector<TestFile> mine;
   std::vector<double> mine_estimates;

@@ -47,11 +47,20 @@ std::vector<TestFile> order_files(const std::vector<TestFile>& files,
                                   const std::vector<double>& estimates,
                                   const std::set<std::string>& first = {});
 
-/// The shard of each file (0-based), balancing expected durations: longest first, each to the
-/// shard with the least expected work so far (ties: the lowest index). Deterministic: shards that
-/// see the same files and estimates assign them the same way.
+/// The names of the locks each file holds (locks_of in discovery.h), one entry per file; entries
+/// past its end (all of them when it is empty) hold none.
+using FileLocks = std::vector<std::vector<std::string>>;
+
+/// The shard of each file (0-based), balancing expected durations. Files that hold a common lock,
+/// directly or through other files (A and B share X, B and C share Y: A, B and C), form one unit
+/// that goes to one shard whole, so that no two shards of a plan run holders of one lock at once;
+/// every other file is a unit alone. Units are placed longest first by the sum of their files'
+/// estimates (equal sums: the unit whose first file comes first in files), each to the shard with
+/// the least expected work so far (ties: the lowest index); without locks this is file by file.
+/// Deterministic: shards that see the same files, estimates and locks assign them the same way.
 std::vector<int> assign_shards(const std::vector<TestFile>& files,
-                               const std::vector<double>& estimates, int total);
+                               const std::vector<double>& estimates, int total,
+                               const FileLocks& locks = {});
 
 /// A fingerprint (16 hex digits) of a whole assignment: equal on every shard of one plan, so
 /// `runner merge` can tell shards planned from different histories.
@@ -60,13 +69,15 @@ std::string shard_plan_fingerprint(const std::vector<TestFile>& files,
 
 /// What a run starts: this shard's files (all of them when not sharded) in the order to start
 /// them (order_files), and the shard plan's fingerprint (empty when not sharded). Estimates come
-/// from recorded (estimate_durations) over all the files, so every shard plans alike.
+/// from recorded (estimate_durations) over all the files, so every shard plans alike; locks are
+/// the files' locks (assign_shards), which keep the holders of one lock in one shard.
 struct Schedule {
   std::vector<TestFile> files;
   std::string shard_plan;
 };
 Schedule schedule_files(const std::vector<TestFile>& files,
                         const std::map<std::string, double>& recorded,
-                        const std::optional<Shard>& shard, const std::set<std::string>& first = {});
+                        const std::optional<Shard>& shard, const FileLocks& locks = {},
+                        const std::set<std::string>& first = {});
 
 }  // namespace devshim

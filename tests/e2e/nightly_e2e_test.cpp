@@ -403,6 +403,33 @@ TEST_F(NightlyE2E, ShardsFromBazelAndKubernetesVariables) {
   EXPECT_FALSE(fs::exists(db())) << "--list touches no database";
 }
 
+TEST_F(NightlyE2E, TheHoldersOfALockAreInOneShard) {
+  // Without history the four files are split round robin in path order, test_flaky.py and
+  // test_flip.py apart; their lock keeps them together, and the run takes what --list lists.
+  const fs::path suite = dir_ / "locked/suite.json";
+  testing::write_file(suite, json{{"name", "e2e-nightly"},
+                                  {"project_root", kSuite.string()},
+                                  {"tests_dir", "tests"},
+                                  {"framework", "unittest"},
+                                  {"locks", {{"port", {"test_flaky.py", "test_flip.py"}}}}}
+                                 .dump());
+  auto unlocked = runner({"--list", "--shard", "1/2"});
+  ASSERT_EQ(unlocked.exit_code, 0) << unlocked.output;
+  EXPECT_EQ(unlocked.output, "sub/test_skip.py\ntest_flip.py\n");
+  auto first = runner({"--list", "--shard", "1/2"}, {}, suite);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output, "test_flaky.py\ntest_flip.py\n");
+  EXPECT_EQ(runner({"--list", "--shard", "2/2"}, {}, suite).output,
+            "sub/test_skip.py\ntest_stable.py\n");
+
+  auto run = runner({"--shard", "1/2", "--out", (dir_ / "s1").string()}, {}, suite);
+  EXPECT_EQ(run.exit_code, 1) << run.output;  // test_flip fails
+  Store store(db());
+  std::string ran;
+  for (const auto& f : store.files(store.runs(1).at(0).id)) ran += f.path + "\n";
+  EXPECT_EQ(ran, first.output);
+}
+
 TEST_F(NightlyE2E, PruneDeletesOldRunsWithTheirLogs) {
   for (const char* out : {"p1", "p2", "p3"}) {
     ASSERT_LE(runner({"test_stable.py", "test_flip.py", "--out", (dir_ / out).string()}).exit_code,

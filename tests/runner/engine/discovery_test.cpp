@@ -95,6 +95,19 @@ TEST(MatchesPattern, FollowsFnmatch) {
   EXPECT_TRUE(matches_pattern("*_test", "runner_test"));
 }
 
+TEST(LocksOf, EachFileHoldsTheLocksItsProcessHolds) {
+  Suite s;
+  s.locks = {{"port 29505", {"test_dist/*.py"}},
+             {"scratch", {"*/test_utils.py", "ops/math_test*"}}};
+  const std::vector<TestFile> files{{"test_dist/test_utils.py", "/t/test_dist/test_utils.py"},
+                                    {"test_model.py", "/t/test_model.py"},
+                                    {"ops/math_test [shard 2 of 2]", "/t/ops/math_test", 1, 2}};
+  EXPECT_EQ(locks_of(s, files),
+            (std::vector<std::vector<std::string>>{{"port 29505", "scratch"}, {}, {"scratch"}}));
+  EXPECT_EQ(locks_of(Suite{}, files), std::vector<std::vector<std::string>>(3))
+      << "no locks: one empty entry per file";
+}
+
 namespace fs = std::filesystem;
 
 class GtestDiscoveryTest : public ::testing::Test {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "runner/base/error.h"
@@ -93,6 +94,73 @@ TEST(AssignShards, BalancesExpectedWorkDeterministically) {
   for (double l : load) EXPECT_LE(l, total / 4 + longest) << "greedy bound";
   EXPECT_EQ(assign_shards(files_named({"a", "b", "c"}), {1, 1, 1}, 2), (std::vector<int>{0, 1, 0}))
       << "equal estimates: round robin in discovery order";
+}
+
+TEST(AssignShards, FilesHoldingOneLockShareAShard) {
+  auto files = files_named({"a", "b", "c", "d"});
+  EXPECT_EQ(assign_shards(files, {1, 1, 1, 1}, 2), (std::vector<int>{0, 1, 0, 1}))
+      << "balancing alone puts a and b apart";
+  EXPECT_EQ(assign_shards(files, {1, 1, 1, 1}, 2, {{"port"}, {"port"}, {}, {}}),
+            (std::vector<int>{0, 0, 1, 1}));
+}
+
+TEST(AssignShards, LocksJoinFilesTransitively) {
+  // a and c share X, c and e share Y: a, c and e are one unit, though a and e share nothing.
+  auto files = files_named({"a", "b", "c", "d", "e", "f"});
+  EXPECT_EQ(
+      assign_shards(files, std::vector<double>(6, 1.0), 3, {{"X"}, {}, {"X", "Y"}, {}, {"Y"}, {}}),
+      (std::vector<int>{0, 1, 0, 2, 0, 1}));
+}
+
+TEST(AssignShards, AUnitIsPlacedByTheSumOfItsFiles) {
+  // The unit {a, b} weighs 4: it goes before c and d (3 each), though each of its files is shorter.
+  auto files = files_named({"a", "b", "c", "d", "e"});
+  EXPECT_EQ(assign_shards(files, {2, 2, 3, 3, 1}, 2, {{"port"}, {"port"}}),
+            (std::vector<int>{0, 0, 1, 1, 0}));
+}
+
+TEST(AssignShards, AUnitHeavierThanAFairShareStaysWhole) {
+  // The lock outranks the balance: one shard carries the unit of 4, the others a file each.
+  auto files = files_named({"a", "b", "c", "d", "e", "f"});
+  std::vector<int> a = assign_shards(files, std::vector<double>(6, 1.0), 3,
+                                     {{"scratch"}, {"scratch"}, {"scratch"}, {"scratch"}});
+  EXPECT_EQ(a, (std::vector<int>{0, 0, 0, 0, 1, 2}));
+}
+
+TEST(AssignShards, WithoutSharedLocksEachFileIsPlacedAsBefore) {
+  std::vector<std::string> n;
+  std::vector<double> est;
+  FileLocks alone;
+  for (int i = 0; i < 40; ++i) {
+    n.push_back("test_" + std::to_string(i));
+    est.push_back(0.1 + (i % 7) * (i % 5) * 0.3);
+    alone.push_back({"lock_" + std::to_string(i)});
+  }
+  auto files = files_named(n);
+  const std::vector<int> plain = assign_shards(files, est, 4);
+  EXPECT_EQ(assign_shards(files, est, 4, FileLocks(40)), plain);
+  EXPECT_EQ(assign_shards(files, est, 4, alone), plain) << "a lock held by one file joins nothing";
+}
+
+TEST(ScheduleFiles, TheHoldersOfALockRunInOneShardOfOnePlan) {
+  auto files = files_named({"a", "b", "c", "d", "e", "f", "g"});
+  std::map<std::string, double> recorded{{"a", 5}, {"c", 2}, {"g", 9}};
+  const FileLocks locks{{"port"}, {}, {}, {}, {}, {}, {"port"}};
+  std::string plan;
+  int holding = 0;
+  for (int i = 0; i < 3; ++i) {
+    Schedule s = schedule_files(files, recorded, Shard{i, 3}, locks);
+    if (i == 0) plan = s.shard_plan;
+    EXPECT_EQ(s.shard_plan, plan);
+    const std::vector<std::string> mine = names(s.files);
+    const bool a = std::count(mine.begin(), mine.end(), "a") > 0;
+    const bool g = std::count(mine.begin(), mine.end(), "g") > 0;
+    EXPECT_EQ(a, g) << "shard " << i;
+    holding += a ? 1 : 0;
+  }
+  EXPECT_EQ(holding, 1);
+  EXPECT_NE(schedule_files(files, recorded, Shard{0, 3}).shard_plan, plan)
+      << "the plan without the lock puts a and g apart";
 }
 
 TEST(ScheduleFiles, ShardsCoverEveryFileOnceWithOnePlan) {
