@@ -212,8 +212,9 @@ int run_main(int argc, char** argv) {
                "each from a warm parent that imported torch and the framework once)");
   app.add_option("--python", o.python, "Python interpreter (default: suite.json's python)");
   app.add_option("--shim-dir", shim_dir, "folder with the shim's sitecustomize.py");
-  app.add_option("--max-log-mb", o.max_log_mb,
-                 "largest file a test process may write, its log included; 0: no limit")
+  app.add_option(
+         "--max-log-mb", o.max_log_mb,
+         "largest log of a test file: past it the file is killed and its log cut; 0: no limit")
       ->check(cli::amount("MiB", true, kMaxLogMiB))
       ->capture_default_str();
   app.add_flag("--list", o.list_only, "print the test files the targets select, run nothing");

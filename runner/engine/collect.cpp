@@ -46,6 +46,7 @@ std::string culprit_message(const ProcessResult& r, FileStatus status) {
     case FileStatus::kInterrupted:
       return "killed: the run was interrupted";
     default:
+      if (r.log_too_big) return "killed: its log passed the size limit (--max-log-mb)";
       return r.signal ? "process killed by " + signal_name(*r.signal) : "process died";
   }
 }
@@ -64,7 +65,7 @@ FileStatus status_from_process(const ProcessResult& r, Framework framework) {
   if (!r.launch_error.empty()) return FileStatus::kError;
   if (r.interrupted) return FileStatus::kInterrupted;
   if (r.timed_out) return FileStatus::kTimeout;
-  if (r.signal) return FileStatus::kCrashed;
+  if (r.signal || r.log_too_big) return FileStatus::kCrashed;
   const int code = r.exit_code.value_or(1);
   if (code == 0) return FileStatus::kPassed;
   return framework_traits(framework).exit_status(code).value_or(FileStatus::kFailed);

@@ -15,7 +15,9 @@
 namespace devshim {
 
 /// The file status that can be known from how the process ended, before its log is parsed:
-/// launch error → error; interrupted → interrupted; timed out → timeout; signal → crashed;
+/// launch error → error; interrupted → interrupted; timed out → timeout; signal → crashed; a log
+/// past --max-log-mb → crashed, however it ended (the runner killed it, or cut its log after it
+/// exited between two checks: the outcome must not hang on that timing);
 /// exit 0 → passed; exit 5 → no_tests (pytest, and unittest since Python 3.12; not gtest);
 /// pytest exit 2 (collection errors) or 4 (usage) → error; any other exit → failed.
 FileStatus status_from_process(const ProcessResult& r, Framework framework);

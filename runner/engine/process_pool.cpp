@@ -79,7 +79,8 @@ class PoolRun {
         signals_(ctx_),
         zygote_replies_(ctx_),
         zygote_deadline_(ctx_),
-        ticker_(ctx_) {}
+        ticker_(ctx_),
+        log_watch_(ctx_) {}
 
   bool run() {
     struct Handles {
@@ -98,6 +99,7 @@ class PoolRun {
       wait_for_signal();
     }
     schedule_tick();
+    if (options_.max_log_bytes > 0) watch_logs();
     if (options_.zygote != nullptr) watch_zygote();
     fill_slots();
     shutdown_when_done();
@@ -220,8 +222,7 @@ class PoolRun {
       if (options_.reaper != nullptr) {
         env.push_back(std::string(kProcessCookieVar) + "=" + options_.reaper->cookie(index));
       }
-      ChildStart child{spec.argv.at(0),        std::move(args), spec.cwd, std::move(env), fd, fd,
-                       options_.max_file_bytes};
+      ChildStart child{spec.argv.at(0), std::move(args), spec.cwd, std::move(env), fd, fd};
       if (options_.zygote != nullptr && options_.zygote->state() == Zygote::State::kReady) {
         try {
           const pid_t pid = options_.zygote->fork_child(child, spec.log_path);
@@ -284,6 +285,7 @@ class PoolRun {
     kill_group(s->pgid, SIGKILL);
     s->timeout_timer.cancel();
     s->kill_timer.cancel();
+    cut_log(*s);
     auto it = std::find_if(running_.begin(), running_.end(),
                            [s](const std::unique_ptr<Slot>& p) { return p.get() == s; });
     std::unique_ptr<Slot> owned = std::move(*it);
@@ -335,6 +337,36 @@ class PoolRun {
     }
   }
 
+  // A log past max_log_bytes (written between two checks, or before the process exited) keeps
+  // the limit's worth.
+  void cut_log(Slot& s) {
+    if (options_.max_log_bytes == 0) return;
+    const fs::path& log = specs_[s.index].log_path;
+    std::error_code ec;
+    if (fs::file_size(log, ec) <= options_.max_log_bytes || ec) return;
+    s.result.log_too_big = true;
+    fs::resize_file(log, options_.max_log_bytes, ec);
+  }
+
+  // Every log_check, each running process whose log has passed max_log_bytes: SIGKILL to its
+  // group at once (a flood would go on through a SIGTERM's grace).
+  void watch_logs() {
+    log_watch_.expires_after(options_.log_check);
+    log_watch_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || done_) return;
+      for (auto& s : running_) {
+        if (s->finished || s->result.log_too_big) continue;
+        std::error_code size_ec;
+        const auto size = fs::file_size(specs_[s->index].log_path, size_ec);
+        if (!size_ec && size > options_.max_log_bytes) {
+          s->result.log_too_big = true;
+          kill_group(s->pgid, SIGKILL);
+        }
+      }
+      watch_logs();
+    });
+  }
+
   void schedule_tick() {
     ticker_.expires_after(options_.tick);
     ticker_.async_wait([this](const boost::system::error_code& ec) {
@@ -365,6 +397,7 @@ class PoolRun {
     zygote_replies_.close(ignored);
     zygote_deadline_.cancel();
     ticker_.cancel();
+    log_watch_.cancel();
   }
 
   const PoolOptions& options_;
@@ -375,6 +408,7 @@ class PoolRun {
   asio::posix::stream_descriptor zygote_replies_;  ///< a copy of the starting zygote's reply_fd
   asio::steady_timer zygote_deadline_;             ///< its ready_timeout
   asio::steady_timer ticker_;
+  asio::steady_timer log_watch_;  ///< with max_log_bytes: watch_logs
   std::vector<std::unique_ptr<Slot>> running_;
   std::vector<std::unique_ptr<Slot>> retired_;
   std::vector<bool> started_ = std::vector<bool>(specs_.size());

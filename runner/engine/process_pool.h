@@ -22,8 +22,11 @@ struct ProcessResult {
   bool timed_out = false;        ///< the runner killed it because it ran past the timeout
   double timeout_s = 0;          ///< with timed_out: the timeout it ran past
   bool interrupted = false;      ///< the runner killed it because the run was interrupted
-  bool warm = false;             ///< forked from the zygote (else started cold)
-  double duration_s = 0;         ///< start to exit of the process itself
+  /// Its log passed PoolOptions::max_log_bytes: the runner killed its group when it saw it
+  /// running (signal SIGKILL), and cut the log to the limit.
+  bool log_too_big = false;
+  bool warm = false;      ///< forked from the zygote (else started cold)
+  double duration_s = 0;  ///< start to exit of the process itself
   std::chrono::system_clock::time_point started_at;
   std::chrono::system_clock::time_point finished_at;
 };
@@ -32,8 +35,12 @@ struct PoolOptions {
   int jobs = 1;                                 ///< processes at once (>= 1)
   std::chrono::milliseconds timeout{900'000};   ///< per process; then SIGTERM to the group
   std::chrono::milliseconds kill_grace{5'000};  ///< SIGTERM → SIGKILL delay
-  std::uint64_t max_file_bytes = 0;             ///< RLIMIT_FSIZE of each child; 0: no limit
-  std::chrono::milliseconds tick{1'000};        ///< period of PoolObserver::on_tick
+  /// Largest log a process may write; 0: no limit. Past it, its whole group gets SIGKILL
+  /// (ProcessResult::log_too_big) and the log is cut to this size. Only the log: a test may
+  /// write files of any size elsewhere (a 2 GiB checkpoint), as it could under plain pytest.
+  std::uint64_t max_log_bytes = 0;
+  std::chrono::milliseconds log_check{100};  ///< how often the logs' sizes are read
+  std::chrono::milliseconds tick{1'000};     ///< period of PoolObserver::on_tick
   /// When set: each child carries its cookie, the reaper watches each group while it runs, and
   /// sweeps adopted leftovers after each file and at the end (runner/process_reaper.h).
   ProcessReaper* reaper = nullptr;

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,8 +37,6 @@ error_code last_error() { return {errno, boost::system::system_category()}; }
 // The child's own settings; runs in the child between fork and exec, after the standard streams
 // are in place (async-signal-safe calls only).
 struct ChildSetup {
-  std::uint64_t max_file_bytes = 0;
-
   template <typename Launcher, typename CmdLine>
   error_code on_exec_setup(Launcher& /*launcher*/, const bp2::filesystem::path& /*exe*/,
                            CmdLine& /*cmd_line*/) const {
@@ -49,10 +46,6 @@ struct ChildSetup {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (max_file_bytes > 0) {
-      rlimit limit{static_cast<rlim_t>(max_file_bytes), static_cast<rlim_t>(max_file_bytes)};
-      ::setrlimit(RLIMIT_FSIZE, &limit);
-    }
     // dup2 onto itself keeps FD_CLOEXEC (a runner started with a standard stream closed opens
     // its log there): the three must survive exec.
     for (int fd = 0; fd < 3; ++fd) ::fcntl(fd, F_SETFD, 0);
@@ -159,10 +152,9 @@ bp2::process start_process(boost::asio::io_context& ctx, const ChildStart& start
 
   ForkSafeLauncher launcher;
   const auto starting = starting_a_process();
-  const pid_t pid =
-      launcher.launch(start.executable, start.args, bp2::process_stdio{in, out, err},
-                      bp2::process_start_dir{start.cwd.string()},
-                      bp2::process_environment{start.env}, ChildSetup{start.max_file_bytes});
+  const pid_t pid = launcher.launch(start.executable, start.args, bp2::process_stdio{in, out, err},
+                                    bp2::process_start_dir{start.cwd.string()},
+                                    bp2::process_environment{start.env}, ChildSetup{});
   ::setpgid(pid, pid);  // also done in the child; whichever runs first wins
   return bp2::process(ctx.get_executor(), pid);
 }

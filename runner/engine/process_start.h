@@ -15,11 +15,10 @@ struct ChildStart {
   std::string executable;         ///< a path (no PATH search)
   std::vector<std::string> args;  ///< argv[1..]; argv[0] is the executable
   std::filesystem::path cwd;
-  std::vector<std::string> env;      ///< the child's whole environment, "NAME=value" each
-  int stdout_fd = -1;                ///< the runner's descriptor the child writes to; -1: /dev/null
-  int stderr_fd = -1;                ///< likewise
-  std::uint64_t max_file_bytes = 0;  ///< RLIMIT_FSIZE of the child; 0: inherited
-  int stdin_fd = -1;                 ///< the runner's descriptor the child reads; -1: /dev/null
+  std::vector<std::string> env;  ///< the child's whole environment, "NAME=value" each
+  int stdout_fd = -1;            ///< the runner's descriptor the child writes to; -1: /dev/null
+  int stderr_fd = -1;            ///< likewise
+  int stdin_fd = -1;             ///< the runner's descriptor the child reads; -1: /dev/null
 };
 
 /// Starts the child and returns it attached to ctx (for async_wait).

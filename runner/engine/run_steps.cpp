@@ -57,16 +57,14 @@ fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {
   return dir;
 }
 
-// Why a file ended as it did, when its status alone does not say. Python ignores SIGXFSZ, so a
-// process that hit the file size limit is recognised by its log having reached the limit.
-std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes,
-                     const ProcessSpec& spec) {
+// Why a file ended as it did, when its status alone does not say.
+std::string describe(const ProcessResult& r, std::uint64_t max_log_bytes, const ProcessSpec& spec) {
   const fs::path& log = spec.log_path;
   if (!r.launch_error.empty()) return r.launch_error;
   std::error_code ec;
-  if (max_file_bytes > 0 && fs::file_size(log, ec) >= max_file_bytes && !ec) {
-    return fmt::format("log reached the file size limit of {} MiB (--max-log-mb)",
-                       max_file_bytes >> 20U);
+  if (r.log_too_big) {
+    return fmt::format("{}: its log passed the size limit of {} MiB (--max-log-mb), cut there",
+                       r.signal ? "killed" : "exited", max_log_bytes >> 20U);
   }
   if (r.timed_out) return fmt::format("killed after the timeout of {:g}s", r.timeout_s);
   if (r.interrupted) return "killed: run interrupted";
@@ -77,13 +75,7 @@ std::string describe(const ProcessResult& r, std::uint64_t max_file_bytes,
         "binary meant? were its stdout and stderr closed?)",
         spec.argv.empty() ? std::string("the process") : spec.argv.front(), *r.exit_code);
   }
-  if (r.signal) {
-    std::string s = "killed by " + signal_name(*r.signal);
-    if (*r.signal == SIGXFSZ && max_file_bytes > 0) {
-      s += fmt::format(" (file size limit of {} MiB reached: --max-log-mb)", max_file_bytes >> 20U);
-    }
-    return s;
-  }
+  if (r.signal) return "killed by " + signal_name(*r.signal);
   return "";
 }
 
@@ -102,7 +94,7 @@ class RunObserver : public PoolObserver {
     const ProcessSpec& spec = plan_.specs[i];
     CollectedFile collected = collect_results(plan_.suite, plan_.files[i], spec, r);
     FileRecord rec = file_record(plan_.files[i].rel_path, collected, r, spec, plan_.out_dir);
-    if (const std::string why = describe(r, plan_.pool.max_file_bytes, spec); !why.empty()) {
+    if (const std::string why = describe(r, plan_.pool.max_log_bytes, spec); !why.empty()) {
       rec.note = rec.note.empty() ? why : why + "; " + rec.note;
     }
     RecordRead record;
@@ -477,7 +469,7 @@ PoolOptions pool_options(const RunOptions& o, double timeout_s) {
   pool.jobs = jobs_of(o);
   pool.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   pool.kill_grace = std::chrono::milliseconds(static_cast<long>(o.kill_grace_s * 1000));
-  pool.max_file_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
+  pool.max_log_bytes = static_cast<std::uint64_t>(o.max_log_mb * 1024 * 1024);
   return pool;
 }
 

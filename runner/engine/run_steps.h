@@ -51,7 +51,7 @@ struct RunPlan {
   std::string interpreter;         ///< absolute; empty for a GoogleTest suite with no Python
   std::vector<ProcessSpec> specs;  ///< one per file of `files`, in the same order
   RunRecord run;                   ///< the runs row to begin (resume: the recorded row)
-  PoolOptions pool;                ///< jobs, timeout, kill grace, file size limit
+  PoolOptions pool;                ///< jobs, timeout, kill grace, log size limit
   std::filesystem::path out_dir;   ///< created, writable
   std::chrono::steady_clock::time_point started;  ///< when planning began
   double discovery_s = 0;                         ///< how long finding the files took

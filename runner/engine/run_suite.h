@@ -27,7 +27,7 @@ struct RunOptions {
   bool warm = true;
   std::string python;                             ///< overrides suite.json's python
   std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir()
-  double max_log_mb = 1024;                       ///< per-process file size limit; 0: none
+  double max_log_mb = 1024;                       ///< largest log of a file; 0: none
   std::int64_t baseline_run = 0;  ///< the baseline run a shim run is compared with; 0: none
   bool list_only = false;         ///< --list: print the planned files, run nothing
   std::string previous;           ///< --previous RUN (an id or "latest"); empty: latest comparable

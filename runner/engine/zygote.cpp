@@ -75,10 +75,9 @@ Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
   const int log = ::open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   std::string preload;
   for (const auto& m : o.preload) preload += (preload.empty() ? "" : ",") + m;
-  ChildStart start{o.python,   {zygote_script().string(), "--preload", preload},
-                   o.cwd,      o.env,
-                   replies[1], log,
-                   0,          requests[0]};
+  ChildStart start{
+      o.python,   {zygote_script().string(), "--preload", preload}, o.cwd, o.env, replies[1], log,
+      requests[0]};
   try {
     boost::asio::io_context ctx;
     auto proc = start_process(ctx, start);
@@ -205,8 +204,7 @@ pid_t Zygote::fork_child(const ChildStart& start, const fs::path& log_path) {
   const json req{{"argv", start.args},  // after the interpreter
                  {"cwd", start.cwd.string()},
                  {"env", env},
-                 {"log", log_path.string()},
-                 {"max_file_bytes", start.max_file_bytes}};
+                 {"log", log_path.string()}};
   const json reply = json::parse(request(req.dump(-1, ' ', false, json::error_handler_t::replace)),
                                  nullptr, false);
   if (!reply.is_object() || !reply.contains("pid") || !reply["pid"].is_number_integer()) {

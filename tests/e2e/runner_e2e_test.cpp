@@ -133,7 +133,9 @@ TEST_F(RunnerE2E, AFileThatFloodsPastTheLogLimitIsStoppedAndSaysWhy) {
   auto r = run_runner("mixed", {"test_flood.py", "--max-log-mb", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   auto files = files_of_last_run();
-  EXPECT_NE(files.at("test_flood.py").note.find("file size limit of 1 MiB"), std::string::npos)
+  EXPECT_EQ(files.at("test_flood.py").status, FileStatus::kCrashed);
+  EXPECT_NE(files.at("test_flood.py").note.find("its log passed the size limit of 1 MiB"),
+            std::string::npos)
       << files.at("test_flood.py").note;
   EXPECT_LE(fs::file_size(out() / "logs/test_flood.py.log"), 1U << 20);
 }

@@ -10,7 +10,7 @@ runs in its sitecustomize as it would cold), imports the preload list ("?name": 
 installed), and answers one JSON line
 on stdout: {"ready": true, "pid", "preloaded": [...]}, or {"ready": false, "error"} and exits 3.
 Then, for each JSON line on stdin {"argv": [...the cold command after the interpreter...], "cwd",
-"env": {...the whole environment...}, "log", "max_file_bytes"} it answers {"pid": N} or
+"env": {...the whole environment...}, "log"} it answers {"pid": N} or
 {"error": "..."}. EOF on stdin ends it: it runs its atexit handlers and finalizers and exits 0
 (the runner waits for that a moment, then kills it).
 
@@ -18,7 +18,7 @@ A child is forked twice (zygote -> intermediate -> child) and the intermediate e
 the child is re-parented to the nearest child subreaper: the runner (ProcessReaper), which then
 waits for it as for a child it started itself. The child: its own process group; SIGKILL when
 the runner dies (set once re-parented); stdin /dev/null, stdout and stderr on the log (truncated);
-RLIMIT_FSIZE; the cwd, environment, sys.argv and sys.path[0] of the cold command; default signal
+the cwd, environment, sys.argv and sys.path[0] of the cold command; default signal
 dispositions (Python's own for SIGINT, SIGPIPE, SIGXFSZ) and an empty signal mask; faulthandler
 enabled again on the new stderr when it was; numpy's global generator re-seeded when numpy was
 preloaded (Python's random re-seeds itself after fork); the shim, when applied, reads its
@@ -46,7 +46,6 @@ import gc
 import importlib
 import json
 import os
-import resource
 import runpy
 import signal
 import sys
@@ -243,9 +242,6 @@ def become_child(request, intermediate, pytest_config):
     os.dup2(null, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    limit = int(request.get("max_file_bytes") or 0)
-    if limit > 0:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     sys.stdin = open(os.devnull)  # noqa: SIM115 - the zygote's reader may hold read-ahead requests
     fault = faulthandler.is_enabled()

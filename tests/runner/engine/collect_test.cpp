@@ -40,6 +40,10 @@ TEST(StatusFromProcess, MapsHowTheProcessEnded) {
   interrupted.timed_out = false;
   interrupted.interrupted = true;
   EXPECT_EQ(status_from_process(interrupted, Framework::kPytest), FileStatus::kInterrupted);
+  // A log past --max-log-mb: crashed whether the runner killed it or it exited first.
+  ProcessResult flooded = exited(0);
+  flooded.log_too_big = true;
+  EXPECT_EQ(status_from_process(flooded, Framework::kPytest), FileStatus::kCrashed);
   ProcessResult launch;
   launch.launch_error = "cannot start";
   EXPECT_EQ(status_from_process(launch, Framework::kPytest), FileStatus::kError);

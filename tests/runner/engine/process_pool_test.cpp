@@ -143,14 +143,44 @@ TEST_F(ProcessPoolTest, GrandchildrenLeftBehindByAFinishedFileAreKilled) {
   EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pids[0]); }, 2s));
 }
 
-TEST_F(ProcessPoolTest, FileSizeLimitStopsAFloodingProcess) {
-  std::vector<ProcessSpec> specs{sh("head -c 5000000 /dev/zero", "flood")};
+TEST_F(ProcessPoolTest, ALogPastItsLimitStopsItsProcessAndIsCutThere) {
+  std::vector<ProcessSpec> specs{sh("yes flood", "flood")};
   PoolOptions o;
-  o.max_file_bytes = 1 << 20;
+  o.max_log_bytes = 1 << 20;
+  o.timeout = 20s;
   Recorder rec;
   ASSERT_TRUE(ProcessPool(o).run(specs, rec));
-  EXPECT_EQ(rec.results[0].signal, SIGXFSZ);
-  EXPECT_LE(std::filesystem::file_size(specs[0].log_path), 1U << 20);
+  EXPECT_TRUE(rec.results[0].log_too_big);
+  EXPECT_EQ(rec.results[0].signal, SIGKILL);
+  EXPECT_FALSE(rec.results[0].timed_out) << "killed when its log passed the limit, not later";
+  EXPECT_EQ(std::filesystem::file_size(specs[0].log_path), 1U << 20);
+}
+
+// One that wrote past the limit between two checks and exited keeps its exit, not its bytes.
+TEST_F(ProcessPoolTest, ALogThatPassedItsLimitBeforeTheProcessExitedIsCutToo) {
+  std::vector<ProcessSpec> specs{sh("head -c 3000000 /dev/zero; exit 0", "burst")};
+  PoolOptions o;
+  o.max_log_bytes = 1 << 20;
+  o.log_check = 1h;  // never while it runs
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(o).run(specs, rec));
+  EXPECT_TRUE(rec.results[0].log_too_big);
+  EXPECT_EQ(rec.results[0].exit_code, 0);
+  EXPECT_EQ(std::filesystem::file_size(specs[0].log_path), 1U << 20);
+}
+
+// Only the log is limited: a test may write a checkpoint larger than the limit, as under plain
+// pytest (stable-baselines3 saves a 2.4 GB model).
+TEST_F(ProcessPoolTest, FilesOtherThanTheLogMayGrowPastTheLimit) {
+  std::vector<ProcessSpec> specs{
+      sh("head -c 3000000 /dev/zero > \"$PIDS/model.bin\" && echo saved", "checkpoint")};
+  PoolOptions o;
+  o.max_log_bytes = 1 << 20;
+  Recorder rec;
+  ASSERT_TRUE(ProcessPool(o).run(specs, rec));
+  EXPECT_EQ(rec.results[0].exit_code, 0);
+  EXPECT_FALSE(rec.results[0].log_too_big);
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "model.bin"), 3000000U);
 }
 
 TEST_F(ProcessPoolTest, AMissingInterpreterIsALaunchErrorNotACrash) {

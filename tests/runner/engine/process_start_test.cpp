@@ -133,16 +133,5 @@ TEST(StartProcess, TheChildGetsItsStreamsDirectoryAndEnvironmentAndNoOtherDescri
   EXPECT_EQ(testing::read_file(dir / "err"), "oops\n");
 }
 
-TEST(StartProcess, AFileSizeLimitStopsTheChildsWrites) {
-  TempDir dir;
-  const int out = ::open((dir / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  asio::io_context ctx;
-  auto proc = start_process(
-      ctx, {"/bin/sh", {"-c", "head -c 100000 /dev/zero"}, "/", environment(), out, out, 4096});
-  EXPECT_EQ(wait_exit_code(proc), -SIGXFSZ);
-  ::close(out);
-  EXPECT_EQ(fs::file_size(dir / "out"), 4096U);
-}
-
 }  // namespace
 }  // namespace devshim
