@@ -37,9 +37,10 @@ constexpr std::array<ActionRule, 20> kActions = {{
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
      "torch.device(\"{device}\")", "TORCHDEVICE_DEVICE_OBJECTS", "redirect",
-     "the run used TORCHDEVICE_DEVICE_OBJECTS=redirect already, which builds only the CUDA device "
-     "objects whose index exists: the test compares with one it leaves as written (\"cuda\" with "
-     "no index, cuda:1); compare with the device the tensors were placed on"},
+     "the run used TORCHDEVICE_DEVICE_OBJECTS=redirect already, which builds CUDA device objects "
+     "with no index or one that exists as the device used: the test compares with one it leaves "
+     "as written (an index beyond the devices seen, cuda:1); compare with the device the tensors "
+     "were placed on"},
     {"failing", "CUDA device object refused",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as written, so the code's check that its device is CUDA holds (Lightning's CUDAAccelerator); "
@@ -48,9 +49,13 @@ constexpr std::array<ActionRule, 20> kActions = {{
      "the run used TORCHDEVICE_DEVICE_OBJECTS=keep already: the code checks the device a tensor is "
      "on ({device}), which no setting changes; skip the test where CUDA is absent"},
     {"failing", "tensor.device type check",
-     "no shim setting changes it: a tensor reports the device it is on ({device}); compare with "
+     "no shim setting changes it when the test compares with the literal 'cuda': a tensor "
+     "reports the device it is on ({device}); compare with "
      "torch.accelerator.current_accelerator().type (or the device the test asked for through "
-     "it), or skip the test where CUDA is absent",
+     "it), or skip the test where CUDA is absent. A comparison with the type of a device object "
+     "the test built (torch.device(\"cuda\").type) holds under "
+     "TORCHDEVICE_DEVICE_OBJECTS=redirect, "
+     "the default",
      "'{device}'", "", "", ""},
     {"failing", "cross-device error expected",
      "none on one device: the test expects the error or warning given for tensors on different "

@@ -197,7 +197,7 @@ TEST_F(WarmE2E, WarmAndColdGiveTheSameOutcomesOnTheBundledSuite) {
   EXPECT_EQ(warm.start.value("mode", ""), "warm") << warm.start;
   EXPECT_EQ(warm.files, cold.files);
   EXPECT_EQ(warm.tests, cold.tests);
-  EXPECT_EQ(warm.tests.size(), 126U);
+  EXPECT_EQ(warm.tests.size(), 127U);
   // The shim, applied in the zygote, records each child's redirections in the child's record.
   EXPECT_FALSE(warm.redirections.empty());
   EXPECT_EQ(warm.redirections, cold.redirections);

@@ -102,7 +102,7 @@ def test_optimizer_step_asks_the_accelerator_stream_if_it_captures(shim):
 def test_get_device_module(shim):
     assert torch.get_device_module() is torch.cuda
     assert torch.get_device_module("cuda:0") is torch.cuda
-    assert torch.get_device_module(torch.device("cuda")) is torch.cuda
+    assert torch.get_device_module(torch.device("cuda", 5)) is torch.cuda  # as written
     assert torch.get_device_module("cpu") is torch.cpu
     assert recorded("torch.get_device_module")
 
@@ -158,17 +158,44 @@ def test_redirect_makes_identity_assertions_hold(shim_redirecting_objects):
     assert recorded("torch.device")
 
 
+def test_redirect_builds_a_device_without_an_index_as_the_device_used(shim_redirecting_objects):
+    # stable-baselines3 and mmengine compare types: `param.device.type ==
+    # torch.device("cuda").type` after placing a model with that device (docs/shim.md).
+    model = torch.nn.Linear(3, 4).to(torch.device("cuda"))
+    assert model.weight.device.type == torch.device("cuda").type == "cpu"
+    assert torch.device("cuda") == torch.device(type="cuda") == model.weight.device
+    assert [r["requested"] for r in recorded("torch.device")].count("cuda") >= 1
+
+
 def test_redirect_keeps_devices_no_tensor_can_be_on(shim_redirecting_objects):
-    # On a one-GPU CUDA machine no tensor's device is "cuda" without an index, nor "cuda:1":
-    # identity with them cannot hold there either, so they are built as written, and code that
-    # branches on their type (accelerate's own device: fp16 autocast, GradScaler) takes the CUDA
-    # path; using them still lands on the device used.
+    # An index beyond the devices the program sees stays as written: no tensor is ever there, so
+    # neither identity nor type could hold. Using it still lands on the device used.
+    for written in ("cuda:1", "cuda:64"):
+        d = torch.device(written)
+        assert str(d) == written
+        assert torch.ones(1).to(d).device.type == "cpu"
+    assert torch.device("cuda", 1).index == 1
+    assert not [r for r in recorded("torch.device") if r["requested"] == "cuda:1"]
+
+
+@pytest.fixture
+def shim_redirecting_indexed_objects(clean_env):
+    """The shim active with TORCHDEVICE_DEVICE_OBJECTS=redirect-indexed; checked after."""
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", "redirect-indexed")
+    yield from active_shim()
+
+
+def test_redirect_indexed_keeps_a_device_without_an_index_as_written(
+        shim_redirecting_indexed_objects):
+    # accelerate keeps torch.device("cuda") as its device and sets up fp16 autocast and a
+    # GradScaler because its type is "cuda": this setting leaves it so, and still builds an
+    # object with an index that exists as the device used.
     model = torch.nn.Linear(3, 4).to("cuda")
-    for written in ("cuda", "cuda:1", "cuda:64", "mps"):
+    for written in ("cuda", "cuda:1", "mps"):
         d = torch.device(written)
         assert str(d) == written and model.weight.device != d
         assert torch.ones(1).to(d).device.type == "cpu"
-    assert torch.device("cuda", 1).index == 1
+    assert torch.device("cuda", 0) == model.weight.device
     assert not [r for r in recorded("torch.device") if r["requested"] in ("cuda", "cuda:1")]
 
 

@@ -132,7 +132,7 @@ def test_set_default_device_cuda(shim):
     assert recorded("torch.set_default_device")
 
 
-def test_torch_device_as_a_context_manager(shim):
+def test_torch_device_as_a_context_manager(shim_keeping_objects):
     with torch.device("cuda"):
         x = torch.ones(2)
     assert x.device.type == "cpu"

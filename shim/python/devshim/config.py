@@ -11,7 +11,7 @@ log.
 | ``TORCHDEVICE_LOG_LEVEL``| DEBUG, INFO, WARNING, ERROR               | WARNING   |
 | ``TORCHDEVICE_POLICY``   | default, accelerator-only                 | default   |
 | ``TORCHDEVICE_RECORD``   | a file path: write the redirection record there at exit | none |
-| ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, keep: what ``torch.device("cuda")`` builds | redirect |
+| ``TORCHDEVICE_DEVICE_OBJECTS`` | redirect, redirect-indexed, keep: device objects | redirect |
 | ``TORCHDEVICE_CPU_MEMORY`` | a size (``2GiB``, bytes): the CPU's size as a device | host RAM |
 
 TORCHDEVICE_DEVICE_OBJECTS: devshim/devices.py says what each value builds.

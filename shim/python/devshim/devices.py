@@ -3,20 +3,25 @@
 A tensor's ``.device`` always tells where its data is (the shim never lies about it: torch's own
 code, kernels, ``.numpy()`` and ``.cpu()`` depend on it). What a program compares it with is a
 device object it built itself, ``torch.device("cuda", 0)``; CUDA-written tests assert
-``param.device == torch.device("cuda", 0)`` after moving a module "to cuda". Two answers, both
-with users (so a setting, not a choice made once):
+``param.device == torch.device("cuda", 0)`` after moving a module "to cuda", or compare types,
+``param.device.type == torch.device("cuda").type``. Three answers, each with users (so a
+setting, not a choice made once):
 
-- ``redirect`` (the default): a device object that a tensor's ``.device`` could equal is a device
-  request like any other. While the shim redirects, ``torch.device(...)`` of type "cuda" or "mps"
-  (strings, ``(type, index)``, ``type=``/``index=`` keywords, another device object, or a bare
-  index) with an index that exists goes through the policy: ``torch.device("cuda", 0)`` is
-  ``device(type='cpu')`` on a CPU-only machine, so the comparison holds and ``tensor.device``
-  stays true. Recorded as API ``torch.device``. Objects no tensor can be on (``"cuda"`` with no
-  index, ``cuda:1`` on one device) and "cpu", "meta", ... are left as written. The price:
-  ``torch.device("cuda", 0).index`` is None (a CPU device has no index; ``device("cpu", 0)``
-  would not equal a CPU tensor's device), and code that checks ``.type == "cuda"`` of the object
-  it built takes the path of the device used (Lightning's ``CUDAAccelerator`` refuses it).
+- ``redirect`` (the default): a device object is a device request like any other. While the shim
+  redirects, ``torch.device(...)`` of type "cuda" or "mps" (strings, ``(type, index)``,
+  ``type=``/``index=`` keywords, another device object, or a bare index) without an index or with
+  one that exists goes through the policy: ``torch.device("cuda")`` and ``torch.device("cuda",
+  0)`` are ``device(type='cpu')`` on a CPU-only machine, so identity and type comparisons with a
+  placed tensor's device hold and ``tensor.device`` stays true. Recorded as API
+  ``torch.device``. An index that does not exist (``cuda:1`` on one device) and "cpu", "meta",
+  ... are left as written. The price: ``torch.device("cuda", 0).index`` is None (a CPU device has
+  no index; ``device("cpu", 0)`` would not equal a CPU tensor's device), and code that checks
+  ``.type == "cuda"`` of the object it built takes the path of the device used (accelerate's
+  ``PartialState.device`` sets up no GradScaler; Lightning's ``CUDAAccelerator`` refuses it).
   ``.cuda(d)`` of such an object lands on the device used (devshim/tensors.py).
+- ``redirect-indexed``: as ``redirect`` for objects with an index that exists; ``"cuda"`` with
+  no index is left as written, so library code that keeps such an object as its device
+  (accelerate) takes its CUDA path, and type comparisons with it fail.
 - ``keep``: device objects are what the program wrote (``torch.device("cuda", 0)`` has type
   "cuda" and index 0, as CUDA code that reads ``.index`` or checks ``.type`` expects); the request
   is redirected where it is used (``.to()``, factories, ...). Identity assertions against a
@@ -45,8 +50,9 @@ from devshim.patching import CONSTRUCTOR, REDIRECT, Patch, wraps
 
 __all__ = ["plan", "POLICIES", "configure", "redirected_object", "as_written"]
 
-POLICIES = ("redirect", "keep")
-redirect_objects = False  # True under "redirect"
+POLICIES = ("redirect", "redirect-indexed", "keep")
+redirect_objects = False  # True under "redirect" and "redirect-indexed"
+redirect_indexless = False  # True under "redirect": "cuda" without an index is built as used
 
 
 # What each argument tuple built: (device object, the request it came from or None when it was
@@ -60,8 +66,9 @@ _made: dict = {}
 
 def configure(policy: str) -> None:
     """Sets the device-object policy (one of POLICIES); empties the cache of built objects."""
-    global redirect_objects
-    redirect_objects = policy == "redirect"
+    global redirect_objects, redirect_indexless
+    redirect_objects = policy in ("redirect", "redirect-indexed")
+    redirect_indexless = policy == "redirect"
     _made.clear()
 
 
@@ -76,12 +83,14 @@ def _device_count(kind: str) -> int:
     return runtime.hardware.cuda_device_count
 
 
-def _identity_possible(device) -> bool:
-    """Whether a tensor's ``.device`` could ever equal ``device`` on the hardware the program
-    sees: only a device with an index that exists (a CUDA or MPS tensor's device always carries
-    an index). Other device objects gain nothing from being built as the device used."""
+def _built_as_used(device) -> bool:
+    """Whether the policy builds ``device`` (of a redirected type) as the device used: one with
+    an index that exists on the hardware the program sees, or with no index under ``redirect``.
+    An index beyond the devices seen stays as written: no tensor is ever there."""
     index = device.index
-    return index is not None and index < _device_count(device.type)
+    if index is None:
+        return redirect_indexless
+    return index < _device_count(device.type)
 
 
 _REDIRECTED_TYPES = ("cuda", "mps")
@@ -100,7 +109,7 @@ def as_written(*args):
 def redirected_object(device):
     """(object, used) when the policy builds ``device`` (a torch.device) as the device used, else
     None (the object stands as written). Records nothing."""
-    if not (redirect_objects and device.type in _REDIRECTED_TYPES and _identity_possible(device)):
+    if not (redirect_objects and device.type in _REDIRECTED_TYPES and _built_as_used(device)):
         return None
     used = runtime.redirect(device)
     if used is None:

@@ -13,7 +13,8 @@ those, as the eager wrappers do to the same calls:
   another scripted function or method, gets the device used instead, in that use only:
   ``torch.zeros(2, device="cuda")`` in a scripted function makes a tensor on the device used;
 - a device constant the device-object policy builds as the device used
-  (``TORCHDEVICE_DEVICE_OBJECTS=redirect``, an index that exists: devshim/devices.py) is that
+  (``TORCHDEVICE_DEVICE_OBJECTS=redirect``: no index or one that exists; ``redirect-indexed``:
+  one that exists; devshim/devices.py) is that
   device object in every use, comparisons included, as ``torch.device("cuda", 0)`` is in eager
   code; under ``keep`` a comparison sees the device as written;
 - ``aten::cuda(x)`` becomes ``aten::to(x, <device used>)``;

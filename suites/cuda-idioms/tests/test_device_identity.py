@@ -1,13 +1,15 @@
 """Device identity as real CUDA-written suites check it (issue 31's style probes): what each idiom
-gives under the shim's two settings of TORCHDEVICE_DEVICE_OBJECTS (docs/shim.md#device-identity).
+gives under the shim's three settings of TORCHDEVICE_DEVICE_OBJECTS
+(docs/shim.md#device-identity).
 
 Under the shim a tensor "on cuda" is on the device used, and its ``.device`` says so. Code then
 compares it with a device object it built: under ``keep`` it is built as written, so the
 comparison fails as it does on a CPU without the shim; under ``redirect`` (the default) a "cuda"
-device object with an index that exists is built as the device used, so the comparison holds. Each
-setting gives up one idiom: the test that one setting cannot pass is marked xfail for that setting
-(strict: it must fail there), so this file passes under both and says which idiom each costs.
-Without the shim, on a machine without CUDA, these tests fail as CUDA code does there.
+device object without an index or with one that exists is built as the device used, so the
+comparison holds; ``redirect-indexed`` does so only for an index that exists. Each setting gives
+up some idiom: a test that a setting cannot pass is marked xfail for that setting (strict: it must
+fail there), so this file passes under all three and says which idioms each costs. Without the
+shim, on a machine without CUDA, these tests fail as CUDA code does there.
 """
 import os
 import sys
@@ -25,14 +27,18 @@ def device_objects():
     return devshim.status()["device_objects"]
 
 
-def costs_under(setting, reason):
-    return pytest.mark.xfail(device_objects() == setting, reason=reason, strict=True)
+def costs_under(settings, reason):
+    return pytest.mark.xfail(device_objects() in settings.split(), reason=reason, strict=True)
 
 
 KEEP_COST = ("under keep, torch.device('cuda', 0) is a cuda device and the tensor the shim placed "
              "is not on it")
 REDIRECT_COST = ("under redirect, torch.device('cuda', 0) is the device used: a CPU device has no "
                  "index")
+INDEXLESS_KEPT_COST = ("torch.device('cuda') with no index is built as written: a cuda device, "
+                       "not the type of the device the tensors were placed on")
+INDEXLESS_REDIRECTED_COST = ("under redirect, torch.device('cuda') is the device used: code that "
+                             "branches on its type takes the path of that device")
 
 
 @costs_under("keep", KEEP_COST)
@@ -53,7 +59,7 @@ def test_library_code_builds_the_current_cuda_device_and_compares():
     assert {t.device for t in (batch, torch.zeros(1, device=root))} == {root}
 
 
-@costs_under("redirect", REDIRECT_COST)
+@costs_under("redirect redirect-indexed", REDIRECT_COST)
 def test_local_rank_selects_the_device(monkeypatch):
     # LOCAL_RANK-style device selection that reads the index of the device it built.
     monkeypatch.setenv("LOCAL_RANK", "0")
@@ -65,10 +71,19 @@ def test_local_rank_selects_the_device(monkeypatch):
     assert y.cpu().tolist() == [0, 2, 4, 6]
 
 
-def test_a_cuda_device_without_an_index_keeps_its_type_under_both_settings():
-    # accelerate's own device is torch.device("cuda"): code branches on its type (fp16 autocast,
-    # a GradScaler). No tensor's device equals a device without an index, even on CUDA, so both
-    # settings build it as written; using it still lands on the device used.
+@costs_under("keep redirect-indexed", INDEXLESS_KEPT_COST)
+def test_a_model_placed_on_a_cuda_device_has_its_type():
+    # stable-baselines3's and mmengine's tests: place with torch.device("cuda") (no index), then
+    # compare the parameters' device type with the device object's.
+    device = torch.device("cuda")
+    model = nn.Linear(3, 4).to(device)
+    assert all(p.device.type == device.type for p in model.parameters())
+
+
+@costs_under("redirect", INDEXLESS_REDIRECTED_COST)
+def test_library_code_branches_on_the_type_of_a_cuda_device_without_an_index():
+    # accelerate's own device is torch.device("cuda"): it sets up fp16 autocast and a GradScaler
+    # because its type is "cuda". Using the device lands on the device used under every setting.
     device = torch.device("cuda")
     assert device.type == "cuda" and device.index is None
     use_scaler = device.type == "cuda"
