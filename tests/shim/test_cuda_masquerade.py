@@ -196,6 +196,20 @@ def test_torch_manual_seed_calls_are_not_recorded_as_cuda_calls(shim):
     assert "torch.cuda.manual_seed_all" not in apis()
 
 
+def test_a_stream_held_back_by_sleep_is_waited_for(shim):
+    # fairscale's pipe tests: torch.cuda._sleep holds the current stream back, then check that
+    # a copy on another stream waits for it. torch's own needs torch._C._cuda_sleep (CUDA only).
+    source = torch.ones(3, device="cuda")
+    other = torch.cuda.Stream()
+    torch.cuda._sleep(100_000_000)
+    other.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(other):
+        copied = source.to("cpu", non_blocking=True)
+    other.synchronize()
+    assert copied.tolist() == [1.0, 1.0, 1.0]
+    assert "torch.cuda._sleep" in apis()
+
+
 def test_streams(shim):
     s = torch.cuda.Stream()
     default = torch.cuda.default_stream()

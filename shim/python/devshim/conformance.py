@@ -364,6 +364,8 @@ LEFT_OUT = {
     "torch.cuda.set_device": "selects a device for the rest of the process; "
                              "tests/shim/test_cuda_masquerade.py",
     "torch.cuda.nvtx.mark": "a no-op returning None like nvtx.range_push/range_pop",
+    "torch.cuda._sleep": "a no-op (tests/shim/test_cuda_masquerade.py); torch's own needs a CUDA "
+                         "build (torch._C._cuda_sleep), so there is no CPU form to compare with",
     "torch.cuda.nvtx.range_push": "a no-op (tests/shim/test_patches.py)",
     "torch.cuda.nvtx.range_pop": "a no-op (tests/shim/test_patches.py)",
 }

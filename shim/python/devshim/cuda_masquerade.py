@@ -192,6 +192,13 @@ def synchronize(device=None):
     _backend.synchronize()
 
 
+def _sleep(cycles):
+    """``torch.cuda._sleep``: a kernel that spins for ``cycles`` on the current stream, so that
+    tests can hold a stream back and check who waits for it. The device used runs each operation
+    in the order issued (the masquerade's streams are logical), so nothing is held back: a no-op."""
+    _note("torch.cuda._sleep")
+
+
 def init():
     _note("torch.cuda.init")
     _mark_initialized()
@@ -471,7 +478,7 @@ def set_rng_state_all(new_states):
 _FUNCTIONS = (
     is_available, device_count, current_device, set_device, get_device_name,
     get_device_properties, get_device_capability, is_bf16_supported, is_tf32_supported,
-    can_device_access_peer, is_current_stream_capturing, synchronize, init, _lazy_init,
+    can_device_access_peer, is_current_stream_capturing, synchronize, _sleep, init, _lazy_init,
     is_initialized,
     memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved, memory_cached,
     max_memory_cached, mem_get_info, empty_cache, reset_peak_memory_stats,
