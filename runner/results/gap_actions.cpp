@@ -15,7 +15,9 @@ namespace {
 // prefix ending in '*'; empty: any), what to do, the equivalent on the device used, and the
 // setting of docs/shim.md that may fix them (variable=value; empty: none), with the action
 // when no setting is suggested: the run used it already, or, where value lists values
-// ("keep|redirect": the first the run did not use), the run does not say which it used. First
+// ("keep|redirect": the first the run did not use: keep after redirect-indexed too, which
+// answers index reads and the CUDA type of torch.device("cuda") alike), the run does not say
+// which it used. First
 // match wins. Placeholders: {api}, {device}, {setting}, {attributed} (a file error's torch API),
 // {equivalent} (kEquivalents).
 struct ActionRule {
@@ -98,9 +100,9 @@ constexpr std::array<ActionRule, 20> kActions = {{
     {"unattributed", "",
      "read the failure: it names no torch API and has no frame in torch or the shim, so it is "
      "the test's own check (of a device's index, name, count or memory) or the project under "
-     "test's; {setting}, the other device-object setting, builds torch.device(\"cuda\", 0) "
-     "otherwise (its index, its type: docs/shim.md, \"Device identity\"), which --try-settings "
-     "tries",
+     "test's; {setting}, another device-object setting, builds torch.device(\"cuda\", 0) and "
+     "torch.device(\"cuda\") otherwise (their index, their type: docs/shim.md, \"Device "
+     "identity\"), which --try-settings tries",
      "", "TORCHDEVICE_DEVICE_OBJECTS", "keep|redirect", kReadTheFailure},
     {"unpatched", "",
      "carry {api} in the shim, or declare it in raising_apis() when it has no equivalent on "

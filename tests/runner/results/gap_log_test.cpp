@@ -387,13 +387,17 @@ TEST(GapAction, AnUnattributedFailureNamesTheOtherDeviceObjectSetting) {
   redirect.values["TORCHDEVICE_DEVICE_OBJECTS"] = "redirect";
   GapAction a = gap_action(kGapUnattributed, api, "", redirect);
   EXPECT_EQ(a.setting, "TORCHDEVICE_DEVICE_OBJECTS=keep");
-  EXPECT_NE(a.action.find("TORCHDEVICE_DEVICE_OBJECTS=keep, the other device-object setting"),
+  EXPECT_NE(a.action.find("TORCHDEVICE_DEVICE_OBJECTS=keep, another device-object setting"),
             std::string::npos)
       << a.action;
   ShimSettings keep;
   keep.values["TORCHDEVICE_DEVICE_OBJECTS"] = "keep";
   EXPECT_EQ(gap_action(kGapUnattributed, api, "", keep).setting,
             "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  ShimSettings indexed;
+  indexed.values["TORCHDEVICE_DEVICE_OBJECTS"] = "redirect-indexed";
+  EXPECT_EQ(gap_action(kGapUnattributed, api, "", indexed).setting,
+            "TORCHDEVICE_DEVICE_OBJECTS=keep");
   a = gap_action(kGapUnattributed, api, "", ShimSettings{});
   EXPECT_TRUE(a.setting.empty());
   EXPECT_EQ(a.action.rfind("read the failure", 0), 0U) << a.action;
