@@ -337,15 +337,19 @@ class PoolRun {
     }
   }
 
+  bool log_past_limit(const Slot& s) const {
+    std::error_code ec;
+    const auto size = fs::file_size(specs_[s.index].log_path, ec);
+    return !ec && size > options_.max_log_bytes;
+  }
+
   // A log past max_log_bytes (written between two checks, or before the process exited) keeps
   // the limit's worth.
   void cut_log(Slot& s) {
-    if (options_.max_log_bytes == 0) return;
-    const fs::path& log = specs_[s.index].log_path;
-    std::error_code ec;
-    if (fs::file_size(log, ec) <= options_.max_log_bytes || ec) return;
+    if (options_.max_log_bytes == 0 || !log_past_limit(s)) return;
     s.result.log_too_big = true;
-    fs::resize_file(log, options_.max_log_bytes, ec);
+    std::error_code ignored;
+    fs::resize_file(specs_[s.index].log_path, options_.max_log_bytes, ignored);
   }
 
   // Every log_check, each running process whose log has passed max_log_bytes: SIGKILL to its
@@ -355,13 +359,9 @@ class PoolRun {
     log_watch_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || done_) return;
       for (auto& s : running_) {
-        if (s->finished || s->result.log_too_big) continue;
-        std::error_code size_ec;
-        const auto size = fs::file_size(specs_[s->index].log_path, size_ec);
-        if (!size_ec && size > options_.max_log_bytes) {
-          s->result.log_too_big = true;
-          kill_group(s->pgid, SIGKILL);
-        }
+        if (s->finished || s->result.log_too_big || !log_past_limit(*s)) continue;
+        s->result.log_too_big = true;
+        kill_group(s->pgid, SIGKILL);
       }
       watch_logs();
     });

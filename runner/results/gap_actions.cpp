@@ -17,9 +17,8 @@ namespace {
 // when no setting is suggested: the run used it already, or, where value lists values
 // ("keep|redirect": the first the run did not use: keep after redirect-indexed too, which
 // answers index reads and the CUDA type of torch.device("cuda") alike), the run does not say
-// which it used. First
-// match wins. Placeholders: {api}, {device}, {setting}, {attributed} (a file error's torch API),
-// {equivalent} (kEquivalents).
+// which it used. First match wins. Placeholders: {api}, {device}, {setting}, {attributed} (a
+// file error's torch API), {equivalent} (kEquivalents).
 struct ActionRule {
   std::string_view kind;
   std::string_view api;
@@ -56,8 +55,7 @@ constexpr std::array<ActionRule, 20> kActions = {{
      "torch.accelerator.current_accelerator().type (or the device the test asked for through "
      "it), or skip the test where CUDA is absent. A comparison with the type of a device object "
      "the test built (torch.device(\"cuda\").type) holds under "
-     "TORCHDEVICE_DEVICE_OBJECTS=redirect, "
-     "the default",
+     "TORCHDEVICE_DEVICE_OBJECTS=redirect, the default",
      "'{device}'", "", "", ""},
     {"failing", "cross-device error expected",
      "none on one device: the test expects the error or warning given for tensors on different "

@@ -19,8 +19,8 @@
   unless set), not the CPU's bfloat16. ``torch.set_autocast_dtype("cuda", dtype)`` (and
   ``set_autocast_gpu_dtype``) set CUDA's dtype, which a later ``autocast("cuda")`` without a dtype
   takes, and, inside an enabled block, the device used's, which its kernels read;
-  ``torch.set_autocast_enabled("cuda",
-  flag)`` (and its one-argument form, which means CUDA) sets the device used's.
+  ``torch.set_autocast_enabled("cuda", flag)`` (and its one-argument form, which means CUDA) sets
+  the device used's.
 
 The patches are on the classes' ``__init__`` (not replacements of the classes), so subclasses —
 torch.cuda.amp's among them — and ``isinstance`` checks keep working.

@@ -14,15 +14,15 @@ those, as the eager wrappers do to the same calls:
   ``torch.zeros(2, device="cuda")`` in a scripted function makes a tensor on the device used;
 - a device constant the device-object policy builds as the device used
   (``TORCHDEVICE_DEVICE_OBJECTS=redirect``: no index or one that exists; ``redirect-indexed``:
-  one that exists; devshim/devices.py) is that
-  device object in every use, comparisons included, as ``torch.device("cuda", 0)`` is in eager
-  code; under ``keep`` a comparison sees the device as written;
+  one that exists; devshim/devices.py) is that device object in every use, comparisons
+  included, as ``torch.device("cuda", 0)`` is in eager code; under ``keep`` a comparison sees
+  the device as written;
 - ``aten::cuda(x)`` becomes ``aten::to(x, <device used>)``;
 - ``torch.autocast("cuda")`` (a constant device type given to its ``__init__``, which
   TorchScript's autocast pass reads) gets the type of the device used and, without a dtype,
   CUDA's (float16 unless set), as the eager ``torch.autocast`` does (devshim/amp.py).
-  ``torch.cuda.amp.autocast`` is a class of its own
-  that the pass takes for CUDA: left as written.
+  ``torch.cuda.amp.autocast`` is a class of its own that the pass takes for CUDA: left as
+  written.
 
 Each rewrite is recorded as API ``torch.jit.script`` at the call site that compiled the code
 (the program's frame outwards of torch's). A device made at run time inside the scripted code
