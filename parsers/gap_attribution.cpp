@@ -331,6 +331,51 @@ bool shows_no_value(std::string_view exception, std::string_view explanation) {
          lines.front().rfind("False is not true", 0) == 0;
 }
 
+bool says_cuda(std::string_view code) { return has(code, "'cuda") || has(code, "\"cuda"); }
+
+// Whether an operand of a comparison is a type read from an object: it reads `.type`, or it is a
+// name the lines above it (pytest's source of the test) last assign such a read, neither with a
+// literal 'cuda' (`desired_device = get_device(device).type`).
+bool is_object_type(std::string_view operand, const std::vector<std::string_view>& above) {
+  operand = trim(operand);
+  if (operand.ends_with(".type")) return true;
+  if (operand.empty() || !std::all_of(operand.begin(), operand.end(), is_ident_char)) return false;
+  for (auto line = above.rbegin(); line != above.rend(); ++line) {
+    const std::string_view t = trim(*line);
+    if (t.rfind(std::string(operand) + " = ", 0) == 0) {
+      return t.ends_with(".type") && !says_cuda(t);
+    }
+  }
+  return false;
+}
+
+// Whether a failing statement compares two types read from objects, neither a literal:
+// `assert get_device(device).type == model.policy.device.type`. Under the shim no tensor is on
+// CUDA, so the 'cuda' such a comparison saw is the type of a device object the code built, not of
+// a tensor's device. pytest shows a string comparison as a diff, without "where" lines, so the
+// statement is what tells it from a comparison with the literal 'cuda'.
+bool compares_object_types(std::string_view statement, const std::vector<std::string_view>& above) {
+  if (statement.rfind("assert ", 0) != 0 || says_cuda(statement)) return false;
+  statement.remove_prefix(7);
+  for (std::string_view op : {" == ", " != "}) {
+    const std::size_t at = statement.find(op);
+    if (at == std::string_view::npos) continue;
+    std::string_view right = statement.substr(at + op.size());
+    // The test's own message after a comma outside brackets is not an operand.
+    int depth = 0;
+    for (std::size_t i = 0; i < right.size(); ++i) {
+      const char c = right[i];
+      depth += (c == '(' || c == '[' || c == '{') ? 1 : (c == ')' || c == ']' || c == '}') ? -1 : 0;
+      if (depth == 0 && c == ',') {
+        right = right.substr(0, i);
+        break;
+      }
+    }
+    return is_object_type(statement.substr(0, at), above) && is_object_type(right, above);
+  }
+  return false;
+}
+
 // For an AssertionError that shows no value (pytest's "assert False": the comparison sat inside
 // all([...]) or a generator; unittest's "False is not true"), what its failing statement (the
 // innermost frame's source line, or failing_statement when given) asserts on: kGapDeviceType for
@@ -495,6 +540,41 @@ std::string statement_at(std::string_view source, int line) {
   return out;
 }
 
+// Rule 4's assertions (attribute_failure): the named semantic gap of an AssertionError that
+// compares a tensor's (or the program's) device with CUDA; nullopt when it is none.
+std::optional<GapAttribution> device_assertion_gap(std::string_view exception,
+                                                   std::string_view message,
+                                                   std::string_view traceback,
+                                                   const std::vector<TracebackFrame>& frames,
+                                                   std::string_view failing_statement) {
+  const std::string explanation = failure_explanation(message, traceback);
+  const std::string_view statement = !failing_statement.empty() ? failing_statement
+                                     : frames.empty()           ? std::string_view()
+                                                      : std::string_view(frames.back().code);
+  if (const std::string_view gap = device_gap(exception, explanation); !gap.empty()) {
+    if (gap == kGapDeviceType &&
+        compares_object_types(statement, pytest_statement(traceback).above)) {
+      return GapAttribution{std::string(kGapCudaObjectType), std::string(kGapFailing),
+                            "the failing assertion compares the type of a device object built "
+                            "for CUDA with the device used's"};
+    }
+    return GapAttribution{std::string(gap), std::string(kGapFailing),
+                          gap == kGapDeviceIdentity
+                              ? "an assertion compares a device object of the device used with "
+                                "a CUDA one"
+                              : "an assertion reads the type or index of the device used"};
+  }
+  if (const std::string_view gap =
+          device_gap_of_statement(exception, explanation, frames, failing_statement);
+      !gap.empty()) {
+    return GapAttribution{std::string(gap), std::string(kGapFailing),
+                          gap == kGapDeviceIdentity
+                              ? "the failing assertion compares a tensor's device object"
+                              : "the failing assertion reads the type of a tensor's device"};
+  }
+  return std::nullopt;
+}
+
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback,
@@ -543,22 +623,9 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                           "a port the test bound was in use by another process"};
   }
   // 4. A named semantic gap: the test compares a tensor's (or the program's) device with CUDA.
-  const std::string explanation = failure_explanation(message, traceback);
-  if (const std::string_view gap = device_gap(exception, explanation); !gap.empty()) {
-    return GapAttribution{std::string(gap), std::string(kGapFailing),
-                          gap == kGapDeviceIdentity
-                              ? "an assertion compares a device object of the device used with "
-                                "a CUDA one"
-                              : "an assertion reads the type or index of the device used"};
-  }
   const std::vector<TracebackFrame> frames = failure_frames(traceback);
-  if (const std::string_view gap =
-          device_gap_of_statement(exception, explanation, frames, failing_statement);
-      !gap.empty()) {
-    return GapAttribution{std::string(gap), std::string(kGapFailing),
-                          gap == kGapDeviceIdentity
-                              ? "the failing assertion compares a tensor's device object"
-                              : "the failing assertion reads the type of a tensor's device"};
+  if (auto gap = device_assertion_gap(exception, message, traceback, frames, failing_statement)) {
+    return gap;
   }
   if (expects_cross_device_error(exception, message, traceback)) {
     return GapAttribution{std::string(kGapCrossDevice), std::string(kGapFailing),

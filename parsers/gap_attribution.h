@@ -30,6 +30,12 @@ inline constexpr std::string_view kGapDeviceIdentity = "tensor.device identity";
 /// (`x.device.type == "cuda"`, `x.device.index == 0`, `x.is_cuda`), which is the device used.
 /// Unlike identity, no shim setting changes it: a tensor always reports where it is.
 inline constexpr std::string_view kGapDeviceType = "tensor.device type check";
+/// The named gap of a CUDA device object's type: a test compares the type of a device object
+/// built for CUDA (`torch.device("cuda").type`) with the type of the device used.
+/// `TORCHDEVICE_DEVICE_OBJECTS=redirect` builds such an object (no index, or one that exists) as
+/// the device used, so the types agree; `keep` and `redirect-indexed` build `torch.device("cuda")`
+/// as written.
+inline constexpr std::string_view kGapCudaObjectType = "CUDA device object type check";
 /// The named gap of one device: a test expects the error or warning given for tensors (or
 /// parameters) on different devices ("Expected all tensors to be on the same device"), and under
 /// the shim every tensor is on the one device used, so none comes.
@@ -111,7 +117,9 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     'cuda'`, `'cpu' in ['cuda', ...]`) or reads a tensor's device type or index (`+ where
 ///     'cpu' = device(type='cpu').type`, `device(type='cpu').index`, `.is_cuda`), or asserts
 ///     that a device is not the one used (unittest's `device(type='cpu') == device(type='cpu')`)
-///     → kGapDeviceType;
+///     → kGapDeviceType, but kGapCudaObjectType when the failing statement compares two types
+///     read from objects and no literal 'cuda' (`assert get_device(d).type ==
+///     model.policy.device.type`);
 ///     so is one that shows no value (`assert False`: the comparison sat inside `all([...])`)
 ///     (or unittest's `False is not true`, an `assertTrue`) whose failing statement, the
 ///     innermost frame's source line, asserts on `.device.type`,

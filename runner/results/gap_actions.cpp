@@ -33,7 +33,7 @@ constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
     "test's own check (of the device's name, count or memory) or the project under test's";
 
-constexpr std::array<ActionRule, 20> kActions = {{
+constexpr std::array<ActionRule, 21> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -54,9 +54,18 @@ constexpr std::array<ActionRule, 20> kActions = {{
      "reports the device it is on ({device}); compare with "
      "torch.accelerator.current_accelerator().type (or the device the test asked for through "
      "it), or skip the test where CUDA is absent. A comparison with the type of a device object "
-     "the test built (torch.device(\"cuda\").type) holds under "
+     "the test built (torch.device(\"cuda\").type) that the failure does not show as one (a "
+     "statement comparing two objects' types is \"CUDA device object type check\") holds under "
      "TORCHDEVICE_DEVICE_OBJECTS=redirect, the default",
      "'{device}'", "", "", ""},
+    {"failing", "CUDA device object type check",
+     "set {setting} (docs/shim.md, \"Devices without an index\"): torch.device(\"cuda\") is "
+     "then built as the device used, so its type is the type of the device the tensors were "
+     "placed on ({device})",
+     "", "TORCHDEVICE_DEVICE_OBJECTS", "redirect",
+     "the run used TORCHDEVICE_DEVICE_OBJECTS=redirect already, which builds CUDA device objects "
+     "with no index or one that exists as the device used: the test's has an index beyond the "
+     "devices seen (cuda:1); compare with the type of the device the tensors were placed on"},
     {"failing", "cross-device error expected",
      "none on one device: the test expects the error or warning given for tensors on different "
      "devices, and the shim puts every tensor on the device used ({device}); skip the test where "

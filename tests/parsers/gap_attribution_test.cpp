@@ -158,11 +158,17 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // GMM test JIT-builds its CUDA extension once CUDA is "there" (no CUDA_HOME). Under
 // TORCHDEVICE_DEVICE_OBJECTS=redirect, Fabric's CUDAAccelerator and torchtnt's
 // get_nvidia_smi_gpu_stats (through torch._utils._get_device_index) refuse the CPU device that
-// torch.device("cuda", 0) then is.
+// torch.device("cuda", 0) then is. stable-baselines3 under keep compares the type of the device
+// object it built for "cuda" or "auto" with the placed model's (`get_device(device).type ==
+// model.policy.device.type`; its buffer test through `desired_device = get_device(device).type`,
+// assigned above the assertion), which redirect answers. torchrl prints native
+// tracebacks (--tb=native): its `.device.type == "cuda"` is a type check; its memory helper
+// refuses the device object redirect built as the CPU, and its `pytest.raises(RuntimeError)`
+// that saw no cross-device error names no device, so neither is attributed.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 29U);
+  ASSERT_EQ(expected.size(), 35U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -191,7 +197,8 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
     ++by_api[got->api];
   }
   EXPECT_EQ(by_api[std::string(kGapDeviceIdentity)], 5);
-  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 10);
+  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 11);
+  EXPECT_EQ(by_api[std::string(kGapCudaObjectType)], 3);
   EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
   EXPECT_EQ(by_api[std::string(kGapCudaExtension)], 1);
   EXPECT_EQ(by_api[std::string(kGapCudaDeviceRefused)], 3);
@@ -201,6 +208,45 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
 // text with its first `from` replaced by `to`: a real traceback edited into a near miss.
 std::string replaced_once(std::string text, std::string_view from, std::string_view to) {
   return text.replace(text.find(from), from.size(), to);
+}
+
+// stable-baselines3's real failure under keep, and near misses: only a comparison of two types
+// read from objects, with no literal 'cuda', is the type of a CUDA device object.
+TEST(GapAttribution, ATypeComparedWithAnObjectsTypeIsACudaDeviceObjects) {
+  const std::string tb = read(kGaps + "issue32/sb3-keep-test_predict_auto-CartPole-v1-DQN.txt");
+  const std::string message = "assert 'cuda' == 'cpu'";
+  const std::string_view statement = "get_device(device).type == model.policy.device.type";
+  const auto api = [&](std::string_view to) {
+    auto got = attribute_failure("AssertionError", message, replaced_once(tb, statement, to));
+    return got ? got->api : std::string("none");
+  };
+  EXPECT_EQ(api(statement), kGapCudaObjectType);
+  EXPECT_EQ(api("get_device(device).type != model.policy.device.type, f\"{device}, {x}\""),
+            kGapCudaObjectType)
+      << "the test's own message is not an operand";
+  EXPECT_EQ(api("\"cuda\" == model.policy.device.type"), kGapDeviceType) << "a literal";
+  EXPECT_EQ(api("get_device('cuda').type == model.policy.device.type"), kGapDeviceType)
+      << "a literal 'cuda' anywhere in the statement may be where the type came from";
+  EXPECT_EQ(api("expected == model.policy.device.type"), kGapDeviceType)
+      << "a string the test holds";
+  EXPECT_EQ(api("get_device(device).type == model.policy.device.type.upper()"), kGapDeviceType);
+  // A name counts as an object's type where the test's lines above assign it one.
+  const std::string buffers =
+      read(kGaps + "issue32/sb3-keep-test_device_buffer_auto-ReplayBuffer.txt");
+  const auto buffer_api = [&](std::string_view to) {
+    auto got = attribute_failure("AssertionError", "assert 'cpu' == 'cuda'",
+                                 replaced_once(buffers, "get_device(device).type", to));
+    return got ? got->api : std::string("none");
+  };
+  EXPECT_EQ(buffer_api("get_device(device).type"), kGapCudaObjectType);
+  EXPECT_EQ(buffer_api("\"cuda\""), kGapDeviceType);
+  EXPECT_EQ(buffer_api("get_device('cuda').type"), kGapDeviceType);
+  EXPECT_EQ(buffer_api("str(get_device(device))"), kGapDeviceType);
+  // The assertion decides: types of the device used alone are no CUDA type check.
+  EXPECT_FALSE(
+      attribute_failure("AssertionError", "assert 'cpu' == 'mps'",
+                        replaced_once(tb, "assert 'cuda' == 'cpu'", "assert 'cpu' == 'mps'"))
+          .has_value());
 }
 
 TEST(GapAttribution, NnModulesGetattrIsNotBlamedForWhatItsCallerAskedFor) {

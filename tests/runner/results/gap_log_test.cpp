@@ -582,8 +582,8 @@ TEST_F(FileErrorGap, AFileThatLostNothingIsNamedItself) {
             (std::map<std::string, int>{{"metrics/test_gpu_info.py", 0}}));
 }
 
-// A failure of each named device gap, as lightning's real run printed it, in a shim run with the
-// given shim settings: the entries' actions and settings.
+// A failure of each named device gap, as lightning's and stable-baselines3's real runs printed
+// it, in a shim run with the given shim settings: the entries' actions and settings.
 std::vector<GapEntry> device_gaps(const std::string& environment) {
   TempDir dir;
   Store store(dir / "results.db");
@@ -599,7 +599,9 @@ std::vector<GapEntry> device_gaps(const std::string& environment) {
                    "assert device(type='cpu') == device(type='cuda', index=0)"},
         std::tuple{"test_map_location",
                    "lightning-keep-test_load_from_checkpoint_map_location_gpu_None.txt",
-                   "assert 'cpu' == 'cuda'"}}) {
+                   "assert 'cpu' == 'cuda'"},
+        std::tuple{"test_predict", "sb3-keep-test_predict_auto-CartPole-v1-DQN.txt",
+                   "assert 'cuda' == 'cpu'"}}) {
     TestCase t;
     t.classname = "tests.core.test_saving";
     t.name = name;
@@ -636,6 +638,11 @@ TEST(GapLog, EachEntrySaysWhatToDoFromTheSettingTheRunUsed) {
   EXPECT_TRUE(type->setting.empty()) << "no setting changes what a tensor reports";
   EXPECT_NE(type->action.find("no shim setting changes it"), std::string::npos) << type->action;
   EXPECT_EQ(type->equivalent, "'cpu'");
+  // A CUDA device object's type is answered by redirect, which builds it as the device used.
+  const GapEntry* object_type = find_entry(keep, kGapCudaObjectType);
+  ASSERT_TRUE(object_type);
+  EXPECT_EQ(object_type->setting, "TORCHDEVICE_DEVICE_OBJECTS=redirect");
+  EXPECT_NE(object_type->action.find("(cpu)"), std::string::npos) << object_type->action;
   // The run used redirect already (whatever the shim's default): nothing to try.
   const auto redirect =
       device_gaps(R"({"shim": {"cuda_lands_on": "cpu", "device_objects": "redirect"}})");
@@ -645,6 +652,11 @@ TEST(GapLog, EachEntrySaysWhatToDoFromTheSettingTheRunUsed) {
   EXPECT_NE(identity->action.find("used TORCHDEVICE_DEVICE_OBJECTS=redirect already"),
             std::string::npos)
       << identity->action;
+  object_type = find_entry(redirect, kGapCudaObjectType);
+  ASSERT_TRUE(object_type);
+  EXPECT_TRUE(object_type->setting.empty());
+  EXPECT_NE(object_type->action.find("an index beyond the devices seen"), std::string::npos)
+      << object_type->action;
   // Only the variable said it (a shim without device_objects in its status): the same.
   EXPECT_TRUE(
       find_entry(device_gaps(R"({"shim_settings": {"TORCHDEVICE_DEVICE_OBJECTS": "Redirect"}})"),
