@@ -331,6 +331,7 @@ bool shows_no_value(std::string_view exception, std::string_view explanation) {
          lines.front().rfind("False is not true", 0) == 0;
 }
 
+// Whether source code holds the literal 'cuda' (or "cuda", "cuda:0", ...).
 bool says_cuda(std::string_view code) { return has(code, "'cuda") || has(code, "\"cuda"); }
 
 // Whether an operand of a comparison is a type read from an object: it reads `.type`, or it is a
