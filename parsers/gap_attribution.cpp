@@ -312,13 +312,17 @@ bool says_port_in_use(std::string_view text) {
   return has(ascii_lower(text), "address already in use");
 }
 
+// 1 for a bracket the character opens, -1 for one it closes, 0 otherwise.
+int bracket_step(char c) {
+  if (c == '(' || c == '[' || c == '{') return 1;
+  if (c == ')' || c == ']' || c == '}') return -1;
+  return 0;
+}
+
 // Brackets a line opens minus those it closes.
 int bracket_depth(std::string_view text) {
   int depth = 0;
-  for (char c : text) {
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') --depth;
-  }
+  for (char c : text) depth += bracket_step(c);
   return depth;
 }
 
@@ -341,9 +345,10 @@ bool is_object_type(std::string_view operand, const std::vector<std::string_view
   operand = trim(operand);
   if (operand.ends_with(".type")) return true;
   if (operand.empty() || !std::all_of(operand.begin(), operand.end(), is_ident_char)) return false;
+  const std::string assignment = std::string(operand) + " = ";
   for (auto line = above.rbegin(); line != above.rend(); ++line) {
     const std::string_view t = trim(*line);
-    if (t.rfind(std::string(operand) + " = ", 0) == 0) {
+    if (t.rfind(assignment, 0) == 0) {
       return t.ends_with(".type") && !says_cuda(t);
     }
   }
@@ -365,9 +370,8 @@ bool compares_object_types(std::string_view statement, const std::vector<std::st
     // The test's own message after a comma outside brackets is not an operand.
     int depth = 0;
     for (std::size_t i = 0; i < right.size(); ++i) {
-      const char c = right[i];
-      depth += (c == '(' || c == '[' || c == '{') ? 1 : (c == ')' || c == ']' || c == '}') ? -1 : 0;
-      if (depth == 0 && c == ',') {
+      depth += bracket_step(right[i]);
+      if (depth == 0 && right[i] == ',') {
         right = right.substr(0, i);
         break;
       }
@@ -549,12 +553,13 @@ std::optional<GapAttribution> device_assertion_gap(std::string_view exception,
                                                    const std::vector<TracebackFrame>& frames,
                                                    std::string_view failing_statement) {
   const std::string explanation = failure_explanation(message, traceback);
-  const std::string_view statement = !failing_statement.empty() ? failing_statement
-                                     : frames.empty()           ? std::string_view()
-                                                      : std::string_view(frames.back().code);
   if (const std::string_view gap = device_gap(exception, explanation); !gap.empty()) {
+    const auto statement = [&] {
+      if (!failing_statement.empty()) return failing_statement;
+      return frames.empty() ? std::string_view() : std::string_view(frames.back().code);
+    };
     if (gap == kGapDeviceType &&
-        compares_object_types(statement, pytest_statement(traceback).above)) {
+        compares_object_types(statement(), pytest_statement(traceback).above)) {
       return GapAttribution{std::string(kGapCudaObjectType), std::string(kGapFailing),
                             "the failing assertion compares the type of a device object built "
                             "for CUDA with the device used's"};

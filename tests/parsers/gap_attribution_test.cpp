@@ -213,12 +213,16 @@ std::string replaced_once(std::string text, std::string_view from, std::string_v
 // stable-baselines3's real failure under keep, and near misses: only a comparison of two types
 // read from objects, with no literal 'cuda', is the type of a CUDA device object.
 TEST(GapAttribution, ATypeComparedWithAnObjectsTypeIsACudaDeviceObjects) {
+  // The api a real failure gets with `from` in its traceback replaced by `to`.
+  const auto edited_api = [](const std::string& tb, std::string_view message, std::string_view from,
+                             std::string_view to) {
+    auto got = attribute_failure("AssertionError", message, replaced_once(tb, from, to));
+    return got ? got->api : std::string("none");
+  };
   const std::string tb = read(kGaps + "issue32/sb3-keep-test_predict_auto-CartPole-v1-DQN.txt");
-  const std::string message = "assert 'cuda' == 'cpu'";
   const std::string_view statement = "get_device(device).type == model.policy.device.type";
   const auto api = [&](std::string_view to) {
-    auto got = attribute_failure("AssertionError", message, replaced_once(tb, statement, to));
-    return got ? got->api : std::string("none");
+    return edited_api(tb, "assert 'cuda' == 'cpu'", statement, to);
   };
   EXPECT_EQ(api(statement), kGapCudaObjectType);
   EXPECT_EQ(api("get_device(device).type != model.policy.device.type, f\"{device}, {x}\""),
@@ -234,9 +238,7 @@ TEST(GapAttribution, ATypeComparedWithAnObjectsTypeIsACudaDeviceObjects) {
   const std::string buffers =
       read(kGaps + "issue32/sb3-keep-test_device_buffer_auto-ReplayBuffer.txt");
   const auto buffer_api = [&](std::string_view to) {
-    auto got = attribute_failure("AssertionError", "assert 'cpu' == 'cuda'",
-                                 replaced_once(buffers, "get_device(device).type", to));
-    return got ? got->api : std::string("none");
+    return edited_api(buffers, "assert 'cpu' == 'cuda'", "get_device(device).type", to);
   };
   EXPECT_EQ(buffer_api("get_device(device).type"), kGapCudaObjectType);
   EXPECT_EQ(buffer_api("\"cuda\""), kGapDeviceType);
