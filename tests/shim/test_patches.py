@@ -132,6 +132,29 @@ def test_set_default_device_cuda(shim):
     assert recorded("torch.set_default_device")
 
 
+def test_a_function_patched_by_name_is_patched_once_when_its_docs_read_as_a_factorys(
+        clean_env):
+    # torch 2.14 documents set_default_device's parameter in the factories' words: the factories
+    # read from the docs then named it too, and it was patched twice (its restore check failed,
+    # and the generic wrapper sat over defaults.py's).
+    from conftest import active_shim
+
+    clean_env.setattr(torch.set_default_device, "__doc__", torch.set_default_device.__doc__ +
+                      "\n    device (:class:`torch.device`, str, int, or None): the device\n")
+    assert "set_default_device" in patches.carried_factories(torch)
+    planned = [p for p in patches.plan(torch)
+               if p.owner is torch and p.name == "set_default_device"]
+    assert len(planned) == 1 and planned[0].apis == ("torch.set_default_device",)
+    shim = active_shim()
+    next(shim)
+    try:
+        torch.set_default_device("cuda")
+        assert torch.get_default_device().type == "cpu"
+    finally:
+        torch.set_default_device(None)
+        next(shim, None)  # deactivates and checks every attribute is restored
+
+
 def test_torch_device_as_a_context_manager(shim_keeping_objects):
     with torch.device("cuda"):
         x = torch.ones(2)

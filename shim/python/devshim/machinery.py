@@ -178,7 +178,8 @@ def dynamo_rules_patch(trace_rules, wrapped, replaced) -> Patch:
 def dynamo_wrapper_patches(functions, wrapped) -> list[Patch]:
     """Patches of ``functions.WrapperUserFunctionVariable`` (Dynamo's variables/functions.py):
     tracking one of the ``wrapped`` pairs' wrappers, it is equal to what is that very object and
-    its constant value is the wrapper; tracking anything else, it behaves as before."""
+    its constant value is the wrapper; tracking anything else, it behaves as before. Only the
+    methods the tracker has are patched."""
     tracker = getattr(functions, "WrapperUserFunctionVariable", None)
     if tracker is None:
         return []
@@ -209,8 +210,11 @@ def dynamo_wrapper_patches(functions, wrapped) -> list[Patch]:
 
         return as_python_constant
 
-    return [Patch(tracker, "is_python_equal", equality, ()),
-            Patch(tracker, "as_python_constant", constant, ())]
+    # A torch whose tracker lacks one of them (2.14 has no is_python_equal: Dynamo compares
+    # trackers otherwise) keeps it lacking: there is nothing there to stand in for.
+    return [Patch(tracker, name, make, ()) for name, make in
+            (("is_python_equal", equality), ("as_python_constant", constant))
+            if hasattr(tracker, name)]
 
 
 def device_interface_patches(device_interface, replaced) -> list[Patch]:

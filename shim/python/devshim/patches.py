@@ -94,7 +94,8 @@ _atexit_registered = False
 def plan(torch):
     """Every patch devshim knows for this torch, whatever the hardware (see Patch.when).
 
-    A module whose plan fails (another torch version) is logged at ERROR and left out.
+    A module whose plan fails (another torch version) is logged at ERROR and left out. Each
+    attribute gets one patch (see _one_per_attribute).
     """
     patches = []
     for module in _MODULES:
@@ -102,7 +103,27 @@ def plan(torch):
             patches.extend(module.plan(torch))
         except Exception as e:
             logger.error("%s: no patches (%s: %s)", module.__name__, type(e).__name__, e)
+    patches = _one_per_attribute(patches)
     return patches + _submodule_aliases(torch, patches)
+
+
+def _one_per_attribute(patches):
+    """The patches with one per attribute: where two name the same one, the later is kept.
+
+    Plans go from general to specific: the factories read from torch's docs come first, the
+    patches that know one function by name after them. A torch whose docs start to describe a
+    ``device`` parameter in the factories' words (torch 2.14's ``torch.normal`` and
+    ``torch.set_default_device``) would otherwise get that function patched twice, the second
+    wrapper over the first, and its specific handling lost under the generic one."""
+    last = {(id(p.owner), p.name, p.target): i for i, p in enumerate(patches)}
+    kept = []
+    for i, p in enumerate(patches):
+        if last[(id(p.owner), p.name, p.target)] == i:
+            kept.append(p)
+        else:
+            logger.debug("%s: patched by name, not as a factory read from the docs",
+                         ", ".join(p.apis))
+    return kept
 
 
 def _submodule_aliases(torch, patches):

@@ -94,8 +94,10 @@ def _load(original):
 
 
 # What torch.jit.load raises for an archive with CUDA tensors where CUDA is missing: a CUDA build
-# without a GPU (RuntimeError), a CPU build (NotImplementedError: no CUDA kernel for the storage).
-_CUDA_ARCHIVE = ("on a CUDA device", "support for cuda devices", "from the 'CUDA' backend")
+# without a GPU (RuntimeError; torch 2.14's without a driver: "Found no NVIDIA driver on your
+# system"), a CPU build (NotImplementedError: no CUDA kernel for the storage).
+_CUDA_ARCHIVE = ("on a CUDA device", "support for cuda devices", "from the 'CUDA' backend",
+                 "Found no NVIDIA driver")
 
 
 def _jit_load(original):
