@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test (C++ and Python) through ctest in build/, then the C++ tests
 # again in build-asan/, built with AddressSanitizer + UndefinedBehaviorSanitizer
-# (docs/architecture.md#sanitizer-build). Benchmarks and the whole-torch import sweep (labels
-# benchmark, sweep) are left out.
+# (docs/architecture.md#sanitizer-build). Benchmarks, the whole-torch import sweep and the shim's
+# check on another torch (labels benchmark, sweep, other-torch) are left out.
 #   ./test.sh [extra ctest arguments]      e.g. ./test.sh -L e2e   (given to both ctest runs)
 # Environment:
 #   DEVSHIM_TEST_BUILDS   the builds to test, in this order: "normal asan" (default), "normal", or
@@ -36,13 +36,13 @@ run_ctest() {  # build folder, labels to exclude, caller's arguments
 
 if [ "$normal" = 1 ]; then
   "$root/setup.sh"
-  run_ctest "${DEVSHIM_BUILD_DIR:-$root/build}" 'benchmark|sweep' "$@"
+  run_ctest "${DEVSHIM_BUILD_DIR:-$root/build}" 'benchmark|sweep|other-torch' "$@"
 fi
 if [ "$asan" = 1 ]; then
   asan_dir="${DEVSHIM_ASAN_BUILD_DIR:-$root/build-asan}"
   DEVSHIM_SANITIZE=1 DEVSHIM_BUILD_DIR="$asan_dir" "$root/setup.sh"
   # After build/'s run, only what runs instrumented code: not pytest of the Python shim, not lint.
-  exclude='benchmark|sweep'
-  [ "$normal" = 1 ] && exclude='benchmark|sweep|python|lint'
+  exclude='benchmark|sweep|other-torch'
+  [ "$normal" = 1 ] && exclude='benchmark|sweep|other-torch|python|lint'
   run_ctest "$asan_dir" "$exclude" "$@"
 fi
