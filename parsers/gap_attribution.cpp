@@ -233,28 +233,10 @@ PytestStatement pytest_statement(std::string_view traceback) {
   return out;
 }
 
-// pytest.raises/pytest.warns that saw nothing ("DID NOT RAISE <class ...>", "DID NOT WARN. ...")
-// where the statement expects something about devices: the text says "device", or its `match=`
-// names a variable assigned such a text in the lines above it.
-bool expects_cross_device_error(std::string_view exception, std::string_view message,
-                                std::string_view traceback) {
-  if (exception != "Failed" && exception.find(".Failed") == std::string_view::npos) return false;
-  if (message.rfind("DID NOT RAISE", 0) != 0 && message.rfind("DID NOT WARN", 0) != 0) {
-    return false;
-  }
-  const PytestStatement s = pytest_statement(traceback);
-  if (!has(s.statement, "pytest.raises(") && !has(s.statement, "pytest.warns(")) return false;
-  if (has(s.statement, "device")) return true;
-  const std::size_t m = s.statement.find("match=");
-  if (m == std::string::npos) return false;
-  std::size_t end = m + 6;
-  while (end < s.statement.size() && is_ident_char(s.statement[end])) ++end;
-  const std::string name = s.statement.substr(m + 6, end - m - 6);
-  if (name.empty()) return false;  // a literal that does not say "device"
-  return std::any_of(s.above.begin(), s.above.end(), [&](std::string_view line) {
-    const std::string_view t = trim(line);
-    return t.rfind(name + " =", 0) == 0 && has(t, "device");
-  });
+// pytest.raises/pytest.warns that saw nothing: "DID NOT RAISE <class ...>", "DID NOT WARN. ...".
+bool did_not_raise(std::string_view exception, std::string_view message) {
+  return (exception == "Failed" || exception.find(".Failed") != std::string_view::npos) &&
+         (message.rfind("DID NOT RAISE", 0) == 0 || message.rfind("DID NOT WARN", 0) == 0);
 }
 
 // A device object of the device the shim used, as pytest and unittest print one.
@@ -324,6 +306,61 @@ int bracket_depth(std::string_view text) {
   int depth = 0;
   for (char c : text) depth += bracket_step(c);
   return depth;
+}
+
+// Whether a line of code opens a `with pytest.raises(...)` or `pytest.warns(...)` statement
+// (whole, or its first line of several), whose block (which no log prints) holds the calls
+// expected to raise.
+bool opens_expectation_block(std::string_view code) {
+  const std::string_view t = trim(code);
+  return t.rfind("with ", 0) == 0 && (has(t, "pytest.raises(") || has(t, "pytest.warns(")) &&
+         (t.back() == ':' || bracket_depth(t) > 0);
+}
+
+// A pytest.raises/pytest.warns that saw nothing (did_not_raise), as a named gap, or nullopt:
+//  - kGapCrossDevice: the call says "device", or its `match=` names a variable assigned such a
+//    text in the lines above it;
+//  - kGapCudaOnlyError: what follows the call (the `with` statement's block, in failing_statement
+//    read from the source) puts something on CUDA (`.cuda(`, a literal 'cuda'): the error it
+//    expects is one CUDA gives, a device check or CUDA's own behaviour.
+// failing_statement empty: pytest's '>' statement.
+std::optional<GapAttribution> expectation_gap(std::string_view exception, std::string_view message,
+                                              std::string_view traceback,
+                                              std::string_view failing_statement) {
+  if (!did_not_raise(exception, message)) return std::nullopt;
+  const PytestStatement s = pytest_statement(traceback);
+  const std::string_view statement = failing_statement.empty() ? s.statement : failing_statement;
+  std::size_t at = statement.find("pytest.raises(");
+  if (at == std::string_view::npos) at = statement.find("pytest.warns(");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t end = statement.find('(', at);
+  for (int depth = 0; end < statement.size(); ++end) {
+    depth += bracket_step(statement[end]);
+    if (depth == 0) break;
+  }
+  const std::string_view call = statement.substr(at, end - at);
+  const std::string_view rest = statement.substr(std::min(end, statement.size()));
+  const GapAttribution cross_device{std::string(kGapCrossDevice), std::string(kGapFailing),
+                                    "the test expects an error or warning about devices"};
+  if (has(call, "device")) return cross_device;
+  if (has(rest, ".cuda(") || has(rest, "'cuda") || has(rest, "\"cuda")) {
+    return GapAttribution{std::string(kGapCudaOnlyError), std::string(kGapFailing),
+                          "the block the test expects to raise puts tensors on CUDA, and the "
+                          "error or warning it expects is CUDA's: the device used gives none"};
+  }
+  const std::size_t m = call.find("match=");
+  if (m == std::string_view::npos) return std::nullopt;
+  std::size_t name_end = m + 6;
+  while (name_end < call.size() && is_ident_char(call[name_end])) ++name_end;
+  const std::string name(call.substr(m + 6, name_end - m - 6));
+  if (name.empty()) return std::nullopt;  // a literal that does not say "device"
+  if (std::any_of(s.above.begin(), s.above.end(), [&](std::string_view line) {
+        const std::string_view t = trim(line);
+        return t.rfind(name + " =", 0) == 0 && has(t, "device");
+      })) {
+    return cross_device;
+  }
+  return std::nullopt;
 }
 
 bool shows_no_value(std::string_view exception, std::string_view explanation) {
@@ -511,8 +548,19 @@ std::optional<ChildFailure> child_failure(std::string_view exception, std::strin
 std::optional<TracebackFrame> frame_of_cut_statement(std::string_view exception,
                                                      std::string_view message,
                                                      std::string_view traceback) {
-  if (!shows_no_value(exception, failure_explanation(message, traceback))) return std::nullopt;
+  const bool expected_raise = did_not_raise(exception, message);
+  if (!expected_raise && !shows_no_value(exception, failure_explanation(message, traceback))) {
+    return std::nullopt;
+  }
   std::vector<TracebackFrame> frames = failure_frames(traceback);
+  if (expected_raise) {
+    // The test's frame: Python's own traceback format (--tb=native) shows pytest's below it.
+    while (!frames.empty() && has(frames.back().file, "_pytest/")) frames.pop_back();
+    if (frames.empty() || frames.back().line <= 0 || !opens_expectation_block(frames.back().code)) {
+      return std::nullopt;
+    }
+    return std::move(frames.back());
+  }
   if (frames.empty() || frames.back().line <= 0) return std::nullopt;
   const std::string& code = frames.back().code;
   if (bracket_depth(code) <= 0 && !(!code.empty() && code.back() == '\\')) return std::nullopt;
@@ -530,8 +578,10 @@ std::string statement_at(std::string_view source, int line) {
     ++pos;
   }
   if (pos >= source.size()) return out;
+  const std::size_t indent = source.find_first_not_of(" \t", pos) - pos;
   int depth = 0;
-  for (int n = 0; n < kMaxLines && pos < source.size(); ++n) {
+  int n = 0;
+  for (; n < kMaxLines && pos < source.size(); ++n) {
     const std::size_t end = std::min(source.find('\n', pos), source.size());
     const std::string_view text = trim(source.substr(pos, end - pos));
     if (!text.empty()) {
@@ -539,7 +589,20 @@ std::string statement_at(std::string_view source, int line) {
       out += text;
     }
     depth += bracket_depth(text);
+    pos = end + 1;
     if (depth <= 0 && !(!text.empty() && text.back() == '\\')) break;
+  }
+  if (!opens_expectation_block(out)) return out;
+  // The block's body: the lines after the header indented deeper than it (blank ones skipped).
+  for (++n; n < kMaxLines && pos < source.size(); ++n) {
+    const std::size_t end = std::min(source.find('\n', pos), source.size());
+    const std::string_view line = source.substr(pos, end - pos);
+    const std::string_view text = trim(line);
+    if (!text.empty()) {
+      if (line.find_first_not_of(" \t") <= indent) break;
+      out += ' ';
+      out += text;
+    }
     pos = end + 1;
   }
   return out;
@@ -633,10 +696,7 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
   if (auto gap = device_assertion_gap(exception, message, traceback, frames, failing_statement)) {
     return gap;
   }
-  if (expects_cross_device_error(exception, message, traceback)) {
-    return GapAttribution{std::string(kGapCrossDevice), std::string(kGapFailing),
-                          "the test expects an error or warning about different devices"};
-  }
+  if (auto gap = expectation_gap(exception, message, traceback, failing_statement)) return gap;
   // A CUDA extension built at run time (torch.utils.cpp_extension.load with CUDA sources, which
   // code builds once CUDA is "there") needs the CUDA toolkit: no torch function to carry.
   if (message.find("CUDA_HOME environment variable is not set") != std::string_view::npos &&

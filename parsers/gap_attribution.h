@@ -40,6 +40,10 @@ inline constexpr std::string_view kGapCudaObjectType = "CUDA device object type 
 /// parameters) on different devices ("Expected all tensors to be on the same device"), and under
 /// the shim every tensor is on the one device used, so none comes.
 inline constexpr std::string_view kGapCrossDevice = "cross-device error expected";
+/// The named gap of errors only CUDA gives: a test expects an error or warning from a block that
+/// puts tensors on CUDA (a check that an input is on the GPU, CUDA's non-determinism); on the
+/// device used it never comes.
+inline constexpr std::string_view kGapCudaOnlyError = "CUDA-only error expected";
 /// The named gap of CUDA extensions: code that builds its CUDA sources with
 /// torch.utils.cpp_extension once CUDA is there needs the CUDA toolkit (CUDA_HOME) and a CUDA
 /// device to run the kernels; the device used has neither, and no torch function is to carry.
@@ -125,8 +129,10 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     innermost frame's source line, asserts on `.device.type`,
 ///     `.device.index` or `.is_cuda`, or names a variable `is_cuda` (one comparing `.device ==`
 ///     itself is kGapDeviceIdentity); both failing; pytest's "DID NOT RAISE" or "DID NOT WARN"
-///     whose `pytest.raises`/`pytest.warns` statement says "device" (or whose `match=` names a
-///     variable assigned such a text in the lines above) → kGapCrossDevice, failing;
+///     whose `pytest.raises`/`pytest.warns` call says "device" (or whose `match=` names a
+///     variable assigned such a text in the lines above) → kGapCrossDevice, failing; one whose
+///     block puts tensors on CUDA (`.cuda(`, a literal 'cuda'; the block read from
+///     failing_statement) → kGapCudaOnlyError, failing;
 ///  5. "Torch not compiled with CUDA enabled" (and the other CUDA initialisation failures) → the
 ///     torch function that called the initialisation (torch.cuda._lazy_init's caller); when torch
 ///     initialised CUDA from C (a factory called with device="cuda"), the torch API named on the
@@ -137,8 +143,9 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///
 /// failing_statement: the whole statement of the innermost frame, read from its source file
 /// (statement_at), where the log printed its first line only (`self.assertTrue(` of a
-/// statement written over several lines: pytest's short tracebacks of unittest tests); empty:
-/// the line the log printed. Rule 4's statement check reads it.
+/// statement written over several lines: pytest's short tracebacks of unittest tests; a `with
+/// pytest.raises(...)` whose block the log never prints); empty: the line the log printed.
+/// Rule 4's statement checks read it.
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback,
@@ -146,15 +153,18 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
 
 /// Whether rule 4 would read the whole failing statement and the log printed less: an
 /// AssertionError that shows no value (`assert False`, unittest's `False is not true`) whose
-/// innermost frame's printed line opens a bracket it does not close. The frame is returned.
+/// innermost frame's printed line opens a bracket it does not close; or pytest's "DID NOT
+/// RAISE"/"DID NOT WARN" whose printed line opens a `with pytest.raises(...)`/`pytest.warns(...)`
+/// block. The frame is returned.
 std::optional<TracebackFrame> frame_of_cut_statement(std::string_view exception,
                                                      std::string_view message,
                                                      std::string_view traceback);
 
 /// The Python statement that starts at 1-based `line` of `source`: that line and the next ones
-/// until its brackets close, at most 40 lines, each trimmed and joined by one space; empty when
-/// the file has no such line. (Brackets inside strings and comments are counted too: a statement
-/// cut short or run long only changes what rule 4 reads.)
+/// until its brackets close, and for a `with pytest.raises(...)`/`pytest.warns(...)` header the
+/// lines of its block too (those indented deeper than it), at most 40 lines in all, each trimmed
+/// and joined by one space; empty when the file has no such line. (Brackets inside strings and
+/// comments are counted too: a statement cut short or run long only changes what rule 4 reads.)
 std::string statement_at(std::string_view source, int line);
 
 /// "site-packages/torch/cuda/__init__.py" → "torch.cuda"; ".../devshim/record.py" →

@@ -33,7 +33,7 @@ constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
     "test's own check (of the device's name, count or memory) or the project under test's";
 
-constexpr std::array<ActionRule, 21> kActions = {{
+constexpr std::array<ActionRule, 22> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -70,6 +70,11 @@ constexpr std::array<ActionRule, 21> kActions = {{
      "none on one device: the test expects the error or warning given for tensors on different "
      "devices, and the shim puts every tensor on the device used ({device}); skip the test where "
      "CUDA is absent",
+     "", "", "", ""},
+    {"failing", "CUDA-only error expected",
+     "none on one device: the block the test expects to raise puts tensors on CUDA, and the "
+     "error or warning it expects is one CUDA gives (a check that an input is on the GPU, "
+     "CUDA's own behaviour); on {device} it never comes: skip the test where CUDA is absent",
      "", "", "", ""},
     {"failing", "port in use",
      "not the shim's: another test process held a port the test bound (EADDRINUSE); files that "

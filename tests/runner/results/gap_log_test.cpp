@@ -339,9 +339,46 @@ TEST(AttributeCase, AStatementTheLogCutShortIsReadFromTheProjectsSource) {
   EXPECT_EQ(statement_in_source(test, root.path(), sources), "");
 }
 
+TEST(AttributeCase, TheBlockOfAnExpectationIsReadFromTheProjectsSource) {
+  // Kymatio's test_cdgmm_exceptions under redirect: pytest printed the `with pytest.raises(...)`
+  // line, and the `.cuda()` call is in the block below it.
+  const std::string dir = std::string(PARSER_FIXTURES_DIR) + "/gaps/issue32/";
+  TestCase test;
+  test.status = CaseStatus::kFailed;
+  test.exception = "Failed";
+  test.message = "DID NOT RAISE TypeError";
+  std::ifstream in(dir + "kymatio-redirect-test_cdgmm_exceptions_TorchBackend2D.txt",
+                   std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  test.traceback = text.str();
+  TempDir root;
+  std::ifstream statement(dir +
+                          "kymatio-redirect-test_cdgmm_exceptions_TorchBackend2D.statement.txt");
+  std::ostringstream source;
+  for (int line = 1; line < 241; ++line) source << "\n";
+  source << statement.rdbuf()
+         << "            assert 'must be on gpu' in exc.value.args[0].lower()\n";
+  testing::write_file(root / "tests/scattering2d/test_torch_backend_2d.py", source.str());
+
+  std::map<std::string, std::string> sources;
+  const std::string read = statement_in_source(test, root.path(), sources);
+  EXPECT_EQ(read,
+            "with pytest.raises(TypeError) as exc: backend.cdgmm(torch.empty(3, 4, 5, 2), "
+            "torch.empty(4, 5, 1).cuda())");
+  auto a = attribute_case(test, true, CaseStatus::kPassed, read);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api, kGapCudaOnlyError);
+  // The line the log printed alone names nothing.
+  a = attribute_case(test, true, CaseStatus::kPassed, "");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api, "unattributed Failed: DID NOT RAISE TypeError");
+}
+
 // A named gap has its own action: none of them is a torch function to carry.
 TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
-  for (std::string_view gap : {kGapDeviceType, kGapCrossDevice, kGapCudaExtension}) {
+  for (std::string_view gap :
+       {kGapDeviceType, kGapCrossDevice, kGapCudaOnlyError, kGapCudaExtension}) {
     SCOPED_TRACE(gap);
     const GapAction a = gap_action(kGapFailing, gap, "", ShimSettings{});
     EXPECT_EQ(a.action.find("carry "), std::string::npos) << a.action;
