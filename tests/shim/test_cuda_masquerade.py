@@ -242,6 +242,32 @@ def test_streams(shim):
     assert isinstance(s, torch.cuda.Stream) and s.device.type == "cpu"
 
 
+def test_the_device_generic_stream_and_event_for_cuda_are_the_masquerades(shim):
+    # torchtune's activation offloading: s0 = torch.accelerator.current_stream(), then
+    # s1 = torch.Stream() (the current accelerator's), waited on each other. A CPU build refused
+    # torch.Stream("cuda"); a CUDA build with no GPU raised cudaErrorInsufficientDriver for
+    # torch.Stream() itself.
+    s0 = torch.accelerator.current_stream()
+    for s1 in (torch.Stream(), torch.Stream("cuda"), torch.Stream(device="cuda:0", priority=-1)):
+        assert isinstance(s1, torch.cuda.Stream) and s1.device.type == "cpu"
+        s1.wait_stream(s0)
+        event = s1.record_event()
+        s0.wait_event(event)
+        with s1:
+            assert torch.accelerator.current_stream() == s1
+            moved = torch.ones(2).to("cuda", non_blocking=True)
+        s0.wait_stream(s1)
+    assert moved.tolist() == [1.0, 1.0]
+    assert torch.Stream(device="cuda:0", priority=-1).priority == -1
+    timed = torch.Event(enable_timing=True)
+    assert isinstance(timed, torch.cuda.Event) and timed.enable_timing
+    assert isinstance(torch.Event("cuda"), torch.cuda.Event)
+    # Another device is torch's own, and so is a subclass.
+    assert type(torch.Stream("cpu")) is torch.Stream
+    assert type(torch.Event(device="cpu")) is torch.Event
+    assert {"torch.Stream", "torch.Event"} <= apis()
+
+
 def test_events_measure_real_time(shim):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()

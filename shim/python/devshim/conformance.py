@@ -253,6 +253,15 @@ CUDA_ONLY = {
     "torch.accelerator.set_stream":
         "return torch.accelerator.set_stream(torch.accelerator.current_stream())",
     "torch.accelerator.synchronize": "return torch.accelerator.synchronize()",
+    "torch.Event": """
+        e = torch.Event(enable_timing=True)
+        e.record()
+        e.synchronize()
+        return e.query()""",
+    "torch.Stream": """
+        s = torch.Stream()
+        s.synchronize()
+        return s.query()""",
     "torch.cuda.Event": """
         e = torch.cuda.Event(enable_timing=True)
         e.record()

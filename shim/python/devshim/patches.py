@@ -15,7 +15,8 @@ modules named for what they carry:
 | legacy*             | torch.cuda.FloatTensor & co., Tensor.type, set_default_tensor_type  |
 | cuda_masquerade*    | torch.cuda device queries, properties, memory, RNG, init            |
 | accelerator*        | torch.accelerator.*, torch.get_device_module                        |
-| streams*            | torch.cuda.Stream/Event/stream()/current_stream/..., record_stream  |
+| streams*            | torch.cuda.Stream/Event/stream()/current_stream/..., record_stream; |
+|                     | torch.Stream()/torch.Event() asked for CUDA                          |
 | pinning*            | Tensor.pin_memory/is_pinned, DataLoader(pin_memory=True)            |
 | optimizers*         | capturable=True optimizers on the device used                       |
 | attention*          | sdpa_kernel naming CUDA-only kernels: the device used's own beside  |

@@ -14,6 +14,9 @@ made with ``enable_timing=True`` also records a ``torch.mps.Event`` and its ``el
 (the device's own timer) is the answer. Like CUDA's, ``elapsed_time`` raises RuntimeError when
 either event was made without ``enable_timing=True`` or was never recorded. Interprocess events
 and IPC handles have no equivalent and raise NotImplementedError.
+
+The device-generic ``torch.Stream()`` and ``torch.Event()``, asked for CUDA or for no device (the
+current accelerator, CUDA under the masquerade), are these logical ones too (``_generic_new``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import time
 
 from devshim import cuda_masquerade, record, runtime
 from devshim.cuda_masquerade import _note
-from devshim.patching import MASQUERADE, Patch, wraps
+from devshim.patching import CONSTRUCTOR, MASQUERADE, Patch, wraps
 
 __all__ = ["Stream", "Event", "StreamContext", "plan"]
 
@@ -227,6 +230,44 @@ def _record_stream(original):
     return record_stream
 
 
+def _generic_new(make, api):
+    """``torch.Stream.__new__``/``torch.Event.__new__`` (the device-generic classes): a request
+    for CUDA, or for no device (the current accelerator, which the masquerade says is CUDA),
+    makes the masquerade's logical stream or event (``make``), what ``torch.cuda.Stream()`` and
+    ``torch.accelerator.current_stream()`` give, so the two kinds wait on each other. Another
+    device (``torch.Stream("cpu")``), and subclasses, are torch's own. Without it a CUDA build
+    with no GPU raised ``cudaErrorInsufficientDriver`` for ``torch.Stream()`` (torchtune's
+    activation offloading), and a CPU build "not linked with support for cuda devices" for
+    ``torch.Stream("cuda")``."""
+
+    def patch(original_new):
+        def __new__(cls, *args, **kwargs):
+            if cls is not _generic_class(api):
+                return original_new(cls, args, kwargs)
+            device = args[0] if args else kwargs.get("device")
+            if device is not None and runtime.redirect(device) is None:
+                return original_new(cls, args, kwargs)
+            _note(api, device)
+            kwargs.pop("device", None)
+            return make(*args[1:], **kwargs)
+
+        return __new__
+
+    return patch
+
+
+def _generic_class(api):
+    import torch
+
+    return torch.Stream if api == "torch.Stream" else torch.Event
+
+
+def _logical_stream(priority=0):
+    s = Stream.__new__(Stream)
+    s._init(priority)
+    return s
+
+
 def reset() -> None:
     """Forgets the current and default streams (activation starts afresh)."""
     global _default
@@ -246,6 +287,10 @@ def plan(torch):
                              when=MASQUERADE))
     patches.append(Patch(torch.Tensor, "record_stream", _record_stream,
                          ("torch.Tensor.record_stream",), when=MASQUERADE))
+    for api, make in (("torch.Stream", _logical_stream), ("torch.Event", Event)):
+        cls = _generic_class(api)
+        patches.append(Patch(cls, "__new__", _generic_new(make, api), (api,), when=MASQUERADE,
+                             target=CONSTRUCTOR))
     return patches
 
 
