@@ -230,7 +230,7 @@ def _record_stream(original):
     return record_stream
 
 
-def _generic_new(make, api):
+def _generic_new(generic, make, api):
     """``torch.Stream.__new__``/``torch.Event.__new__`` (the device-generic classes): a request
     for CUDA, or for no device (the current accelerator, which the masquerade says is CUDA),
     makes the masquerade's logical stream or event (``make``), what ``torch.cuda.Stream()`` and
@@ -242,7 +242,7 @@ def _generic_new(make, api):
 
     def patch(original_new):
         def __new__(cls, *args, **kwargs):
-            if cls is not _generic_class(api):
+            if cls is not generic:
                 return original_new(cls, args, kwargs)
             device = args[0] if args else kwargs.get("device")
             if device is not None and runtime.redirect(device) is None:
@@ -254,12 +254,6 @@ def _generic_new(make, api):
         return __new__
 
     return patch
-
-
-def _generic_class(api):
-    import torch
-
-    return torch.Stream if api == "torch.Stream" else torch.Event
 
 
 def _logical_stream(priority=0):
@@ -287,10 +281,10 @@ def plan(torch):
                              when=MASQUERADE))
     patches.append(Patch(torch.Tensor, "record_stream", _record_stream,
                          ("torch.Tensor.record_stream",), when=MASQUERADE))
-    for api, make in (("torch.Stream", _logical_stream), ("torch.Event", Event)):
-        cls = _generic_class(api)
-        patches.append(Patch(cls, "__new__", _generic_new(make, api), (api,), when=MASQUERADE,
-                             target=CONSTRUCTOR))
+    for cls, make in ((torch.Stream, _logical_stream), (torch.Event, Event)):
+        api = f"torch.{cls.__name__}"
+        patches.append(Patch(cls, "__new__", _generic_new(cls, make, api), (api,),
+                             when=MASQUERADE, target=CONSTRUCTOR))
     return patches
 
 
