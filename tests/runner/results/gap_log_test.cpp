@@ -298,26 +298,42 @@ TEST(AttributeCase, AFailedChildProcessIsAttributedByItsOwnFailure) {
   EXPECT_EQ(a->why.rfind("in its child process", 0), 0U) << a->why;
 }
 
-TEST(AttributeCase, AStatementTheLogCutShortIsReadFromTheProjectsSource) {
-  // mmengine's test_to_device under redirect: pytest printed `self.assertTrue(` alone.
-  const std::string dir = std::string(PARSER_FIXTURES_DIR) + "/gaps/issue32/";
+std::string fixture_text(const std::string& path) {
+  std::ifstream in(std::string(PARSER_FIXTURES_DIR) + "/" + path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// A failing test of issue 32's real failures (tests/parsers/fixtures/gaps/issue32/), with the
+// traceback the runner stored.
+TestCase issue32_failure(std::string exception, std::string message, const std::string& fixture) {
   TestCase test;
   test.status = CaseStatus::kFailed;
-  test.exception = "AssertionError";
-  test.message = "False is not true";
-  std::ifstream in(dir + "mmengine-redirect-test_to_device_2_cuda.txt", std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  test.traceback = text.str();
+  test.exception = std::move(exception);
+  test.message = std::move(message);
+  test.traceback = fixture_text("gaps/issue32/" + fixture);
+  return test;
+}
+
+// A checkout's test file with the real lines of a statement fixture at 1-based `line`, then
+// `after`.
+void write_statement(const std::filesystem::path& file, int line, const std::string& fixture,
+                     const std::string& after = "") {
+  testing::write_file(file, std::string(static_cast<std::size_t>(line - 1), '\n') +
+                                fixture_text("gaps/issue32/" + fixture) + after);
+}
+
+TEST(AttributeCase, AStatementTheLogCutShortIsReadFromTheProjectsSource) {
+  // mmengine's test_to_device under redirect: pytest printed `self.assertTrue(` alone.
+  TestCase test = issue32_failure("AssertionError", "False is not true",
+                                  "mmengine-redirect-test_to_device_2_cuda.txt");
   ASSERT_NE(test.traceback.find("test_base_model.py:178: in test_to_device"), std::string::npos);
 
   // The checkout: the statement's real lines at the frame's line of the frame's file.
   TempDir root;
-  std::ifstream statement(dir + "mmengine-redirect-test_to_device_2_cuda.statement.txt");
-  std::ostringstream source;
-  for (int line = 1; line < 178; ++line) source << "\n";
-  source << statement.rdbuf();
-  testing::write_file(root / "tests/test_model/test_base_model/test_base_model.py", source.str());
+  write_statement(root / "tests/test_model/test_base_model/test_base_model.py", 178,
+                  "mmengine-redirect-test_to_device_2_cuda.statement.txt");
 
   std::map<std::string, std::string> sources;
   const std::string read = statement_in_source(test, root.path(), sources);
@@ -342,24 +358,13 @@ TEST(AttributeCase, AStatementTheLogCutShortIsReadFromTheProjectsSource) {
 TEST(AttributeCase, TheBlockOfAnExpectationIsReadFromTheProjectsSource) {
   // Kymatio's test_cdgmm_exceptions under redirect: pytest printed the `with pytest.raises(...)`
   // line, and the `.cuda()` call is in the block below it.
-  const std::string dir = std::string(PARSER_FIXTURES_DIR) + "/gaps/issue32/";
-  TestCase test;
-  test.status = CaseStatus::kFailed;
-  test.exception = "Failed";
-  test.message = "DID NOT RAISE TypeError";
-  std::ifstream in(dir + "kymatio-redirect-test_cdgmm_exceptions_TorchBackend2D.txt",
-                   std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  test.traceback = text.str();
+  const TestCase test =
+      issue32_failure("Failed", "DID NOT RAISE TypeError",
+                      "kymatio-redirect-test_cdgmm_exceptions_TorchBackend2D.txt");
   TempDir root;
-  std::ifstream statement(dir +
-                          "kymatio-redirect-test_cdgmm_exceptions_TorchBackend2D.statement.txt");
-  std::ostringstream source;
-  for (int line = 1; line < 241; ++line) source << "\n";
-  source << statement.rdbuf()
-         << "            assert 'must be on gpu' in exc.value.args[0].lower()\n";
-  testing::write_file(root / "tests/scattering2d/test_torch_backend_2d.py", source.str());
+  write_statement(root / "tests/scattering2d/test_torch_backend_2d.py", 241,
+                  "kymatio-redirect-test_cdgmm_exceptions_TorchBackend2D.statement.txt",
+                  "            assert 'must be on gpu' in exc.value.args[0].lower()\n");
 
   std::map<std::string, std::string> sources;
   const std::string read = statement_in_source(test, root.path(), sources);
@@ -526,13 +531,6 @@ TEST(GapLog, MigrationNineKeepsEntriesAndTheirTests) {
   edit.kind = "masquerade_skip";
   GapLog(store).set("newly skipped: x", edit);
   EXPECT_EQ(GapLog(store).entry("newly skipped: x")->kind, "masquerade_skip");
-}
-
-std::string fixture_text(const std::string& path) {
-  std::ifstream in(std::string(PARSER_FIXTURES_DIR) + "/" + path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 // Issue 32's real case (tests/parsers/fixtures/gaps/issue32/README.md): ignite's conftest fails to
