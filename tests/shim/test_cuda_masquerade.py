@@ -268,6 +268,21 @@ def test_the_device_generic_stream_and_event_for_cuda_are_the_masquerades(shim):
     assert {"torch.Stream", "torch.Event"} <= apis()
 
 
+def test_the_raw_stream_binding_libraries_read_at_import_is_the_current_streams(shim):
+    # bitsandbytes' backends/cuda/ops.py, imported once torch.cuda.is_available():
+    # `_get_raw_stream = torch._C._cuda_getCurrentRawStream` (an AttributeError on a CPU build
+    # failed `import bitsandbytes`, and `import peft` with it).
+    compiled = torch.cuda._is_compiled()
+    get_raw_stream = torch._C._cuda_getCurrentRawStream
+    assert get_raw_stream(torch.cuda.current_device()) == torch.cuda.current_stream().cuda_stream
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        assert get_raw_stream(0) == s.cuda_stream == 0  # CUDA's handle of the default stream
+    # torch tells a CUDA build by its other _cuda_* bindings: the masquerade adds none of them.
+    assert torch.cuda._is_compiled() == compiled
+    assert "torch._C._cuda_getCurrentRawStream" in apis()
+
+
 def test_events_measure_real_time(shim):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()

@@ -4,6 +4,7 @@ and without the shim in child processes; the modules that fail only with it.
 The tool is checked on a purpose-made package whose modules fail only with the shim, crash, hang,
 print, or fail only after another module; then the torch modules that failed to import under the
 shim before issue 31 are swept for real (the whole of torch is ctest's torch_import_sweep)."""
+import importlib.util
 import json
 import os
 import subprocess
@@ -131,3 +132,47 @@ def test_torch_modules_that_failed_only_with_the_shim_import_now():
     rc, report = sweep(*args, "--module", "torch.jit", "--module", "torch.export")
     assert report["only_with_shim"] == [] and rc == 0
     assert report["counts"]["fail_with_shim"] == 0, report
+
+
+# bitsandbytes (requirements-dev.txt): the quantization library of the Hugging Face stack, which
+# picks its CUDA backend at import once torch.cuda.is_available(). Before the masquerade carried
+# torch._C._cuda_getCurrentRawStream, every module of it failed to import only with the shim.
+QUANTIZE = """
+import json, torch
+import bitsandbytes.functional as F
+torch.manual_seed(0)
+x = torch.randn(64, 64, device="{device}")
+q, state = F.quantize_4bit(x)
+print(json.dumps({{"device": x.device.type, "out": F.dequantize_4bit(q, state).sum().item()}}))
+"""
+
+
+def quantize(device, shim):
+    env = {k: v for k, v in os.environ.items()
+           if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
+    env["PYTHONPATH"] = str(SHIM_DIR)
+    if shim:
+        env["ACTIVATE_TORCH_DEVICE"] = "1"
+    done = subprocess.run([sys.executable, "-c", QUANTIZE.format(device=device)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+# Looked up, not imported: its import registers operators in this process.
+needs_bitsandbytes = pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is None,
+                                        reason="bitsandbytes is not installed")
+
+
+@needs_bitsandbytes
+def test_bitsandbytes_imports_with_the_shim():
+    rc, report = sweep("bitsandbytes")
+    assert report["only_with_shim"] == [] and rc == 0, report["only_with_shim"]
+
+
+@needs_bitsandbytes
+def test_bitsandbytes_quantizes_a_cuda_tensor_as_it_does_on_the_cpu():
+    if torch.cuda.is_available():
+        pytest.skip("a real CUDA device: nothing to redirect")
+    shimmed, plain = quantize("cuda", shim=True), quantize("cpu", shim=False)
+    assert shimmed == plain and shimmed["device"] == "cpu"

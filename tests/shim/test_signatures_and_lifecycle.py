@@ -113,9 +113,15 @@ def test_carried_apis(clean_env):
     assert not set(carried) & set(raising)
 
 
+# Bindings that only a CUDA build of torch has; the masquerade adds them where they are missing.
+CUDA_BUILD_ONLY = {"torch._C._cuda_getCurrentRawStream"}
+
+
 def test_every_carried_api_exists_in_torch(clean_env):
     devshim.deactivate()
     for name in devshim.carried_apis() + devshim.raising_apis():
+        if name in CUDA_BUILD_ONLY and not torch.cuda._is_compiled():
+            continue
         obj = torch
         for part in name.split(".")[1:]:
             assert hasattr(obj, part), name

@@ -375,6 +375,9 @@ LEFT_OUT = {
     "torch.cuda.nvtx.mark": "a no-op returning None like nvtx.range_push/range_pop",
     "torch.cuda._sleep": "a no-op (tests/shim/test_cuda_masquerade.py); torch's own needs a CUDA "
                          "build (torch._C._cuda_sleep), so there is no CPU form to compare with",
+    "torch._C._cuda_getCurrentRawStream": "a binding only CUDA builds have, read by libraries "
+                                           "(tests/shim/test_cuda_masquerade.py): no CPU form "
+                                           "to compare with",
     "torch.cuda.nvtx.range_push": "a no-op (tests/shim/test_patches.py)",
     "torch.cuda.nvtx.range_pop": "a no-op (tests/shim/test_patches.py)",
 }

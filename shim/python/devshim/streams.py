@@ -17,6 +17,13 @@ and IPC handles have no equivalent and raise NotImplementedError.
 
 The device-generic ``torch.Stream()`` and ``torch.Event()``, asked for CUDA or for no device (the
 current accelerator, CUDA under the masquerade), are these logical ones too (``_generic_new``).
+
+``torch._C._cuda_getCurrentRawStream(index)``, the binding that libraries read at import to pass
+CUDA's stream handle to kernels of their own (bitsandbytes), gives the current logical stream's
+``cuda_stream``: 0, CUDA's handle of the default stream. A CPU build has no such binding, and
+``import bitsandbytes`` failed at ``torch._C._cuda_getCurrentRawStream`` once ``is_available()``
+was True; while the masquerade is on it is there (no other ``torch._C._cuda_*``: torch decides
+whether it was built with CUDA from their presence).
 """
 
 from __future__ import annotations
@@ -220,6 +227,11 @@ def default_stream(device=None):
     return _default_stream()
 
 
+def _cuda_getCurrentRawStream(device_index):  # noqa: N802 (torch's name)
+    _note("torch._C._cuda_getCurrentRawStream", device_index)
+    return _current().cuda_stream
+
+
 def _record_stream(original):
     @wraps(original)
     def record_stream(self, stream):
@@ -279,6 +291,9 @@ def plan(torch):
     for fn in (stream, set_stream, current_stream, default_stream):
         patches.append(Patch(torch.cuda, fn.__name__, replacing(fn), (f"torch.cuda.{fn.__name__}",),
                              when=MASQUERADE))
+    patches.append(Patch(torch._C, "_cuda_getCurrentRawStream",
+                         replacing(_cuda_getCurrentRawStream),
+                         ("torch._C._cuda_getCurrentRawStream",), when=MASQUERADE))
     patches.append(Patch(torch.Tensor, "record_stream", _record_stream,
                          ("torch.Tensor.record_stream",), when=MASQUERADE))
     for cls, make in ((torch.Stream, _logical_stream), (torch.Event, Event)):
