@@ -15,7 +15,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 venv="${1:-$root/build/venv-other-torch}"
-want="${DEVSHIM_OTHER_TORCH:-torch==2.14.1 torchvision==0.29.1} pytest safetensors"
+want="${DEVSHIM_OTHER_TORCH:-torch==2.14.1 torchvision==0.29.1} pytest safetensors bitsandbytes==0.50.2"
 stamp="$venv/.devshim-other-torch"
 
 if ! [ -x "$venv/bin/python" ] || ! [ -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
