@@ -3,7 +3,8 @@ and without the shim in child processes; the modules that fail only with it.
 
 The tool is checked on a purpose-made package whose modules fail only with the shim, crash, hang,
 print, or fail only after another module; then the torch modules that failed to import under the
-shim before issue 31 are swept for real (the whole of torch is ctest's torch_import_sweep)."""
+shim before issue 31 are swept for real (the whole of torch is ctest's torch_import_sweep), and so
+is bitsandbytes, a library that imports a CUDA backend once CUDA is available."""
 import importlib.util
 import json
 import os
@@ -43,12 +44,21 @@ FAILED_BEFORE = (
 )
 
 
-def sweep(*args, cwd=None, extra_path=None):
+def child_env(extra_path=None, activate=False):
+    """This environment without the shim's variables, the shim folder (and extra_path) on
+    PYTHONPATH; with activate, the shim on."""
     env = {k: v for k, v in os.environ.items()
            if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SHIM_DIR), extra_path) if p)
-    done = subprocess.run([sys.executable, "-m", "devshim", "sweep", "--json", *args], env=env,
-                          cwd=cwd, capture_output=True, text=True, timeout=600)
+    if activate:
+        env["ACTIVATE_TORCH_DEVICE"] = "1"
+    return env
+
+
+def sweep(*args, cwd=None, extra_path=None):
+    done = subprocess.run([sys.executable, "-m", "devshim", "sweep", "--json", *args],
+                          env=child_env(extra_path), cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -148,13 +158,9 @@ print(json.dumps({{"device": x.device.type, "out": F.dequantize_4bit(q, state).s
 
 
 def quantize(device, shim):
-    env = {k: v for k, v in os.environ.items()
-           if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
-    env["PYTHONPATH"] = str(SHIM_DIR)
-    if shim:
-        env["ACTIVATE_TORCH_DEVICE"] = "1"
-    done = subprocess.run([sys.executable, "-c", QUANTIZE.format(device=device)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", QUANTIZE.format(device=device)],
+                          env=child_env(activate=shim), capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1])
 
