@@ -322,6 +322,11 @@ def test_cuda_only_features_raise_naming_the_feature(shim):
     with pytest.raises(NotImplementedError,
                        match=r"NCCL collectives \(torch\.cuda\.nccl\.all_reduce\)"):
         torch.cuda.nccl.all_reduce([torch.ones(1)])
+    # A CPU build has no torch._C._nccl_version: an AttributeError said nothing of NCCL.
+    with pytest.raises(NotImplementedError,
+                       match=r"^devshim: NCCL \(torch\.cuda\.nccl\.version\) has no equivalent"):
+        torch.cuda.nccl.version()
+    assert torch.cuda.nccl.is_available([torch.ones(1, device="cuda")]) is False
     with pytest.raises(NotImplementedError, match=r"jiterator"):
         torch.cuda.jiterator._create_jit_fn("template <typename T> T f(T x) { return x; }")
 

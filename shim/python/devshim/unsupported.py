@@ -8,7 +8,9 @@ never a silent wrong answer — for what has no equivalent:
 - the jiterator (runtime-compiled CUDA kernels): ``torch.cuda.jiterator._create_jit_fn``,
   ``_create_multi_output_jit_fn``;
 - NCCL called directly: ``torch.cuda.nccl.all_reduce``, ``reduce``, ``broadcast``, ``all_gather``,
-  ``reduce_scatter`` (``torch.distributed`` with backend "nccl" is carried: devshim/distributed.py);
+  ``reduce_scatter``, ``version``, ``unique_id``, ``init_rank`` (``torch.distributed`` with backend
+  "nccl" is carried: devshim/distributed.py; ``nccl.is_available`` answers False, as torch does
+  for tensors that are not CUDA's);
 - the CUDA caching allocator's own interfaces: ``caching_allocator_alloc``/``_delete``,
   ``MemPool``, ``use_mem_pool``, ``CUDAPluggableAllocator``, ``change_current_allocator``;
 - raw CUDA handles: ``ExternalStream``, ``get_stream_from_external``, ``current_blas_handle``,
@@ -48,6 +50,9 @@ _RAISING = (
     ("cuda.nccl", "broadcast", "NCCL collectives", "have"),
     ("cuda.nccl", "all_gather", "NCCL collectives", "have"),
     ("cuda.nccl", "reduce_scatter", "NCCL collectives", "have"),
+    ("cuda.nccl", "version", "NCCL", "has"),
+    ("cuda.nccl", "unique_id", "NCCL communicators", "have"),
+    ("cuda.nccl", "init_rank", "NCCL communicators", "have"),
     ("cuda", "caching_allocator_alloc", "the CUDA caching allocator", "has"),
     ("cuda", "caching_allocator_delete", "the CUDA caching allocator", "has"),
     ("cuda", "MemPool", "CUDA memory pools", "have"),
