@@ -24,6 +24,17 @@ def cpu_only(torch):
     return not torch.cuda.is_available() and not torch.backends.mps.is_available()
 
 
+def child_env(extra_path=None, activate=False):
+    """For a child process: this environment without the shim's variables, the shim folder (and
+    extra_path) on PYTHONPATH; with activate, the shim on."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SHIM_DIR), extra_path) if p)
+    if activate:
+        env["ACTIVATE_TORCH_DEVICE"] = "1"
+    return env
+
+
 @pytest.fixture
 def clean_env(monkeypatch):
     for name in SHIM_ENV:

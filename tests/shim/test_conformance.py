@@ -2,13 +2,12 @@
 -m devshim conformance``; the whole check is ctest's shim_conformance): its rules on made-up
 outcomes, so that each is seen to fail, and one real run on a few APIs."""
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import SHIM_DIR
+from conftest import child_env
 
 torch = pytest.importorskip("torch")
 from devshim import conformance  # noqa: E402
@@ -94,9 +93,7 @@ def test_every_patched_api_has_a_sample_or_a_reason():
 
 
 def test_a_real_run_on_a_few_apis(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
-    env["PYTHONPATH"] = str(SHIM_DIR)
+    env = child_env()
     env["TMPDIR"] = str(tmp_path)
     apis = ("torch.zeros_like", "torch.Tensor.to", "torch.cuda.is_available", "torch.device")
     done = subprocess.run([sys.executable, "-m", "devshim", "conformance", "--json",

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from conftest import SHIM_DIR
+from conftest import SHIM_DIR, child_env
 
 torch = pytest.importorskip("torch")
 
@@ -42,17 +42,6 @@ FAILED_BEFORE = (
     "torch.distributed.optim.utils",
     "torch.distributed.optim.zero_redundancy_optimizer",
 )
-
-
-def child_env(extra_path=None, activate=False):
-    """This environment without the shim's variables, the shim folder (and extra_path) on
-    PYTHONPATH; with activate, the shim on."""
-    env = {k: v for k, v in os.environ.items()
-           if k != "ACTIVATE_TORCH_DEVICE" and not k.startswith("TORCHDEVICE_")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SHIM_DIR), extra_path) if p)
-    if activate:
-        env["ACTIVATE_TORCH_DEVICE"] = "1"
-    return env
 
 
 def sweep(*args, cwd=None, extra_path=None):
