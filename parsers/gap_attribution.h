@@ -167,6 +167,16 @@ std::optional<TracebackFrame> frame_of_cut_statement(std::string_view exception,
 /// comments are counted too: a statement cut short or run long only changes what rule 4 reads.)
 std::string statement_at(std::string_view source, int line);
 
+/// Where 1-based `line` of Python `source` runs only where CUDA is there: the line of the
+/// enclosing `if`/`elif` whose condition asks for CUDA (`torch.cuda.is_available()`,
+/// `torch.cuda.device_count() > 1`, a flag named TEST_CUDA, HAS_CUDA, USE_CUDA or CUDA_AVAILABLE)
+/// with no `not` or `or` in it, up to the enclosing `def` or `class`; or, in the same block, the
+/// line of an earlier `if not torch.cuda.is_available():` whose body ends the block (its last
+/// statement returns, continues, raises or skips the test). 0 when neither:
+/// the line runs without CUDA too, as far as the source tells. (Indentation decides; a
+/// statement's continuation lines indented less than it may end the search early.)
+int cuda_branch_at(std::string_view source, int line);
+
 /// "site-packages/torch/cuda/__init__.py" → "torch.cuda"; ".../devshim/record.py" →
 /// "devshim.record"; empty for a file outside torch and the shim.
 std::string module_of_file(std::string_view file);

@@ -1,5 +1,7 @@
 #include "runner/results/gap_actions.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -33,7 +35,7 @@ constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
     "test's own check (of the device's name, count or memory) or the project under test's";
 
-constexpr std::array<ActionRule, 22> kActions = {{
+constexpr std::array<ActionRule, 23> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -106,6 +108,16 @@ constexpr std::array<ActionRule, 22> kActions = {{
      "read the skip condition: the test passed without the shim and skips with it, so its "
      "condition sees the masquerade (a GPU, CUDA, a device count)",
      "", "", "", ""},
+    {"unattributed", "unattributed * in a CUDA-only branch: *",
+     "run the test where CUDA is: the failing code runs only when CUDA is available, so the run "
+     "without the shim never ran it, and a failure there too is the test's own (or the "
+     "project's); else {setting}, another device-object setting, builds torch.device(\"cuda\", "
+     "0) and torch.device(\"cuda\") otherwise (docs/shim.md, \"Device identity\"), which "
+     "--try-settings tries",
+     "", "TORCHDEVICE_DEVICE_OBJECTS", "keep|redirect",
+     "run the test where CUDA is: the failing code runs only when CUDA is available, so the run "
+     "without the shim never ran it, and a failure there too is the test's own (or the "
+     "project's)"},
     {"unattributed", "lost:*", kReadTheFailure, "", "", "", ""},
     {"unattributed", "unattributed ModuleNotFoundError*", kReadTheFailure, "", "", "", ""},
     {"unattributed", "unattributed ImportError*", kReadTheFailure, "", "", "", ""},
@@ -181,8 +193,8 @@ constexpr std::array<Equivalent, 37> kEquivalents = {{
 
 bool api_matches(std::string_view pattern, std::string_view api) {
   if (pattern.empty()) return true;
-  if (pattern.back() == '*') return api.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0;
-  return pattern == api;
+  if (pattern.find('*') == std::string_view::npos) return pattern == api;
+  return fnmatch(std::string(pattern).c_str(), std::string(api).c_str(), 0) == 0;
 }
 
 std::string replaced(std::string_view text, std::string_view key, std::string_view value) {

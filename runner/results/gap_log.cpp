@@ -76,9 +76,33 @@ std::string statement_in_source(const TestCase& test, const std::filesystem::pat
   return statement_at(it->second, frame->line);
 }
 
+std::string cuda_branch_in_source(const TestCase& test, const std::filesystem::path& project_root,
+                                  std::map<std::string, std::string>& sources) {
+  if (!is_failure(test.status)) return "";
+  for (const TracebackFrame& f : innermost_frames(test.traceback, 32)) {
+    const TracebackFrame* frame = &f;
+    // torch's and the shim's own branches are theirs to carry, not code the test chose to run.
+    if (frame->line <= 0 || !module_of_file(frame->file).empty()) continue;
+    const std::filesystem::path file = project_root / frame->file;  // an absolute file stays
+    auto [it, added] = sources.try_emplace(file.string());
+    if (added) {
+      try {
+        it->second = read_file(file).value_or("");
+      } catch (const Error&) {
+        // An unreadable source tells nothing of its branches.
+      }
+    }
+    if (const int line = cuda_branch_at(it->second, frame->line); line > 0) {
+      return fmt::format("{}:{}", frame->file, line);
+    }
+  }
+  return "";
+}
+
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
                                              std::optional<CaseStatus> baseline,
-                                             std::string_view failing_statement) {
+                                             std::string_view failing_statement,
+                                             std::string_view cuda_branch) {
   if (is_failure(test.status)) {
     // A test that ran a child process which failed: the child's failure is the one to attribute.
     const std::optional<ChildFailure> child = child_failure(test.exception, test.traceback);
@@ -89,14 +113,22 @@ std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_base
       if (child) a->why = "in its child process (subprocess.CalledProcessError): " + a->why;
       return a;
     }
+    const bool in_branch = !child && !cuda_branch.empty();
     return GapAttribution{
         fmt::format("unattributed {}{}: {}", exception.empty() ? "failure" : exception,
-                    child ? " in a child process" : "",
+                    child       ? " in a child process"
+                    : in_branch ? std::string(kInCudaBranch)
+                                : "",
                     first_line(normalize_message(first_line(message, 1000)), 100)),
         std::string(kGapUnattributed),
-        fmt::format(
-            "no rule names a torch API: the failure{} points nowhere into torch or the shim",
-            child ? " of the child process the test ran" : "")};
+        in_branch
+            ? fmt::format("no rule names a torch API, and the failing code runs only where CUDA "
+                          "is there (the condition at {}), so the run without the shim never "
+                          "ran it",
+                          cuda_branch)
+            : fmt::format(
+                  "no rule names a torch API: the failure{} points nowhere into torch or the shim",
+                  child ? " of the child process the test ran" : "")};
   }
   if (!has_baseline || !baseline || diff_class(baseline, test.status) != "newly_skipped") {
     return std::nullopt;
@@ -197,7 +229,8 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
     // A file's import error is its file error entry's, not a test's.
     if (errors.count(c.file) > 0 && is_import_error_case(c.test)) continue;
     auto a = attribute_case(c.test, has_baseline, baseline.find(statuses.rows[k]),
-                            statement_in_source(c.test, run.project_root, sources));
+                            statement_in_source(c.test, run.project_root, sources),
+                            cuda_branch_in_source(c.test, run.project_root, sources));
     if (!a) continue;
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;

@@ -85,10 +85,25 @@ struct GapEdit {
 /// (skip_wants_no_gpu), else newly_skipped. (A file's import or collection error, and the tests it
 /// lost, are update_from_run's: file error entries.)
 /// failing_statement: attribute_failure's (the whole statement the log printed the first line
-/// of), read by the caller from the test's source (statement_in_source).
+/// of), read by the caller from the test's source (statement_in_source). cuda_branch: where the
+/// failing code's branch asks for CUDA ("path:line", cuda_branch_in_source), or empty; an
+/// unattributed failure there is "unattributed <Exception> in a CUDA-only branch: <message>":
+/// code the run without the shim never ran, whatever it did there.
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
                                              std::optional<CaseStatus> baseline,
-                                             std::string_view failing_statement = {});
+                                             std::string_view failing_statement = {},
+                                             std::string_view cuda_branch = {});
+
+/// What an unattributed failure's entry says after its exception when the failing code runs
+/// only where CUDA is there (attribute_case's cuda_branch).
+inline constexpr std::string_view kInCudaBranch = " in a CUDA-only branch";
+
+/// Where a failing test's code runs only where CUDA is there: "path:line" (the path as the log
+/// printed it) of the condition (cuda_branch_at) around the innermost frame outside torch and
+/// the shim that has one, read from the frames' files (relative paths: to project_root); empty
+/// when none. `sources` caches each file read, as statement_in_source's.
+std::string cuda_branch_in_source(const TestCase& test, const std::filesystem::path& project_root,
+                                  std::map<std::string, std::string>& sources);
 
 /// The whole failing statement of a failing test whose log printed only its first line
 /// (frame_of_cut_statement), read from the frame's file (relative paths: to project_root), or

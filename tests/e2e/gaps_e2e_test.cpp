@@ -107,6 +107,26 @@ TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
   EXPECT_NE(listed.output.find("tensor.device identity"), std::string::npos) << listed.output;
 }
 
+TEST_F(GapsE2E, ARegressionInACudaOnlyBranchIsNamedSo) {
+  // The test passes without the shim (its `if torch.cuda.is_available():` body never runs) and
+  // fails with it: a regression whose entry says where the code the baseline never ran is.
+  auto r =
+      testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(),
+                    "test_cuda_branch_gap.py", "--differential", "--db", db().string(), "--out",
+                    (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
+                   {{"NO_COLOR", "1"}}, 200s);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  Store store(db());
+  auto all = GapLog(store).list();
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].api, "unattributed AssertionError in a CUDA-only branch: assert <n> == <n>");
+  EXPECT_EQ(all[0].kind, "unattributed");
+  EXPECT_NE(all[0].why.find("tests/test_cuda_branch_gap.py:11"), std::string::npos) << all[0].why;
+  const std::string md = testing::read_file(dir_.path() / "out" / "report.md");
+  EXPECT_NE(md.find("| regression | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("run the test where CUDA is"), std::string::npos) << md;
+}
+
 TEST_F(GapsE2E, AHandSetStatusAndSeveritySurviveTenRuns) {
   ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));
   const std::string api = "torch._C._cuda_e2e_binding";

@@ -172,7 +172,7 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 36U);
+  ASSERT_EQ(expected.size(), 37U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -452,6 +452,78 @@ TEST(GapAttribution, InnermostFramesSkipTheFrameworkAndTheImportMachinery) {
     EXPECT_EQ(frames[1].function, "_patched_getfile");
     EXPECT_EQ(frames[2].function, "getsourcefile");
   }
+}
+
+// The shapes of CUDA-only code in real suites: torcheval's `if torch.cuda.is_available():` after
+// its CPU check (test_binned_auprc.py), gpytorch's whole test body under one, a flag, an early
+// return when CUDA is absent.
+TEST(GapAttribution, ALineInABranchThatAsksForCudaIsFound) {
+  const std::string source =
+      "def test(self):\n"                          // 1
+      "    check(x)\n"                             // 2
+      "    # Also test for cuda\n"                 // 3
+      "    if torch.cuda.is_available():\n"        // 4
+      "        y = f(x.to(\"cuda\"))\n"            // 5
+      "\n"                                         // 6
+      "        for c in y:\n"                      // 7
+      "            torch.testing.assert_close(\n"  // 8
+      "                c,\n"                       // 9
+      "            )\n"                            // 10
+      "    else:\n"                                // 11
+      "        check(y)\n"                         // 12
+      "    if TEST_CUDA and n > 1:\n"              // 13
+      "        check(z)\n"                         // 14
+      "    elif torch.cuda.device_count() > 1:\n"  // 15
+      "        check(w)\n";                        // 16
+  EXPECT_EQ(cuda_branch_at(source, 5), 4);
+  EXPECT_EQ(cuda_branch_at(source, 8), 4);   // nested in a loop of the branch
+  EXPECT_EQ(cuda_branch_at(source, 2), 0);   // before it
+  EXPECT_EQ(cuda_branch_at(source, 12), 0);  // its else
+  EXPECT_EQ(cuda_branch_at(source, 14), 13);
+  EXPECT_EQ(cuda_branch_at(source, 16), 15);
+  EXPECT_EQ(cuda_branch_at(source, 6), 0);   // a blank line
+  EXPECT_EQ(cuda_branch_at(source, 99), 0);  // past the end
+  EXPECT_EQ(cuda_branch_at(source, 0), 0);
+}
+
+TEST(GapAttribution, AnEarlyReturnWithoutCudaMakesTheRestOfTheBlockCudaOnly) {
+  const std::string source =
+      "def test_cuda(self):\n"                        // 1
+      "    if not torch.cuda.is_available():\n"       // 2
+      "        return\n"                              // 3
+      "    m = Model().cuda()\n"                      // 4
+      "    with torch.no_grad():\n"                   // 5
+      "        self.assertEqual(m(x).shape, (2,))\n"  // 6
+      "def test_other(self):\n"                       // 7
+      "    self.assertTrue(ok)\n";                    // 8
+  EXPECT_EQ(cuda_branch_at(source, 4), 2);
+  EXPECT_EQ(cuda_branch_at(source, 6), 2);
+  EXPECT_EQ(cuda_branch_at(source, 8), 0);  // another function
+}
+
+TEST(GapAttribution, ABranchOpenToOtherCasesIsNotCudaOnly) {
+  for (const char* header :
+       {"if not torch.cuda.is_available():", "if torch.cuda.is_available() or cpu_ok:",
+        "if device == \"cuda\":", "while torch.cuda.is_available():",
+        "if torch.backends.mps.is_available():"}) {
+    SCOPED_TRACE(header);
+    EXPECT_EQ(cuda_branch_at(std::string("def t():\n    ") + header + "\n        f()\n", 3), 0);
+  }
+  // An early exit is the body's last statement: a skip, a raise, a return after a print. A body
+  // that goes on does not make the rest CUDA-only.
+  for (const char* body : {"self.skipTest('no CUDA')", "print('no CUDA')\n        return",
+                           "raise unittest.SkipTest('no CUDA')"}) {
+    SCOPED_TRACE(body);
+    EXPECT_EQ(cuda_branch_at(std::string("def t():\n    if not torch.cuda.is_available():\n"
+                                         "        ") +
+                                 body + "\n    f()\n",
+                             body[0] == 'p' ? 5 : 4),
+              2);
+  }
+  EXPECT_EQ(cuda_branch_at("def t():\n    if not torch.cuda.is_available():\n        "
+                           "x = 'cpu'\n    f(x)\n",
+                           4),
+            0);
 }
 
 TEST(GapAttribution, ModulesComeFromTheTorchOrShimPackagePath) {

@@ -380,6 +380,58 @@ TEST(AttributeCase, TheBlockOfAnExpectationIsReadFromTheProjectsSource) {
   EXPECT_EQ(a->api, "unattributed Failed: DID NOT RAISE TypeError");
 }
 
+// gpytorch's `if torch.cuda.is_available():` around a test body, torcheval's CUDA check after its
+// CPU one (whose call leaves out an argument the CPU one passes): code that runs only where CUDA
+// is, which the run without the shim never ran. The failure names no torch API; its entry says
+// where its branch is, so that a reader tries it on a GPU before blaming the shim.
+TEST(AttributeCase, AnUnattributedFailureInACudaOnlyBranchSaysSo) {
+  const auto expected = nlohmann::json::parse(fixture_text("gaps/issue32/expected.json"));
+  int seen = 0;
+  for (const auto& e : expected) {
+    if (!e.contains("function")) continue;
+    ++seen;
+    SCOPED_TRACE(e["test"].get<std::string>());
+    TestCase test =
+        issue32_failure(e["exception"].get<std::string>(), e["message"].get<std::string>(),
+                        e["traceback"].get<std::string>());
+    // The checkout: the function's real lines where they are in the real file.
+    const std::string at = e["function_at"].get<std::string>();
+    const std::string file = at.substr(0, at.rfind(':'));
+    const int line = std::stoi(at.substr(at.rfind(':') + 1));
+    TempDir root;
+    write_statement(root / file, line, e["function"].get<std::string>());
+
+    std::map<std::string, std::string> sources;
+    const std::string branch = cuda_branch_in_source(test, root.path(), sources);
+    ASSERT_EQ(branch.rfind(file + ":", 0), 0U) << branch;
+    const int if_line = std::stoi(branch.substr(file.size() + 1));
+    const std::string source = fixture_text("gaps/issue32/" + e["function"].get<std::string>());
+    EXPECT_NE(source.find("if torch.cuda.is_available():"), std::string::npos);
+    EXPECT_GT(if_line, line);
+
+    auto a = attribute_case(test, true, CaseStatus::kPassed, "", branch);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->kind, kGapUnattributed);
+    const std::string prefix =
+        "unattributed " + e["exception"].get<std::string>() + std::string(kInCudaBranch) + ": ";
+    EXPECT_EQ(a->api.rfind(prefix, 0), 0U) << a->api;
+    EXPECT_NE(a->why.find(branch), std::string::npos) << a->why;
+    const GapAction action = gap_action(kGapUnattributed, a->api, "", ShimSettings{});
+    EXPECT_EQ(action.action.rfind("run the test where CUDA is", 0), 0U) << action.action;
+
+    // Another checkout (the file gone): the plain unattributed entry.
+    std::map<std::string, std::string> none;
+    EXPECT_EQ(cuda_branch_in_source(test, root / "elsewhere", none), "");
+    a = attribute_case(test, true, CaseStatus::kPassed, "", "");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->api.find(kInCudaBranch), std::string::npos) << a->api;
+    // A test that passed reads nothing.
+    test.status = CaseStatus::kPassed;
+    EXPECT_EQ(cuda_branch_in_source(test, root.path(), sources), "");
+  }
+  EXPECT_EQ(seen, 2);
+}
+
 // A named gap has its own action: none of them is a torch function to carry.
 TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
   for (std::string_view gap :
