@@ -52,14 +52,21 @@ constexpr std::array<ActionRule, 23> kActions = {{
      "the run used TORCHDEVICE_DEVICE_OBJECTS=keep already: the code checks the device a tensor is "
      "on ({device}), which no setting changes; skip the test where CUDA is absent"},
     {"failing", "tensor.device type check",
+     "no shim setting changes a tensor's device type when the test compares it with the literal "
+     "'cuda': a tensor reports the device it is on ({device}); compare with "
+     "torch.accelerator.current_accelerator().type (or the device the test asked for through "
+     "it), or skip the test where CUDA is absent. When the type compared is a device object's "
+     "that the code built for CUDA and kept (torcheval's Metric.to(\"cuda\") keeps "
+     "torch.device(\"cuda\"), and its tests assert that the object's type is 'cuda'), {setting} "
+     "builds that object as written, which --try-settings tries",
+     "'{device}'", "TORCHDEVICE_DEVICE_OBJECTS", "keep",
      "no shim setting changes it when the test compares with the literal 'cuda': a tensor "
      "reports the device it is on ({device}); compare with "
      "torch.accelerator.current_accelerator().type (or the device the test asked for through "
      "it), or skip the test where CUDA is absent. A comparison with the type of a device object "
      "the test built (torch.device(\"cuda\").type) that the failure does not show as one (a "
      "statement comparing two objects' types is \"CUDA device object type check\") holds under "
-     "TORCHDEVICE_DEVICE_OBJECTS=redirect, the default",
-     "'{device}'", "", "", ""},
+     "TORCHDEVICE_DEVICE_OBJECTS=redirect, the default"},
     {"failing", "CUDA device object type check",
      "set {setting} (docs/shim.md, \"Devices without an index\"): torch.device(\"cuda\") is "
      "then built as the device used, so its type is the type of the device the tensors were "

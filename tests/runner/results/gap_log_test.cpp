@@ -739,6 +739,16 @@ TEST(GapLog, EachEntrySaysWhatToDoFromTheSettingTheRunUsed) {
   EXPECT_NE(identity->action.find("used TORCHDEVICE_DEVICE_OBJECTS=redirect already"),
             std::string::npos)
       << identity->action;
+  // A type read from a device object the code kept (torcheval's metric._device) is 'cuda' under
+  // keep, which --try-settings then tries; one read from a tensor stays the device used's.
+  type = find_entry(redirect, kGapDeviceType);
+  ASSERT_TRUE(type);
+  EXPECT_EQ(type->setting, "TORCHDEVICE_DEVICE_OBJECTS=keep");
+  EXPECT_EQ(type->action.rfind("no shim setting changes a tensor's device type", 0), 0U)
+      << type->action;
+  EXPECT_NE(type->action.find("TORCHDEVICE_DEVICE_OBJECTS=keep builds that object as written"),
+            std::string::npos)
+      << type->action;
   object_type = find_entry(redirect, kGapCudaObjectType);
   ASSERT_TRUE(object_type);
   EXPECT_TRUE(object_type->setting.empty());
