@@ -535,7 +535,55 @@ std::vector<TracebackFrame> failure_frames(std::string_view traceback) {
   return pytest_frames(traceback);
 }
 
+namespace {
+
+// The last Python traceback of a process-launching exception's own message (torchelastic's
+// ChildFailedError: "traceback : Traceback (most recent call last):" in its root cause;
+// torch.multiprocessing's ProcessRaisedException: "-- Process 0 terminated with the following
+// error:" then the traceback), as Python prints it: pytest's `E` marks off, and indented back to
+// the column of its exception line (two left of its first frame's `File`). Empty when none.
+std::string embedded_traceback(std::string_view traceback) {
+  constexpr std::string_view kHeader = "Traceback (most recent call last):";
+  const std::vector<std::string_view> all = lines_of(traceback);
+  std::size_t header = all.size();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (has(all[i], kHeader)) header = i;
+  }
+  if (header == all.size()) return "";
+  const auto unmarked = [](std::string_view line) {
+    if (line.starts_with("E ") || line == "E") line.remove_prefix(1);
+    return line;
+  };
+  std::size_t base = std::string_view::npos;
+  for (std::size_t i = header + 1; i < all.size() && base == std::string_view::npos; ++i) {
+    const std::string_view line = unmarked(all[i]);
+    const std::size_t at = line.find_first_not_of(' ');
+    if (at != std::string_view::npos && line.substr(at).starts_with("File \"")) {
+      base = at >= 2 ? at - 2 : 0;
+    }
+  }
+  if (base == std::string_view::npos) return "";
+  std::string out(kHeader);
+  for (std::size_t i = header + 1; i < all.size(); ++i) {
+    std::string_view line = unmarked(all[i]);
+    line.remove_prefix(std::min(base, line.find_first_not_of(' ') == std::string_view::npos
+                                          ? line.size()
+                                          : line.find_first_not_of(' ')));
+    out += '\n';
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<ChildFailure> child_failure(std::string_view exception, std::string_view traceback) {
+  if (is_process_launch_failure(exception)) {
+    const std::string child = embedded_traceback(traceback);
+    ParsedTraceback tb = parse_traceback(child);
+    if (tb.exception.empty() || tb.frames.empty()) return std::nullopt;
+    return ChildFailure{std::move(tb.exception), std::move(tb.message), child};
+  }
   if (!is_child_process_failure(exception)) return std::nullopt;
   const std::size_t at = traceback.rfind(kChildTracebackHeader);
   if (at == std::string_view::npos) return std::nullopt;
@@ -809,11 +857,18 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
   }
   // 6. The deepest frame in torch or in the shim. An AttributeError raised by nn.Module's
   // __getattr__ ("'X' object has no attribute 'y'") is its caller asking for what the module
-  // lacks, not the fault of the __getattr__ (the shim's own __getattr__ still counts).
+  // lacks, not the fault of the __getattr__ (the shim's own __getattr__ still counts). The
+  // frame in which torch's process launchers call the test's function in a child process
+  // (torchelastic's `wrapper`, mp.spawn's `_wrap`) is the launcher's, as pytest's are pytest's.
   const bool attribute_error = has(exception, "AttributeError");
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     if (attribute_error && it->function == "__getattr__" &&
         module_of_file(it->file) == "torch.nn.modules.module") {
+      continue;
+    }
+    if ((it->function == "wrapper" &&
+         module_of_file(it->file) == "torch.distributed.elastic.multiprocessing.errors") ||
+        (it->function == "_wrap" && module_of_file(it->file) == "torch.multiprocessing.spawn")) {
       continue;
     }
     std::string api = frame_api(*it);

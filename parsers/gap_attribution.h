@@ -71,8 +71,17 @@ inline bool is_child_process_failure(std::string_view exception) {
   return exception.ends_with("CalledProcessError");
 }
 
+/// Whether a test's exception says a process torch launched for it failed, with that process's
+/// traceback in its own message: torchelastic's ChildFailedError (elastic_launch, torchrun's
+/// API), torch.multiprocessing's ProcessRaisedException (mp.spawn).
+inline bool is_process_launch_failure(std::string_view exception) {
+  return exception.ends_with("ChildFailedError") || exception.ends_with("ProcessRaisedException");
+}
+
 /// The failure of the child process behind a subprocess.CalledProcessError, when its traceback
-/// was captured (kChildTracebackHeader): its exception, message and traceback.
+/// was captured (kChildTracebackHeader), or behind a process-launch failure
+/// (is_process_launch_failure), from the last traceback of the exception's message: its
+/// exception, message and traceback (as Python prints it).
 struct ChildFailure {
   std::string exception, message, traceback;
 };

@@ -110,7 +110,7 @@ std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_base
     const std::string_view message = child ? child->message : test.message;
     if (auto a = attribute_failure(exception, message, child ? child->traceback : test.traceback,
                                    child ? std::string_view() : failing_statement)) {
-      if (child) a->why = "in its child process (subprocess.CalledProcessError): " + a->why;
+      if (child) a->why = fmt::format("in its child process ({}): {}", test.exception, a->why);
       return a;
     }
     const bool in_branch = !child && !cuda_branch.empty();

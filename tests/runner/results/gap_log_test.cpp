@@ -432,6 +432,37 @@ TEST(AttributeCase, AnUnattributedFailureInACudaOnlyBranchSaysSo) {
   EXPECT_EQ(seen, 2);
 }
 
+// torch's process launchers put the child's traceback in their own exception's message:
+// torchelastic's ChildFailedError (torcheval's collection sync test, whose input is too small for
+// one process) and mp.spawn's ProcessRaisedException (a purpose-made test under the runner). The
+// entry is the child's failure, not the launcher frame that raised the parent's.
+TEST(AttributeCase, AProcessTorchLaunchedIsAttributedByItsOwnFailure) {
+  for (const auto& [exception, fixture, api] :
+       {std::tuple{"torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
+                   "torcheval-keep-test_metric_collection_sync.txt",
+                   "unattributed IndexError in a child process: index <n> is out of bounds for "
+                   "dimension <n> with size <n>"},
+        std::tuple{"torch.multiprocessing.spawn.ProcessRaisedException",
+                   "spawn-shim-test_each_rank_gets_three_rows.txt",
+                   "unattributed AssertionError in a child process: rank <n> got <n> rows"}}) {
+    SCOPED_TRACE(fixture);
+    const TestCase test = issue32_failure(exception, "", fixture);
+    const auto child = child_failure(test.exception, test.traceback);
+    ASSERT_TRUE(child);
+    EXPECT_EQ(child->traceback.rfind("Traceback (most recent call last):\n  File \"", 0), 0U)
+        << child->traceback;
+    // The parent's own frames end in the launcher, which the child's failure is not.
+    EXPECT_TRUE(attribute_failure(test.exception, test.message, test.traceback));
+    const auto a = attribute_case(test, true, CaseStatus::kPassed);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->api, api) << a->why;
+    EXPECT_EQ(a->kind, kGapUnattributed);
+  }
+  // Without a traceback in its message: the launcher's failure as it is.
+  EXPECT_FALSE(child_failure("torch.multiprocessing.spawn.ProcessRaisedException",
+                             "E   torch.multiprocessing.spawn.ProcessRaisedException: \n"));
+}
+
 // A named gap has its own action: none of them is a torch function to carry.
 TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
   for (std::string_view gap :
