@@ -59,41 +59,43 @@ std::string computed_severity(int tests, int files) {
   return "low";
 }
 
-std::string statement_in_source(const TestCase& test, const std::filesystem::path& project_root,
-                                std::map<std::string, std::string>& sources) {
-  if (!is_failure(test.status)) return "";
-  const auto frame = frame_of_cut_statement(test.exception, test.message, test.traceback);
-  if (!frame) return "";
-  const std::filesystem::path file = project_root / frame->file;  // an absolute file stays
+namespace {
+
+// The text of a frame's file (relative paths: to project_root; an absolute one stays), read once
+// into `sources`; empty when it cannot be read (the log's text is then all there is).
+const std::string& source_of(std::string_view frame_file, const std::filesystem::path& project_root,
+                             std::map<std::string, std::string>& sources) {
+  const std::filesystem::path file = project_root / frame_file;
   auto [it, added] = sources.try_emplace(file.string());
   if (added) {
     try {
       it->second = read_file(file).value_or("");
     } catch (const Error&) {
-      // An unreadable source leaves the statement as the log printed it.
+      // Unreadable: as if absent.
     }
   }
-  return statement_at(it->second, frame->line);
+  return it->second;
+}
+
+}  // namespace
+
+std::string statement_in_source(const TestCase& test, const std::filesystem::path& project_root,
+                                std::map<std::string, std::string>& sources) {
+  if (!is_failure(test.status)) return "";
+  const auto frame = frame_of_cut_statement(test.exception, test.message, test.traceback);
+  if (!frame) return "";
+  return statement_at(source_of(frame->file, project_root, sources), frame->line);
 }
 
 std::string cuda_branch_in_source(const TestCase& test, const std::filesystem::path& project_root,
                                   std::map<std::string, std::string>& sources) {
   if (!is_failure(test.status)) return "";
-  for (const TracebackFrame& f : innermost_frames(test.traceback, 32)) {
-    const TracebackFrame* frame = &f;
+  for (const TracebackFrame& frame : innermost_frames(test.traceback, 32)) {
     // torch's and the shim's own branches are theirs to carry, not code the test chose to run.
-    if (frame->line <= 0 || !module_of_file(frame->file).empty()) continue;
-    const std::filesystem::path file = project_root / frame->file;  // an absolute file stays
-    auto [it, added] = sources.try_emplace(file.string());
-    if (added) {
-      try {
-        it->second = read_file(file).value_or("");
-      } catch (const Error&) {
-        // An unreadable source tells nothing of its branches.
-      }
-    }
-    if (const int line = cuda_branch_at(it->second, frame->line); line > 0) {
-      return fmt::format("{}:{}", frame->file, line);
+    if (frame.line <= 0 || !module_of_file(frame.file).empty()) continue;
+    const std::string& source = source_of(frame.file, project_root, sources);
+    if (const int line = cuda_branch_at(source, frame.line); line > 0) {
+      return fmt::format("{}:{}", frame.file, line);
     }
   }
   return "";
@@ -228,10 +230,17 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
     const StoredCase& c = cases[k];
     // A file's import error is its file error entry's, not a test's.
     if (errors.count(c.file) > 0 && is_import_error_case(c.test)) continue;
-    auto a = attribute_case(c.test, has_baseline, baseline.find(statuses.rows[k]),
-                            statement_in_source(c.test, run.project_root, sources),
-                            cuda_branch_in_source(c.test, run.project_root, sources));
+    const std::optional<CaseStatus> before = baseline.find(statuses.rows[k]);
+    const std::string statement = statement_in_source(c.test, run.project_root, sources);
+    auto a = attribute_case(c.test, has_baseline, before, statement);
     if (!a) continue;
+    if (a->kind == kGapUnattributed && is_failure(c.test.status)) {
+      // Only a failure no rule names reads its frames' sources for a CUDA-only branch.
+      if (const std::string branch = cuda_branch_in_source(c.test, run.project_root, sources);
+          !branch.empty()) {
+        a = attribute_case(c.test, has_baseline, before, statement, branch);
+      }
+    }
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;
     s.tests.push_back({c.file, c.test.classname, c.test.name});
