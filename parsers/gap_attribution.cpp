@@ -673,9 +673,7 @@ bool asks_for_cuda(std::string_view header, bool negated) {
     return false;
   }
   if (!cond.ends_with(':')) return false;
-  std::string lower(cond);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii_lower(cond);
   const bool asks = has(lower, "cuda.is_available(") || has(lower, "cuda.device_count(") ||
                     has_word(lower, "test_cuda") || has_word(lower, "has_cuda") ||
                     has_word(lower, "use_cuda") || has_word(lower, "cuda_available");

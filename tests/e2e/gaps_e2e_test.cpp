@@ -29,6 +29,13 @@ class GapsE2E : public ::testing::Test {
         {{"E2E_GAP_FIXED", fixed ? "1" : "0"}, {"NO_COLOR", "1"}}, 110s);
     ASSERT_EQ(r.exit_code, fixed ? 0 : 1) << r.output;
   }
+  // One differential run (without the shim, then with it) of the given file of the gaps suite.
+  testing::RunResult run_differential(const std::string& file) {
+    return testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(), file,
+                         "--differential", "--db", db().string(), "--out",
+                         (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
+                        {{"NO_COLOR", "1"}}, 200s);
+  }
   testing::RunResult gaps(const std::vector<std::string>& args) {
     std::vector<std::string> argv{RUNNER_PATH, "gaps"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -86,10 +93,7 @@ TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
   // Both tests fail with and without the shim (broken_both): neither is a regression. The
   // identity assertion is the named gap; the plain assertion points nowhere into torch and is
   // an unattributed entry, named by its normalized message.
-  auto r = testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(),
-                         "test_identity_gap.py", "--differential", "--db", db().string(), "--out",
-                         (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
-                        {{"NO_COLOR", "1"}}, 200s);
+  auto r = run_differential("test_identity_gap.py");
   ASSERT_EQ(r.exit_code, 1) << r.output;
   Store store(db());
   auto all = GapLog(store).list();
@@ -110,11 +114,7 @@ TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
 TEST_F(GapsE2E, ARegressionInACudaOnlyBranchIsNamedSo) {
   // The test passes without the shim (its `if torch.cuda.is_available():` body never runs) and
   // fails with it: a regression whose entry says where the code the baseline never ran is.
-  auto r =
-      testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(),
-                    "test_cuda_branch_gap.py", "--differential", "--db", db().string(), "--out",
-                    (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
-                   {{"NO_COLOR", "1"}}, 200s);
+  auto r = run_differential("test_cuda_branch_gap.py");
   ASSERT_EQ(r.exit_code, 1) << r.output;
   Store store(db());
   auto all = GapLog(store).list();
