@@ -56,6 +56,16 @@ MACHINERY = ("eager", "script", "trace", "fx", "compile", "export")
 TENSOR_ONLY = ("trace", "export")  # machineries that need tensors out
 
 
+def _setting_sample(setter: str, getter: str) -> str:
+    """The sample of a torch.cuda.tunable setter: set, read back, and put the old value back."""
+    return f"""
+        old = torch.cuda.tunable.{getter}
+        torch.cuda.tunable.{setter}
+        y = torch.cuda.tunable.{getter}
+        torch.cuda.tunable.{setter.split('(')[0]}(old)
+        return y"""
+
+
 def _autocast_sample(cuda_block: str, cpu_block: str) -> dict:
     """The sample of an autocast spelling: a product inside ``with cuda_block:`` (the CPU form:
     ``cpu_block``)."""
@@ -318,6 +328,29 @@ CUDA_ONLY = {
     "torch.cuda.set_rng_state_all":
         "return torch.cuda.set_rng_state_all(torch.cuda.get_rng_state_all())",
     "torch.cuda.set_sync_debug_mode": "return torch.cuda.set_sync_debug_mode(0)",
+    "torch.cuda.cudart": "return torch.cuda.cudart().cudaProfilerStart()",
+    "torch.cuda.check_error": "return torch.cuda.check_error(0)",
+    "torch.cuda.profiler.start": "return torch.cuda.profiler.start()",
+    "torch.cuda.profiler.stop": "return torch.cuda.profiler.stop()",
+    "torch.cuda.profiler.profile": """
+        with torch.cuda.profiler.profile():
+            y = x + 1
+        return y""",
+    "torch.cuda.tunable.enable": _setting_sample("enable(False)", "is_enabled()"),
+    "torch.cuda.tunable.tuning_enable": _setting_sample("tuning_enable(False)",
+                                                        "tuning_is_enabled()"),
+    "torch.cuda.tunable.record_untuned_enable": _setting_sample("record_untuned_enable(False)",
+                                                                "record_untuned_is_enabled()"),
+    "torch.cuda.tunable.set_max_tuning_duration": _setting_sample("set_max_tuning_duration(7)",
+                                                                  "get_max_tuning_duration()"),
+    "torch.cuda.tunable.set_max_tuning_iterations": _setting_sample(
+        "set_max_tuning_iterations(7)", "get_max_tuning_iterations()"),
+    "torch.cuda.tunable.set_filename": _setting_sample("set_filename('devshim.csv')",
+                                                       "get_filename()"),
+    "torch.cuda.tunable.set_rotating_buffer_size": _setting_sample(
+        "set_rotating_buffer_size(0)", "get_rotating_buffer_size()"),
+    "torch.cuda.tunable.set_numerical_check_tolerances":
+        "return torch.cuda.tunable.set_numerical_check_tolerances(False)",
     "torch.cuda.set_stream": "return torch.cuda.set_stream(torch.cuda.current_stream())",
     "torch.cuda.stream": """
         with torch.cuda.stream(torch.cuda.current_stream()):
@@ -349,7 +382,8 @@ CUDA_ONLY = {
         "return next(iter(torch.utils.data.DataLoader([x], pin_memory=True)))",
 }
 
-# torch.cuda functions that take no argument and answer for the device: sample `return f()`.
+# torch.cuda functions (and torch.cuda.tunable's) that take no argument and answer for the device:
+# sample `return f()`.
 _NO_ARGUMENT_QUERIES = (
     "current_device", "device_count", "empty_cache", "get_allocator_backend",
     "get_sync_debug_mode", "host_memory_stats_as_nested_dict", "init", "ipc_collect",
@@ -358,7 +392,11 @@ _NO_ARGUMENT_QUERIES = (
     "max_memory_cached", "max_memory_reserved", "memory_allocated", "memory_cached",
     "memory_reserved", "reset_accumulated_memory_stats", "reset_max_memory_allocated",
     "reset_accumulated_host_memory_stats", "reset_max_memory_cached",
-    "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed", "seed_all", "synchronize")
+    "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed", "seed_all", "synchronize",
+    # torch.cuda.tunable's
+    "get_filename", "get_max_tuning_duration", "get_max_tuning_iterations", "get_results",
+    "get_rotating_buffer_size", "get_validators", "is_enabled", "read_file",
+    "record_untuned_is_enabled", "tuning_is_enabled")
 _VOLATILE = ("memory_allocated", "memory_cached", "memory_reserved")
 
 # APIs checked elsewhere, with why they are not called here.
@@ -440,7 +478,7 @@ def samples_for(torch, plan):
                 body = (f"return torch.{name}(x, device='{{d}}')" if name.endswith("_like")
                         else f"return torch.{name}(2, 3, device='{{d}}')")
             if body is None and api.startswith("torch.cuda.") and name in _NO_ARGUMENT_QUERIES:
-                call = f"torch.cuda.{name}()"
+                call = f"{api}()"
                 body = {"cuda": f"return {call} >= 0" if name in _VOLATILE else f"return {call}"}
             if body is None:
                 missing.append(api)

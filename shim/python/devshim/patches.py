@@ -23,6 +23,8 @@ modules named for what they carry:
 | distributed*        | init_process_group/new_group/barrier (nccl -> gloo), DDP, DataParallel |
 |                     | and nn.parallel's scatter/gather/replicate/comm on the one device    |
 | unsupported*        | NotImplementedError for CUDA graphs & co.; torch.cuda.nvtx no-ops   |
+| cudart*             | torch.cuda.cudart()/check_error, torch.cuda.profiler start/stop     |
+| tunable*            | torch.cuda.tunable (TunableOp): its settings kept, nothing tuned    |
 
 (*) only while masquerading: the device a "cuda" request lands on is not CUDA.
 
@@ -57,6 +59,7 @@ from devshim import (
     attention,
     config,
     cuda_masquerade,
+    cudart,
     defaults,
     devices,
     distributed,
@@ -73,6 +76,7 @@ from devshim import (
     serialization,
     streams,
     tensors,
+    tunable,
     unsupported,
 )
 from devshim.log import logger
@@ -85,7 +89,8 @@ carried_factories = tensors.carried_factories
 redirect = runtime.redirect
 
 _MODULES = (tensors, defaults, devices, serialization, scripted, amp, legacy, cuda_masquerade,
-            accelerator, streams, pinning, optimizers, attention, distributed, unsupported)
+            accelerator, streams, pinning, optimizers, attention, distributed, unsupported, cudart,
+            tunable)
 _lock = threading.RLock()
 _applied = False
 _settings = config.Config()
