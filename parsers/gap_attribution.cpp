@@ -765,10 +765,35 @@ std::optional<GapAttribution> device_assertion_gap(std::string_view exception,
   return std::nullopt;
 }
 
+bool params_name_cpu_and_gpu(std::string_view test_name) {
+  const std::size_t open = test_name.find('[');
+  if (open == std::string_view::npos) return false;
+  const std::string params = ascii_lower(test_name.substr(open + 1));
+  bool cpu = false;
+  bool gpu = false;
+  std::size_t start = 0;
+  while (start <= params.size()) {
+    const std::size_t end = params.find_first_of("-_,: ]", start);
+    const std::string_view part =
+        std::string_view(params).substr(start, end == std::string::npos ? end : end - start);
+    cpu = cpu || part == "cpu";
+    gpu = gpu || part == "cuda" || part == "gpu";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return cpu && gpu;
+}
+
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback,
                                                 std::string_view failing_statement) {
+  // 0. A test marked to fail (strictly) that passed.
+  if (exception.empty() && message.starts_with("[XPASS(strict)]")) {
+    return GapAttribution{std::string(kGapStrictXpass), std::string(kGapFailing),
+                          "the test is marked to fail (pytest's strict xfail) and passed with "
+                          "the shim"};
+  }
   // 1. The shim's own NotImplementedError names the CUDA-only feature.
   if (exception.find("NotImplementedError") != std::string_view::npos &&
       message.rfind("devshim: ", 0) == 0) {

@@ -53,6 +53,13 @@ inline constexpr std::string_view kGapCudaExtension = "CUDA extension build";
 /// Lightning's CUDAAccelerator), which that setting builds as the device used; `keep` builds it
 /// as written.
 inline constexpr std::string_view kGapCudaDeviceRefused = "CUDA device object refused";
+/// The named case of a test marked to fail that passed with the shim: pytest's strict xfail
+/// (`xfail(strict=True)`, or `xfail_strict = true` in its configuration), whose failure is the
+/// message "[XPASS(strict)]". What it expects to fail did not fail on the device used: a known
+/// bug of CUDA's kernels, or a limit CUDA has and the device used has not. One whose parameters
+/// name the CPU and a GPU (params_name_cpu_and_gpu) expects tensors on two devices to fail:
+/// kGapCrossDevice (runner/results/gap_log.h, attribute_case).
+inline constexpr std::string_view kGapStrictXpass = "strict xfail passed";
 /// Not the shim's: the test bound a fixed port (`MASTER_PORT` of a process group, a server's)
 /// that another process held (EADDRINUSE), as when two test files that use one port run at once
 /// (`-j N`); the files belong in one of the suite's locks (docs/suites.md).
@@ -112,6 +119,8 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 
 /// The API at fault for one failing test, from its exception, message and traceback text; nullopt
 /// when nothing points into torch (an assertion of the test itself). Rules, first match wins:
+///  0. pytest's strict XPASS (the message "[XPASS(strict)]", no exception) → kGapStrictXpass,
+///     failing;
 ///  1. the shim's own NotImplementedError ("devshim: <feature> (torch.x.Y) have no equivalent")
 ///     → torch.x.Y, cuda_only;
 ///  2. "The operator 'aten::x' is not currently implemented for the MPS device", "Could not run
@@ -185,6 +194,11 @@ std::string statement_at(std::string_view source, int line);
 /// the line runs without CUDA too, as far as the source tells. (Indentation decides; a
 /// statement's continuation lines indented less than it may end the search early.)
 int cuda_branch_at(std::string_view source, int line);
+
+/// Whether a test's parameters (the `[...]` of its id: "test_x[cpu-gpu]", "test_y[cuda:0-cpu-2]")
+/// name both the CPU and a GPU: a part (between `-`, `_`, `,`, `:` and spaces) that is "cpu", and
+/// one that is "cuda" or "gpu" (any case).
+bool params_name_cpu_and_gpu(std::string_view test_name);
 
 /// "site-packages/torch/cuda/__init__.py" → "torch.cuda"; ".../devshim/record.py" →
 /// "devshim.record"; empty for a file outside torch and the shim.

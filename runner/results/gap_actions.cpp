@@ -35,7 +35,7 @@ constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
     "test's own check (of the device's name, count or memory) or the project under test's";
 
-constexpr std::array<ActionRule, 23> kActions = {{
+constexpr std::array<ActionRule, 24> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -79,6 +79,12 @@ constexpr std::array<ActionRule, 23> kActions = {{
      "none on one device: the test expects the error or warning given for tensors on different "
      "devices, and the shim puts every tensor on the device used ({device}); skip the test where "
      "CUDA is absent",
+     "", "", "", ""},
+    {"failing", "strict xfail passed",
+     "none for the shim: the test is marked to fail (pytest's xfail, strict) and passes on "
+     "{device}, so what it expects to fail does not: read the mark's reason (a bug of CUDA's "
+     "kernels, a limit CUDA has) and make the mark hold only where CUDA is, or skip the test "
+     "where CUDA is absent",
      "", "", "", ""},
     {"failing", "CUDA-only error expected",
      "none on one device: the block the test expects to raise puts tensors on CUDA, and the "

@@ -526,6 +526,31 @@ TEST(GapAttribution, ABranchOpenToOtherCasesIsNotCudaOnly) {
             0);
 }
 
+// pytest's strict XPASS is a failure with no exception whose message says so (sbi's, captured
+// under the shim); an exception's message that only quotes it is not one.
+TEST(GapAttribution, AStrictXpassIsAMarkThatDidNotHold) {
+  const std::string tb =
+      read(kGaps + "issue32/sbi-shim-test_boxuniform_device_handling_cpu-gpu.txt");
+  const auto got = attribute_failure("", "[XPASS(strict)]", tb);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->api, kGapStrictXpass);
+  EXPECT_EQ(got->kind, kGapFailing);
+  const auto quoted = attribute_failure("AssertionError", "[XPASS(strict)] in the summary", tb);
+  EXPECT_FALSE(quoted && quoted->api == kGapStrictXpass);
+}
+
+TEST(GapAttribution, ParametersThatNameTheCpuAndAGpu) {
+  for (std::string_view name :
+       {"test_x[cpu-gpu]", "test_x[gpu-cpu]", "test_x[gaussian-cpu-gpu-NPE_C-maf-direct]",
+        "test_y[cuda:0-CPU]", "test_z[cpu_cuda]", "test_w[cuda, cpu]"}) {
+    EXPECT_TRUE(params_name_cpu_and_gpu(name)) << name;
+  }
+  for (std::string_view name : {"test_cpu_to_gpu", "test_x[cpu]", "test_x[gpu-gpu]",
+                                "test_x[cuda:0]", "test_x[cpus-gpus]", "test_x[mps-cpu]", ""}) {
+    EXPECT_FALSE(params_name_cpu_and_gpu(name)) << name;
+  }
+}
+
 TEST(GapAttribution, ModulesComeFromTheTorchOrShimPackagePath) {
   EXPECT_EQ(module_of_file("/venv/lib/python3.11/site-packages/torch/cuda/__init__.py"),
             "torch.cuda");

@@ -463,10 +463,35 @@ TEST(AttributeCase, AProcessTorchLaunchedIsAttributedByItsOwnFailure) {
                              "E   torch.multiprocessing.spawn.ProcessRaisedException: \n"));
 }
 
+// sbi marks its tests that mix a CPU prior with training on the GPU xfail (strict), and under the
+// shim they pass (a real failure captured from sbi's run: its message is the whole of it). A
+// strict xfail whose parameters name no two devices is what CUDA alone fails.
+TEST(AttributeCase, AStrictXfailThatPassesIsNamedByWhatItsParametersMix) {
+  TestCase test = issue32_failure("", "[XPASS(strict)]",
+                                  "sbi-shim-test_boxuniform_device_handling_cpu-gpu.txt");
+  test.name = "test_boxuniform_device_handling[cpu-gpu]";
+  auto a = attribute_case(test, true, CaseStatus::kSkipped);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api, kGapCrossDevice) << a->why;
+  EXPECT_EQ(a->kind, kGapFailing);
+  EXPECT_NE(a->why.find("parameters name the CPU and a GPU"), std::string::npos) << a->why;
+  for (std::string_view name : {"test_known_cuda_bug", "test_half[cuda-float16]",
+                                "test_cpu_only_ops[cpu]", "test_gpus[gpu-2]"}) {
+    SCOPED_TRACE(name);
+    test.name = name;
+    a = attribute_case(test, true, CaseStatus::kPassed);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->api, kGapStrictXpass) << a->why;
+  }
+  const GapAction action = gap_action(kGapFailing, kGapStrictXpass, "", ShimSettings{});
+  EXPECT_EQ(action.action.rfind("none for the shim: the test is marked to fail", 0), 0U)
+      << action.action;
+}
+
 // A named gap has its own action: none of them is a torch function to carry.
 TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
   for (std::string_view gap :
-       {kGapDeviceType, kGapCrossDevice, kGapCudaOnlyError, kGapCudaExtension}) {
+       {kGapDeviceType, kGapCrossDevice, kGapCudaOnlyError, kGapCudaExtension, kGapStrictXpass}) {
     SCOPED_TRACE(gap);
     const GapAction a = gap_action(kGapFailing, gap, "", ShimSettings{});
     EXPECT_EQ(a.action.find("carry "), std::string::npos) << a.action;
