@@ -127,6 +127,24 @@ TEST_F(GapsE2E, ARegressionInACudaOnlyBranchIsNamedSo) {
   EXPECT_NE(md.find("run the test where CUDA is"), std::string::npos) << md;
 }
 
+TEST_F(GapsE2E, AStrictXfailThatPassesIsNamedByWhatItExpected) {
+  // One regression (the mark holds only where CUDA is, and the baseline passed it) and one test
+  // the baseline skipped; both "[XPASS(strict)]" under the shim.
+  auto r = run_differential("test_strict_xfail_gap.py");
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  Store store(db());
+  std::map<std::string, GapEntry> by_api;
+  for (GapEntry& e : GapLog(store).list()) by_api.emplace(e.api, std::move(e));
+  ASSERT_EQ(by_api.size(), 2U) << r.output;
+  ASSERT_TRUE(by_api.contains("strict xfail passed"));
+  EXPECT_EQ(by_api.at("strict xfail passed").tests, 1);
+  ASSERT_TRUE(by_api.contains("cross-device error expected"));
+  EXPECT_EQ(by_api.at("cross-device error expected").tests, 1);
+  const std::string md = testing::read_file(dir_.path() / "out" / "report.md");
+  EXPECT_NE(md.find("| regression | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("none for the shim: the test is marked to fail"), std::string::npos) << md;
+}
+
 TEST_F(GapsE2E, AHandSetStatusAndSeveritySurviveTenRuns) {
   ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));
   const std::string api = "torch._C._cuda_e2e_binding";
@@ -200,7 +218,7 @@ TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
                            {}, 120s);
   ASSERT_EQ(scan.exit_code, 0) << scan.output;
   EXPECT_NE(scan.output.find("public CUDA APIs, the shim carries"), std::string::npos);
-  auto uncarried = entry("torch.cuda.check_error");  // torch has it; the shim does not
+  auto uncarried = entry("torch.cuda.get_gencode_flags");  // torch has it; the shim does not
   ASSERT_TRUE(uncarried);
   EXPECT_EQ(uncarried->kind, "unpatched");
   EXPECT_EQ(uncarried->status, "open");
