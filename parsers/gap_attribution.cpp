@@ -485,6 +485,16 @@ std::string module_of_file(std::string_view file) {
   return rel;
 }
 
+bool is_project_frame(const TracebackFrame& frame) {
+  std::string file = frame.file;
+  std::replace(file.begin(), file.end(), '\\', '/');
+  if (!file.ends_with(".py") || !module_of_file(file).empty()) return false;
+  for (std::string_view interpreters : {"/lib/python", "site-packages/", "dist-packages/"}) {
+    if (file.find(interpreters) != std::string::npos) return false;
+  }
+  return true;
+}
+
 std::string failure_explanation(std::string_view message, std::string_view traceback) {
   std::vector<std::string_view> lines = pytest_e_lines(traceback);
   if (lines.empty()) lines = python_exception_lines(traceback);
@@ -885,6 +895,9 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
   // (torchelastic's `wrapper`, mp.spawn's `_wrap`) is the launcher's, as pytest's are pytest's.
   const bool attribute_error = has(exception, "AttributeError");
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    // Raised in the project's own code that torch called (a module's forward under
+    // nn.Module.__call__, a dataset under the DataLoader): not the calling frame's fault.
+    if (is_project_frame(*it)) return std::nullopt;
     if (attribute_error && it->function == "__getattr__" &&
         module_of_file(it->file) == "torch.nn.modules.module") {
       continue;

@@ -157,7 +157,10 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     calling source line (torch.zeros);
 ///  6. the deepest frame inside torch's package (or the shim's own, devshim.*): module.function;
 ///     an AttributeError's frame in nn.Module's `__getattr__` is passed over (it raises for
-///     whatever its caller asked for that the module lacks).
+///     whatever its caller asked for that the module lacks); none when a frame of the project
+///     (is_project_frame) lies deeper than it: the failure was raised in the project's own code
+///     that torch called (a module's `forward` under `nn.Module.__call__`, a dataset under the
+///     DataLoader, a function a process launcher ran).
 ///
 /// failing_statement: the whole statement of the innermost frame, read from its source file
 /// (statement_at), where the log printed its first line only (`self.assertTrue(` of a
@@ -199,6 +202,11 @@ int cuda_branch_at(std::string_view source, int line);
 /// name both the CPU and a GPU: a part (between `-`, `_`, `,`, `:` and spaces) that is "cpu", and
 /// one that is "cuda" or "gpu" (any case).
 bool params_name_cpu_and_gpu(std::string_view test_name);
+
+/// Whether a traceback frame is the project's (its code or its tests): a `.py` file outside
+/// torch and the shim (module_of_file) and outside the interpreter's folders (`/lib/python`,
+/// `site-packages/`, `dist-packages/`: the standard library and installed packages).
+bool is_project_frame(const TracebackFrame& frame);
 
 /// "site-packages/torch/cuda/__init__.py" → "torch.cuda"; ".../devshim/record.py" →
 /// "devshim.record"; empty for a file outside torch and the shim.

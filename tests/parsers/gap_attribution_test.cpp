@@ -526,6 +526,38 @@ TEST(GapAttribution, ABranchOpenToOtherCasesIsNotCudaOnly) {
             0);
 }
 
+// opacus' mixed-precision test fails in its model's forward, which nn.Module.__call__ called (a
+// real traceback; rule 2 names the kernel from its message). With a message no rule reads, the
+// failure was raised in the project's code, not in the torch frame that called it; an exception
+// raised in torch's own code below the project's frames is still torch's.
+TEST(GapAttribution, AFailureRaisedInTheProjectsCodeThatTorchCalledIsNotTorchs) {
+  const std::string tb = read(kGaps + "issue32/opacus-keep-test_conv3d_model_precision.txt");
+  const auto kernel = attribute_failure("NotImplementedError",
+                                        "\"avg_pool3d_out_frame\" not implemented for 'Half'", tb);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->api, "avg_pool3d_out_frame (Half)");
+  const std::string own = replaced_once(
+      tb, "E       NotImplementedError: \"avg_pool3d_out_frame\" not implemented for 'Half'",
+      "E       ValueError: the model wants 5 dimensions");
+  EXPECT_FALSE(attribute_failure("ValueError", "the model wants 5 dimensions", own));
+  // The crash line of pytest's report (the innermost frame, named by its module alone) in torch.
+  const std::string in_torch = replaced_once(
+      own, "opacus/tests/mixed_precision_utils.py:186: NotImplementedError",
+      "../venv-op/lib/python3.11/site-packages/torch/nn/functional.py:12: ValueError");
+  const auto got = attribute_failure("ValueError", "the model wants 5 dimensions", in_torch);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->api.rfind("torch.nn.functional", 0), 0U) << got->api;
+  for (std::string_view file : {"opacus/tests/mixed_precision_utils.py", "/tmp/sbi/sbi/utils.py"}) {
+    EXPECT_TRUE(is_project_frame({std::string(file), 1, "f", ""})) << file;
+  }
+  for (std::string_view file :
+       {"../venv-op/lib/python3.11/site-packages/torch/nn/modules/module.py",
+        "/usr/lib/python3.11/copy.py", "/opt/venv/lib/python3.11/site-packages/numpy/core.py",
+        "<frozen importlib._bootstrap>", "/work/main/shim/python/devshim/tensors.py"}) {
+    EXPECT_FALSE(is_project_frame({std::string(file), 1, "f", ""})) << file;
+  }
+}
+
 // pytest's strict XPASS is a failure with no exception whose message says so (sbi's, captured
 // under the shim); an exception's message that only quotes it is not one.
 TEST(GapAttribution, AStrictXpassIsAMarkThatDidNotHold) {
