@@ -526,32 +526,28 @@ TEST(GapAttribution, ABranchOpenToOtherCasesIsNotCudaOnly) {
             0);
 }
 
-// opacus' mixed-precision test fails in its model's forward, which nn.Module.__call__ called (a
-// real traceback; rule 2 names the kernel from its message). With a message no rule reads, the
-// failure was raised in the project's code, not in the torch frame that called it; an exception
-// raised in torch's own code below the project's frames is still torch's.
+// torcheval's fbgemm test calls its metric, which `@torch.inference_mode()` wraps
+// (torch.utils._contextlib.decorate_context), and the metric's own check raises "Tensors have to
+// be on GPU" (a real failure under the shim): the project's code raised it, not the torch frame
+// that called it. The same traceback cut after the torch frame is torch's.
 TEST(GapAttribution, AFailureRaisedInTheProjectsCodeThatTorchCalledIsNotTorchs) {
-  const std::string tb = read(kGaps + "issue32/opacus-keep-test_conv3d_model_precision.txt");
-  const auto kernel = attribute_failure("NotImplementedError",
-                                        "\"avg_pool3d_out_frame\" not implemented for 'Half'", tb);
-  ASSERT_TRUE(kernel);
-  EXPECT_EQ(kernel->api, "avg_pool3d_out_frame (Half)");
-  const std::string own = replaced_once(
-      tb, "E       NotImplementedError: \"avg_pool3d_out_frame\" not implemented for 'Half'",
-      "E       ValueError: the model wants 5 dimensions");
-  EXPECT_FALSE(attribute_failure("ValueError", "the model wants 5 dimensions", own));
-  // The crash line of pytest's report (the innermost frame, named by its module alone) in torch.
-  const std::string in_torch = replaced_once(
-      own, "opacus/tests/mixed_precision_utils.py:186: NotImplementedError",
-      "../venv-op/lib/python3.11/site-packages/torch/nn/functional.py:12: ValueError");
-  const auto got = attribute_failure("ValueError", "the model wants 5 dimensions", in_torch);
+  const std::string tb = read(kGaps + "issue32/torcheval-redirect-test_auroc_fbgemm.txt");
+  EXPECT_FALSE(attribute_failure("AssertionError", "Tensors have to be on GPU", tb));
+  const std::string in_torch =
+      replaced_once(tb, "torcheval/metrics/functional/classification/auroc.py:163: AssertionError",
+                    "/work/venv-te/lib/python3.11/site-packages/torch/utils/_contextlib.py:124: "
+                    "AssertionError");
+  const auto got = attribute_failure("AssertionError", "Tensors have to be on GPU",
+                                     in_torch.substr(0, in_torch.find("torcheval/metrics/")) +
+                                         in_torch.substr(in_torch.rfind("/work/venv-te/")));
   ASSERT_TRUE(got);
-  EXPECT_EQ(got->api.rfind("torch.nn.functional", 0), 0U) << got->api;
-  for (std::string_view file : {"opacus/tests/mixed_precision_utils.py", "/tmp/sbi/sbi/utils.py"}) {
+  EXPECT_EQ(got->api.rfind("torch.utils._contextlib", 0), 0U) << got->api;
+  for (std::string_view file : {"torcheval/metrics/functional/classification/auroc.py",
+                                "tests/metrics/test_x.py", "/tmp/sbi/sbi/utils.py"}) {
     EXPECT_TRUE(is_project_frame({std::string(file), 1, "f", ""})) << file;
   }
   for (std::string_view file :
-       {"../venv-op/lib/python3.11/site-packages/torch/nn/modules/module.py",
+       {"/work/venv-te/lib/python3.11/site-packages/torch/utils/_contextlib.py",
         "/usr/lib/python3.11/copy.py", "/opt/venv/lib/python3.11/site-packages/numpy/core.py",
         "<frozen importlib._bootstrap>", "/work/main/shim/python/devshim/tensors.py"}) {
     EXPECT_FALSE(is_project_frame({std::string(file), 1, "f", ""})) << file;
