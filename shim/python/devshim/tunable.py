@@ -29,7 +29,7 @@ import os
 from devshim import runtime
 from devshim.cuda_masquerade import _note, replacing
 from devshim.patching import MASQUERADE, RAISES, Patch
-from devshim.unsupported import message
+from devshim.unsupported import _raising
 
 __all__ = ["plan", "reset"]
 
@@ -159,16 +159,6 @@ _SETTINGS = (enable, is_enabled, tuning_enable, tuning_is_enabled, record_untune
 _TUNING = ("tune_gemm_in_file", "mgpu_tune_gemm_in_file")
 
 
-def _refusing(api):
-    def make(original):
-        def refuse(*args, **kwargs):
-            raise NotImplementedError(message("TunableOp GEMM tuning", "has", api))
-
-        return replacing(refuse)(original)
-
-    return make
-
-
 def plan(torch):
     tunable = getattr(getattr(torch, "cuda", None), "tunable", None)
     if tunable is None:
@@ -182,6 +172,6 @@ def plan(torch):
     for name in _TUNING:
         if hasattr(tunable, name):
             api = f"torch.cuda.tunable.{name}"
-            patches.append(Patch(tunable, name, _refusing(api), (api,), when=MASQUERADE,
-                                 kind=RAISES))
+            refuse = _raising("TunableOp GEMM tuning", "has", api)
+            patches.append(Patch(tunable, name, refuse, (api,), when=MASQUERADE, kind=RAISES))
     return patches
