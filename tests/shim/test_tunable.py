@@ -60,3 +60,11 @@ def test_the_environment_sets_the_defaults_of_each_activation(clean_env):
     for _ in active_shim():
         assert not torch.cuda.tunable.is_enabled()
         assert torch.cuda.tunable.get_filename() == "tunableop_results.csv"
+
+
+def test_listing_what_the_shim_carries_keeps_the_settings(shim):
+    import devshim
+
+    torch.cuda.tunable.set_max_tuning_iterations(7)
+    devshim.carried_apis()  # plans the patches again: nothing set may be lost
+    assert torch.cuda.tunable.get_max_tuning_iterations() == 7

@@ -351,6 +351,18 @@ CUDA_ONLY = {
         "set_rotating_buffer_size(0)", "get_rotating_buffer_size()"),
     "torch.cuda.tunable.set_numerical_check_tolerances":
         "return torch.cuda.tunable.set_numerical_check_tolerances(False)",
+    "torch.backends.cuda.cufft_plan_cache":
+        "return torch.backends.cuda.cufft_plan_cache[torch.device('cuda')].max_size",
+    "torch.backends.cuda.cufft_plan_cache.size": "return torch.backends.cuda.cufft_plan_cache.size",
+    "torch.backends.cuda.cufft_plan_cache.max_size": """
+        cache = torch.backends.cuda.cufft_plan_cache[0]
+        old = cache.max_size
+        cache.max_size = 7
+        y = cache.max_size
+        cache.max_size = old
+        return y""",
+    "torch.backends.cuda.cufft_plan_cache.clear":
+        "return torch.backends.cuda.cufft_plan_cache.clear()",
     "torch.cuda.set_stream": "return torch.cuda.set_stream(torch.cuda.current_stream())",
     "torch.cuda.stream": """
         with torch.cuda.stream(torch.cuda.current_stream()):

@@ -25,6 +25,7 @@ modules named for what they carry:
 | unsupported*        | NotImplementedError for CUDA graphs & co.; torch.cuda.nvtx no-ops   |
 | cudart*             | torch.cuda.cudart()/check_error, torch.cuda.profiler start/stop     |
 | tunable*            | torch.cuda.tunable (TunableOp): its settings kept, nothing tuned    |
+| cufft*              | torch.backends.cuda.cufft_plan_cache: an empty cache, its capacity  |
 
 (*) only while masquerading: the device a "cuda" request lands on is not CUDA.
 
@@ -60,6 +61,7 @@ from devshim import (
     config,
     cuda_masquerade,
     cudart,
+    cufft,
     defaults,
     devices,
     distributed,
@@ -90,7 +92,7 @@ redirect = runtime.redirect
 
 _MODULES = (tensors, defaults, devices, serialization, scripted, amp, legacy, cuda_masquerade,
             accelerator, streams, pinning, optimizers, attention, distributed, unsupported, cudart,
-            tunable)
+            tunable, cufft)
 _lock = threading.RLock()
 _applied = False
 _settings = config.Config()
@@ -209,6 +211,8 @@ def apply(torch):
             cuda_masquerade.configure(torch, _backend_for(torch))
             placed.reset()
             streams.reset()
+            tunable.reset()
+            cufft.reset()
             record._first_hit_listeners[:] = [cuda_masquerade.note_first_use]
         wrapped, replaced = [], []  # (original, new): wrappers, replacements (Patch.wraps_original)
         for patch in plan(torch):

@@ -44,8 +44,7 @@ def _env_int(name: str, default: int) -> int:
 
 
 def reset() -> None:
-    """Back to torch's defaults, read from the environment now (each time the patches are
-    planned: each activation)."""
+    """Back to torch's defaults, read from the environment now (each activation)."""
     env = os.environ.get
     _settings.clear()
     _settings.update(
@@ -163,7 +162,6 @@ def plan(torch):
     tunable = getattr(getattr(torch, "cuda", None), "tunable", None)
     if tunable is None:
         return []
-    reset()
     patches = []
     for fn in _SETTINGS:
         if hasattr(tunable, fn.__name__):
