@@ -19,8 +19,9 @@ namespace {
 // when no setting is suggested: the run used it already, or, where value lists values
 // ("keep|redirect": the first the run did not use: keep after redirect-indexed too, which
 // answers index reads and the CUDA type of torch.device("cuda") alike), the run does not say
-// which it used. First match wins. Placeholders: {api}, {device}, {setting}, {attributed} (a
-// file error's torch API), {equivalent} (kEquivalents).
+// which it used; and whether the entries are beyond the shim (GapAction::beyond_the_shim). First
+// match wins. Placeholders: {api}, {device}, {setting}, {attributed} (a file error's torch API),
+// {equivalent} (kEquivalents).
 struct ActionRule {
   std::string_view kind;
   std::string_view api;
@@ -29,7 +30,10 @@ struct ActionRule {
   std::string_view variable;
   std::string_view value;
   std::string_view action_when_set;
+  bool beyond_the_shim = false;
 };
+
+constexpr bool kBeyondTheShim = true;
 
 constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
@@ -79,28 +83,28 @@ constexpr std::array<ActionRule, 24> kActions = {{
      "none on one device: the test expects the error or warning given for tensors on different "
      "devices, and the shim puts every tensor on the device used ({device}); skip the test where "
      "CUDA is absent",
-     "", "", "", ""},
+     "", "", "", "", kBeyondTheShim},
     {"failing", "strict xfail passed",
      "none for the shim: the test is marked to fail (pytest's xfail, strict) and passes on "
      "{device}, so what it expects to fail does not: read the mark's reason (a bug of CUDA's "
      "kernels, a limit CUDA has) and make the mark hold only where CUDA is, or skip the test "
      "where CUDA is absent",
-     "", "", "", ""},
+     "", "", "", "", kBeyondTheShim},
     {"failing", "CUDA-only error expected",
      "none on one device: the block the test expects to raise puts tensors on CUDA, and the "
      "error or warning it expects is one CUDA gives (a check that an input is on the GPU, "
      "CUDA's own behaviour); on {device} it never comes: skip the test where CUDA is absent",
-     "", "", "", ""},
+     "", "", "", "", kBeyondTheShim},
     {"failing", "port in use",
      "not the shim's: another test process held a port the test bound (EADDRINUSE); files that "
      "bind one fixed port (MASTER_PORT, a server's) must not run at once: name them in one of the "
      "suite's locks (docs/suites.md, \"Locks\"), or run with -j 1",
-     "", "", "", ""},
+     "", "", "", "", kBeyondTheShim},
     {"failing", "CUDA extension build",
      "none on {device}: the code compiles CUDA sources with torch.utils.cpp_extension once CUDA "
      "is there, and their kernels need the CUDA toolkit and a CUDA device; skip the test where "
      "CUDA is absent, or build the extension's CPU sources if it has any",
-     "", "", "", ""},
+     "", "", "", "", kBeyondTheShim},
     {"file_error", "",
      "make the file import under the shim: its import or collection fails there and loses every "
      "test of it; carry {attributed}, where the error is raised (the innermost frames)",
@@ -108,7 +112,7 @@ constexpr std::array<ActionRule, 24> kActions = {{
     {"cuda_only", "",
      "none on {device}: the shim raises NotImplementedError on purpose; skip the test where "
      "CUDA is absent",
-     "", "", "", ""},
+     "", "", "", "", kBeyondTheShim},
     {"unsupported_op", "",
      "carry {api} on {device}: the backend lacks the operator (on MPS, "
      "PYTORCH_ENABLE_MPS_FALLBACK=1, which the runner sets, runs it on the CPU)",
@@ -116,7 +120,7 @@ constexpr std::array<ActionRule, 24> kActions = {{
     {"masquerade_skip", "",
      "none: expected under the CUDA masquerade (the test wants no GPU, and the shim says one is "
      "there)",
-     "", "", "", ""},
+     "", "", "", "", kBeyondTheShim},
     {"newly_skipped", "",
      "read the skip condition: the test passed without the shim and skips with it, so its "
      "condition sees the masquerade (a GPU, CUDA, a device count)",
@@ -294,7 +298,7 @@ GapAction gap_action(std::string_view kind, std::string_view api, std::string_vi
   if (settings.device.empty() && equivalent.find("the device used") != std::string::npos) {
     equivalent.clear();  // "torch.device(\"the device used\")" names nothing
   }
-  return {std::move(action), std::move(equivalent), std::move(setting)};
+  return {std::move(action), std::move(equivalent), std::move(setting), rule->beyond_the_shim};
 }
 
 }  // namespace devshim

@@ -34,6 +34,10 @@ struct GapAction {
   /// "VARIABLE=value": a setting of docs/shim.md that may fix the entry and that the run did not
   /// use; empty when no documented setting helps (or the run used it already).
   std::string setting;
+  /// Nothing the shim could carry or change fixes the entry: one device cannot give what the
+  /// tests expect (an error for tensors on two devices, CUDA's own errors, a CUDA extension), or
+  /// the failure is not the shim's (a port in use). Its severity is at most medium.
+  bool beyond_the_shim = false;
 };
 
 /// The action for an entry of kind and api (attributed: the torch API a file error's traceback

@@ -473,9 +473,14 @@ void GapLog::refresh_severity(const std::string& api) {
   sql::Statement s(db_, "UPDATE gaps SET severity = ? WHERE api = ? AND severity_by = 'auto'");
   auto e = entry(api);
   if (!e) return;
-  // An uncarried API no test tripped over, and an expected skip, weigh least.
+  // An uncarried API no test tripped over, and an expected skip, weigh least; an entry no
+  // change of the shim can fix weighs at most medium, however many tests it holds.
   const bool low = (e->kind == kGapUnpatched && e->tests == 0) || e->kind == kGapMasqueradeSkip;
-  const std::string sev = low ? std::string("low") : computed_severity(e->tests, e->files);
+  std::string sev = low ? std::string("low") : computed_severity(e->tests, e->files);
+  if (severity_rank(sev) < severity_rank("medium") &&
+      gap_action(e->kind, api, "", ShimSettings{}).beyond_the_shim) {
+    sev = "medium";
+  }
   s.bind(1, sev).bind(2, api).run();
 }
 

@@ -113,7 +113,8 @@ std::string statement_in_source(const TestCase& test, const std::filesystem::pat
 
 /// The severity computed from impact when no person set one: critical ≥ 20 tests or ≥ 5 files,
 /// high ≥ 5 tests, medium ≥ 2 tests, else low. (An unpatched entry without tests and a
-/// masquerade_skip entry are low whatever their impact.)
+/// masquerade_skip entry are low whatever their impact; an entry beyond the shim,
+/// GapAction::beyond_the_shim, is at most medium.)
 std::string computed_severity(int tests, int files);
 
 class GapLog {

@@ -488,6 +488,44 @@ TEST(AttributeCase, AStrictXfailThatPassesIsNamedByWhatItsParametersMix) {
       << action.action;
 }
 
+// Severity follows how many tests an entry holds, but an entry no change of the shim can fix
+// (here sbi's real strict xfails that mix a CPU prior and a GPU: they expect what one device
+// cannot show) stays at medium however many, below a device-type check of as many tests.
+TEST(GapLog, AnEntryBeyondTheShimIsAtMostMedium) {
+  const std::string xpass =
+      fixture_text("gaps/issue32/sbi-shim-test_boxuniform_device_handling_cpu-gpu.txt");
+  nlohmann::json cases = nlohmann::json::array();
+  for (int i = 0; i < 25; ++i) {
+    cases.push_back({{"file", "test_devices.py"},
+                     {"classname", "tests.test_devices"},
+                     {"name", fmt::format("test_mixed[cpu-gpu-{}]", i)},
+                     {"status", "failed"},
+                     {"exception", ""},
+                     {"message", "[XPASS(strict)]"},
+                     {"traceback", xpass}});
+    cases.push_back({{"file", "test_types.py"},
+                     {"classname", "tests.test_types"},
+                     {"name", fmt::format("test_type[{}]", i)},
+                     {"status", "failed"},
+                     {"exception", "AssertionError"},
+                     {"message", "assert 'cpu' == 'cuda'"},
+                     {"traceback", "E       assert 'cpu' == 'cuda'\n"}});
+  }
+  TempDir dir;
+  Store store(dir / "results.db");
+  GapLog log(store);
+  log.update_from_run(store_run(store, cases, "shim", 0));
+  const auto cross = log.entry(std::string(kGapCrossDevice));
+  const auto type = log.entry(std::string(kGapDeviceType));
+  ASSERT_TRUE(cross && type);
+  EXPECT_EQ(cross->tests, 25);
+  EXPECT_EQ(cross->severity, "medium");
+  EXPECT_EQ(type->tests, 25);
+  EXPECT_EQ(type->severity, "critical");
+  EXPECT_TRUE(gap_action(kGapFailing, kGapCrossDevice, "", ShimSettings{}).beyond_the_shim);
+  EXPECT_FALSE(gap_action(kGapFailing, kGapDeviceType, "", ShimSettings{}).beyond_the_shim);
+}
+
 // A named gap has its own action: none of them is a torch function to carry.
 TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
   for (std::string_view gap :
