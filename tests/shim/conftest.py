@@ -24,6 +24,13 @@ def cpu_only(torch):
     return not torch.cuda.is_available() and not torch.backends.mps.is_available()
 
 
+def recorded_apis():
+    """The APIs this process's redirection record holds so far (devshim.record)."""
+    from devshim import record
+
+    return {r["api"] for r in record.rows()}
+
+
 def child_env(extra_path=None, activate=False):
     """For a child process: this environment without the shim's variables, the shim folder (and
     extra_path) on PYTHONPATH; with activate, the shim on."""

@@ -8,14 +8,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from conftest import cpu_only  # noqa: E402
+from conftest import recorded_apis as apis  # noqa: E402
 from devshim import backends, record, unsupported  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch),
                                 reason="expectations are for a CPU-only machine")
-
-
-def apis():
-    return {r["api"] for r in record.rows()}
 
 
 def test_device_queries_agree_with_each_other(shim):

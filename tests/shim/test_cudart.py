@@ -4,14 +4,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from conftest import cpu_only  # noqa: E402
-from devshim import record  # noqa: E402
+from conftest import recorded_apis as apis  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch),
                                 reason="expectations are for a CPU-only machine")
-
-
-def apis():
-    return {r["api"] for r in record.rows()}
 
 
 def test_the_runtime_answers_as_one_whose_calls_succeed(shim):
