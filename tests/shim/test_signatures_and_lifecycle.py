@@ -124,6 +124,11 @@ def test_every_carried_api_exists_in_torch(clean_env):
             continue
         obj = torch
         for part in name.split(".")[1:]:
+            if obj is torch.backends.cuda.cufft_plan_cache:
+                # torch's manager reads the current device's cache (which needs CUDA) for any
+                # attribute: they are those cuFFTPlanCache defines.
+                assert part in vars(torch.backends.cuda.cuFFTPlanCache), name
+                break
             assert hasattr(obj, part), name
             obj = getattr(obj, part)
 
