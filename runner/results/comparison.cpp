@@ -34,7 +34,8 @@ const std::vector<std::pair<std::string, std::string>>& comparison_classes() {
       {"newly_run", "skipped in A (or is new), runs in B"},
       {"renumbered",
        "a parameterized case numbered otherwise in B, in a group with more or fewer cases than in "
-       "A: no one case of A to compare it with (A's cases of the group are not lost)"},
+       "A, or whose values changed one for one: no one case of A to compare it with (A's cases "
+       "of the group are not lost)"},
       {"same", "the same outcome in both"}};
   return classes;
 }

@@ -26,7 +26,8 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes() {
       {"skipped_both", "skipped with the shim, did not pass without it"},
       {"renumbered",
        "a parameterized case numbered otherwise with the shim (cases added where CUDA is "
-       "there), with no one case of the baseline to compare with: not compared"}};
+       "there) or whose values changed (drawn at random, naming the device), with no one case of "
+       "the baseline to compare with: not compared"}};
   return classes;
 }
 
@@ -244,7 +245,11 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     files.insert(other.files[row.file]);
     other_missing.insert(row.result_id);
   }
-  for (const auto& row : missing_rows(other, now, now.files)) files.insert(now.files[row.file]);
+  std::unordered_set<std::int64_t> now_missing;  // result ids of now's tests other lacks
+  for (const auto& row : missing_rows(other, now, now.files)) {
+    files.insert(now.files[row.file]);
+    now_missing.insert(row.result_id);
+  }
   if (files.empty()) return std::nullopt;
   auto rows_in = [&](const RunResultStatuses& run) {
     std::vector<std::size_t> out;
@@ -309,24 +314,14 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   }
   std::vector<bool> drop(aligned.rows.size());
   std::vector<bool> paired(aligned.rows.size());  // in a group now has cases of too
-  for (const auto& [key, rows] : groups) {
-    const auto& [now_side, other_side] = rows;
-    if (now_side.empty() || other_side.empty()) continue;
-    for (std::size_t i : other_side) paired[i] = true;
-    if (now_side.size() == other_side.size()) {
-      // As many cases: the same ones, in the same order (parameterized keeps the order of its
-      // case list), whatever their numbers.
-      for (std::size_t k = 0; k < now_side.size(); ++k) {
-        aligned.rows[other_side[k]].test_id = now.rows[now_side[k]].test_id;
-      }
-      continue;
-    }
-    // Cases added or taken away: which case is which cannot be told from the names, not even
-    // where a name is the same on both sides (its number now counts other cases). None is
-    // compared: the run's are renumbered, the other's are not lost. Only their counts are: each
-    // of other's passing cases that still passes (or skips) in now is a case of now that does
-    // not fail, so at least (other's passing) - (now's not failing) of them fail now or are
-    // gone (lost), whether cases were added, taken away or both.
+  std::vector<bool> now_paired(now.rows.size());  // in a group other has cases of too
+  // A group of cases that cannot be paired one by one: now's are renumbered, other's removed (not
+  // lost), and the regressions the counts prove are counted. Each of other's passing cases that
+  // still passes (or skips) in now is a case of now that does not fail, so at least (other's
+  // passing) - (now's not failing) of them fail now or are gone (lost), whether cases were
+  // added, taken away or both.
+  auto count_unpaired = [&](const std::vector<std::size_t>& now_side,
+                            const std::vector<std::size_t>& other_side) {
     const auto not_failing = static_cast<std::size_t>(
         std::count_if(now_side.begin(), now_side.end(),
                       [&](std::size_t i) { return !is_failure(now.rows[i].status); }));
@@ -338,6 +333,58 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
       aligned.renumbered.emplace(now.files[now.rows[i].file], now.rows[i].test_id);
     }
     for (std::size_t i : other_side) drop[i] = true;
+  };
+  // A pytest test with as many cases in both runs: its groups of unequal sizes are values that
+  // moved between those pytest names by index and those it prints (e3nn draws objects and
+  // strings at random), so its cases are compared by their counts below, as one group.
+  auto same_case_count = [&](std::size_t now_row) {
+    const auto f = function_of(now, now_row);
+    if (!f) return false;
+    const Cases& cases = cases_of.at(*f);
+    return cases.first == cases.second;
+  };
+  for (const auto& [key, rows] : groups) {
+    const auto& [now_side, other_side] = rows;
+    if (now_side.empty() || other_side.empty()) continue;
+    if (now_side.size() != other_side.size() && same_case_count(now_side.front())) continue;
+    for (std::size_t i : other_side) paired[i] = true;
+    for (std::size_t i : now_side) now_paired[i] = true;
+    if (now_side.size() == other_side.size()) {
+      // As many cases: the same ones, in the same order (parameterized keeps the order of its
+      // case list), whatever their numbers.
+      for (std::size_t k = 0; k < now_side.size(); ++k) {
+        aligned.rows[other_side[k]].test_id = now.rows[now_side[k]].test_id;
+      }
+      continue;
+    }
+    // Cases added or taken away: which case is which cannot be told from the names, not even
+    // where a name is the same on both sides (its number now counts other cases).
+    count_unpaired(now_side, other_side);
+  }
+  // Cases whose values changed: parameters drawn at random when pytest collects (e3nn's
+  // random_irreps()), or that name the device. Of a pytest test with as many cases in both runs,
+  // the cases each side has and the other lacks, outside the groups above, where other ran one
+  // of them: the values were replaced one for one, counted as a group whose cases cannot be
+  // paired. A test with fewer or more cases (a file that stopped early, cases added) leaves
+  // other's cases lost; where other skipped them all, the masquerade's replacement below decides.
+  std::map<Function, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> changed;
+  for (std::size_t i : now_rows) {
+    if (now_paired[i] || now_missing.count(now.rows[i].result_id) == 0) continue;
+    if (auto f = function_of(now, i)) changed[*f].first.push_back(i);
+  }
+  for (std::size_t i : other_rows) {
+    if (paired[i] || other_missing.count(other.rows[i].result_id) == 0) continue;
+    if (auto f = function_of(other, i)) changed[*f].second.push_back(i);
+  }
+  for (const auto& [function, sides] : changed) {
+    const auto& [now_side, other_side] = sides;
+    const bool ran = std::any_of(other_side.begin(), other_side.end(), [&](std::size_t i) {
+      return other.rows[i].status != CaseStatus::kSkipped;
+    });
+    const Cases& cases = cases_of.at(function);
+    if (now_side.empty() || other_side.empty() || cases.first != cases.second || !ran) continue;
+    count_unpaired(now_side, other_side);
+    for (std::size_t i : other_side) paired[i] = true;
   }
   // Cases the masquerade replaced rather than renumbered: a pytest case of other that other
   // skipped and now lacks, where now has cases of the same test (an empty parameter list's

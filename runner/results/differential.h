@@ -89,8 +89,12 @@ std::string without_case_index(std::string_view name, std::size_t cases = 0);
 /// pairs them. A group whose sizes differ cannot be paired (a name the same on both sides may be
 /// another case): its rows of `now` go to `renumbered` and its rows of `other` are removed (not
 /// lost), and the regressions its counts prove are counted (`renumbered_regressions`). A pytest
-/// case that `other` skipped and `now` lacks, where `now` has cases of the same test (`name[...]`),
-/// was replaced by the masquerade (`[NOTSET]`, a value naming the device): removed, not lost.
+/// test (`name[...]`) with as many cases in both runs is one such group instead, of the cases
+/// each side has and the other lacks, when `other` ran one of them: their values changed one for
+/// one (parameters drawn at random when pytest collects, a value naming the device), and a value
+/// pytest names by index in one run may be one it prints in the other. A pytest case that `other`
+/// skipped and `now` lacks, where `now` has cases of the same test, was replaced by the
+/// masquerade (`[NOTSET]`, a value naming the device): removed, not lost.
 /// nullopt when no file has a test missing from either run: `other` is aligned as it is. Reads the
 /// names of those files' tests only (Store::test_names).
 std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,
