@@ -235,21 +235,108 @@ std::string without_case_index(std::string_view name, std::size_t cases) {
   return "";
 }
 
+namespace {
+
+// The tests each run reports and the other does not (result ids), and the files they are in.
+struct Unmatched {
+  std::set<std::string_view> files;
+  std::unordered_set<std::int64_t> now, other;
+};
+
+Unmatched unmatched_of(const RunResultStatuses& now, const RunResultStatuses& other) {
+  Unmatched u;
+  for (const auto& row : missing_rows(now, other, other.files)) {
+    u.files.insert(other.files[row.file]);
+    u.other.insert(row.result_id);
+  }
+  for (const auto& row : missing_rows(other, now, now.files)) {
+    u.files.insert(now.files[row.file]);
+    u.now.insert(row.result_id);
+  }
+  return u;
+}
+
+// `other` being aligned to `now`: its rows to drop (not lost), those paired with cases of now,
+// and now's rows paired with cases of other.
+struct Alignment {
+  const RunResultStatuses& now;
+  const RunResultStatuses& other;
+  RunResultStatuses aligned;
+  std::vector<bool> drop, paired, now_paired;
+};
+
+// A group of cases that cannot be paired one by one: now's are renumbered, other's removed (not
+// lost), and the regressions the counts prove are counted. Each of other's passing cases that
+// still passes (or skips) in now is a case of now that does not fail, so at least (other's
+// passing) - (now's not failing) of them fail now or are gone (lost), whether cases were added,
+// taken away or both.
+void count_unpaired(Alignment& a, const std::vector<std::size_t>& now_side,
+                    const std::vector<std::size_t>& other_side) {
+  const auto not_failing =
+      static_cast<std::size_t>(std::count_if(now_side.begin(), now_side.end(), [&](std::size_t i) {
+        return !is_failure(a.now.rows[i].status);
+      }));
+  const auto passed = static_cast<std::size_t>(
+      std::count_if(other_side.begin(), other_side.end(),
+                    [&](std::size_t i) { return is_differential_pass(a.other.rows[i].status); }));
+  if (passed > not_failing) a.aligned.renumbered_regressions += passed - not_failing;
+  for (std::size_t i : now_side) {
+    a.aligned.renumbered.emplace(a.now.files[a.now.rows[i].file], a.now.rows[i].test_id);
+  }
+  for (std::size_t i : other_side) a.drop[i] = true;
+}
+
+// Cases whose values changed: parameters drawn at random when pytest collects (e3nn's
+// random_irreps()), or that name the device. Of a pytest test with as many cases in both runs
+// (cases_of: now's, other's), the cases each side has and the other lacks, outside the groups
+// paired already, where other ran one of them: the values were replaced one for one, counted as
+// a group whose cases cannot be paired. A test with fewer or more cases (a file that stopped
+// early, cases added) leaves other's cases lost; where other skipped them all, the masquerade's
+// replacement decides (renumbering_aligned).
+template <typename FunctionOf, typename CasesOf>
+void count_changed_values(Alignment& a, const std::vector<std::size_t>& now_rows,
+                          const std::vector<std::size_t>& other_rows, const Unmatched& unmatched,
+                          const FunctionOf& function_of, const CasesOf& cases_of) {
+  using Function = typename CasesOf::key_type;
+  std::map<Function, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> changed;
+  for (std::size_t i : now_rows) {
+    if (a.now_paired[i] || unmatched.now.count(a.now.rows[i].result_id) == 0) continue;
+    if (auto f = function_of(a.now, i)) changed[*f].first.push_back(i);
+  }
+  for (std::size_t i : other_rows) {
+    if (a.paired[i] || unmatched.other.count(a.other.rows[i].result_id) == 0) continue;
+    if (auto f = function_of(a.other, i)) changed[*f].second.push_back(i);
+  }
+  for (const auto& [function, sides] : changed) {
+    const auto& [now_side, other_side] = sides;
+    const bool ran = std::any_of(other_side.begin(), other_side.end(), [&](std::size_t i) {
+      return a.other.rows[i].status != CaseStatus::kSkipped;
+    });
+    const auto& cases = cases_of.at(function);
+    if (now_side.empty() || other_side.empty() || cases.first != cases.second || !ran) continue;
+    count_unpaired(a, now_side, other_side);
+    for (std::size_t i : other_side) a.paired[i] = true;
+  }
+}
+
+// The aligned rows without those dropped.
+RunResultStatuses without_dropped(Alignment& a) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < a.aligned.rows.size(); ++i) {
+    if (!a.drop[i]) a.aligned.rows[kept++] = a.aligned.rows[i];
+  }
+  a.aligned.rows.resize(kept);
+  return std::move(a.aligned);
+}
+
+}  // namespace
+
 std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,
                                                      const RunResultStatuses& other) {
   // Renumbering leaves tests of one side without their name on the other: only the files where
   // that happened are read (every test name of theirs, both sides).
-  std::set<std::string_view> files;
-  std::unordered_set<std::int64_t> other_missing;  // result ids of other's tests now lacks
-  for (const auto& row : missing_rows(now, other, other.files)) {
-    files.insert(other.files[row.file]);
-    other_missing.insert(row.result_id);
-  }
-  std::unordered_set<std::int64_t> now_missing;  // result ids of now's tests other lacks
-  for (const auto& row : missing_rows(other, now, now.files)) {
-    files.insert(now.files[row.file]);
-    now_missing.insert(row.result_id);
-  }
+  const Unmatched unmatched = unmatched_of(now, other);
+  const std::set<std::string_view>& files = unmatched.files;
   if (files.empty()) return std::nullopt;
   auto rows_in = [&](const RunResultStatuses& run) {
     std::vector<std::size_t> out;
@@ -259,7 +346,12 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     return out;
   };
   const std::vector<std::size_t> now_rows = rows_in(now), other_rows = rows_in(other);
-  RunResultStatuses aligned = other;
+  Alignment a{now,
+              other,
+              other,
+              std::vector<bool>(other.rows.size()),
+              std::vector<bool>(other.rows.size()),
+              std::vector<bool>(now.rows.size())};
   std::vector<std::int64_t> ids;
   ids.reserve(now_rows.size() + other_rows.size());
   for (std::size_t i : now_rows) ids.push_back(now.rows[i].test_id);
@@ -312,28 +404,6 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   for (std::size_t k = 0; k < other_rows.size(); ++k) {
     add(other, other_rows[k], other_cases[k], false);
   }
-  std::vector<bool> drop(aligned.rows.size());
-  std::vector<bool> paired(aligned.rows.size());  // in a group now has cases of too
-  std::vector<bool> now_paired(now.rows.size());  // in a group other has cases of too
-  // A group of cases that cannot be paired one by one: now's are renumbered, other's removed (not
-  // lost), and the regressions the counts prove are counted. Each of other's passing cases that
-  // still passes (or skips) in now is a case of now that does not fail, so at least (other's
-  // passing) - (now's not failing) of them fail now or are gone (lost), whether cases were
-  // added, taken away or both.
-  auto count_unpaired = [&](const std::vector<std::size_t>& now_side,
-                            const std::vector<std::size_t>& other_side) {
-    const auto not_failing = static_cast<std::size_t>(
-        std::count_if(now_side.begin(), now_side.end(),
-                      [&](std::size_t i) { return !is_failure(now.rows[i].status); }));
-    const auto passed = static_cast<std::size_t>(
-        std::count_if(other_side.begin(), other_side.end(),
-                      [&](std::size_t i) { return is_differential_pass(other.rows[i].status); }));
-    if (passed > not_failing) aligned.renumbered_regressions += passed - not_failing;
-    for (std::size_t i : now_side) {
-      aligned.renumbered.emplace(now.files[now.rows[i].file], now.rows[i].test_id);
-    }
-    for (std::size_t i : other_side) drop[i] = true;
-  };
   // A pytest test with as many cases in both runs: its groups of unequal sizes are values that
   // moved between those pytest names by index and those it prints (e3nn draws objects and
   // strings at random), so its cases are compared by their counts below, as one group.
@@ -347,45 +417,21 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     const auto& [now_side, other_side] = rows;
     if (now_side.empty() || other_side.empty()) continue;
     if (now_side.size() != other_side.size() && same_case_count(now_side.front())) continue;
-    for (std::size_t i : other_side) paired[i] = true;
-    for (std::size_t i : now_side) now_paired[i] = true;
+    for (std::size_t i : other_side) a.paired[i] = true;
+    for (std::size_t i : now_side) a.now_paired[i] = true;
     if (now_side.size() == other_side.size()) {
       // As many cases: the same ones, in the same order (parameterized keeps the order of its
       // case list), whatever their numbers.
       for (std::size_t k = 0; k < now_side.size(); ++k) {
-        aligned.rows[other_side[k]].test_id = now.rows[now_side[k]].test_id;
+        a.aligned.rows[other_side[k]].test_id = now.rows[now_side[k]].test_id;
       }
       continue;
     }
     // Cases added or taken away: which case is which cannot be told from the names, not even
     // where a name is the same on both sides (its number now counts other cases).
-    count_unpaired(now_side, other_side);
+    count_unpaired(a, now_side, other_side);
   }
-  // Cases whose values changed: parameters drawn at random when pytest collects (e3nn's
-  // random_irreps()), or that name the device. Of a pytest test with as many cases in both runs,
-  // the cases each side has and the other lacks, outside the groups above, where other ran one
-  // of them: the values were replaced one for one, counted as a group whose cases cannot be
-  // paired. A test with fewer or more cases (a file that stopped early, cases added) leaves
-  // other's cases lost; where other skipped them all, the masquerade's replacement below decides.
-  std::map<Function, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> changed;
-  for (std::size_t i : now_rows) {
-    if (now_paired[i] || now_missing.count(now.rows[i].result_id) == 0) continue;
-    if (auto f = function_of(now, i)) changed[*f].first.push_back(i);
-  }
-  for (std::size_t i : other_rows) {
-    if (paired[i] || other_missing.count(other.rows[i].result_id) == 0) continue;
-    if (auto f = function_of(other, i)) changed[*f].second.push_back(i);
-  }
-  for (const auto& [function, sides] : changed) {
-    const auto& [now_side, other_side] = sides;
-    const bool ran = std::any_of(other_side.begin(), other_side.end(), [&](std::size_t i) {
-      return other.rows[i].status != CaseStatus::kSkipped;
-    });
-    const Cases& cases = cases_of.at(function);
-    if (now_side.empty() || other_side.empty() || cases.first != cases.second || !ran) continue;
-    count_unpaired(now_side, other_side);
-    for (std::size_t i : other_side) paired[i] = true;
-  }
+  count_changed_values(a, now_rows, other_rows, unmatched, function_of, cases_of);
   // Cases the masquerade replaced rather than renumbered: a pytest case of other that other
   // skipped and now lacks, where now has cases of the same test (an empty parameter list's
   // [NOTSET], a value that depends on the device: `cpu:0` becomes `cuda:0`). Other never ran it,
@@ -394,23 +440,17 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
   for (std::size_t k = 0; k < other_rows.size(); ++k) {
     const std::size_t i = other_rows[k];
     const auto& row = other.rows[i];
-    if (paired[i] || row.status != CaseStatus::kSkipped ||
-        other_missing.count(row.result_id) == 0) {
+    if (a.paired[i] || row.status != CaseStatus::kSkipped ||
+        unmatched.other.count(row.result_id) == 0) {
       continue;
     }
     if (other_cases[k] != nullptr && other_cases[k]->first > 0) {
-      drop[i] = true;
+      a.drop[i] = true;
       replaced = true;
     }
   }
-  if (!aligned.renumbered.empty() || replaced) {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < aligned.rows.size(); ++i) {
-      if (!drop[i]) aligned.rows[kept++] = aligned.rows[i];
-    }
-    aligned.rows.resize(kept);
-  }
-  return aligned;
+  if (!a.aligned.renumbered.empty() || replaced) return without_dropped(a);
+  return std::move(a.aligned);
 }
 
 RunResultStatuses aligned_statuses(Store& store, const RunResultStatuses& now,
