@@ -30,7 +30,7 @@ import sys
 
 from devshim import cuda_masquerade, record, runtime
 from devshim.cuda_masquerade import replacing
-from devshim.patching import MASQUERADE, Patch
+from devshim.patching import MASQUERADE, Patch, wraps
 
 __all__ = ["plan", "reset", "DEFAULT_MAX_SIZE"]
 
@@ -38,8 +38,6 @@ DEFAULT_MAX_SIZE = 4096  # CUDA 10 and later (torch's docs: "CUDA 10 and newer .
 _API = "torch.backends.cuda.cufft_plan_cache"
 
 _max_sizes: dict[int, int] = {}
-_caches: dict[int, object] = {}  # cufft_plan_cache[device]: torch's cuFFTPlanCache, one per index
-_cache_class = None
 _plumbing = ""  # torch/backends/cuda/__init__.py: the descriptors and manager that call us
 
 
@@ -59,7 +57,6 @@ def _note(api) -> None:
 def reset() -> None:
     """Every device back to the default capacity (each activation)."""
     _max_sizes.clear()
-    _caches.clear()
 
 
 def size(device_index):
@@ -80,12 +77,14 @@ def set_max_size(device_index, value):
     _max_sizes[device_index] = value
 
 
-def cache_for(self, device):
-    index = runtime.selected_cuda_index()
-    cache = _caches.get(index)
-    if cache is None:
-        cache = _caches[index] = _cache_class(index)
-    return cache
+def _selected_device_cache(original):
+    """torch's own lookup, asked for the selected device whatever device it is given."""
+
+    @wraps(original)
+    def cache_for(self, device):
+        return original(self, runtime.selected_cuda_index())
+
+    return cache_for
 
 
 def clear(self):
@@ -97,8 +96,7 @@ def plan(torch):
     cache_class = getattr(cuda_backends, "cuFFTPlanCache", None)
     if cache_class is None:
         return []
-    global _cache_class, _plumbing
-    _cache_class = cache_class
+    global _plumbing
     _plumbing = cache_class.__init__.__code__.co_filename
     patches = []
     held = vars(cache_class)
@@ -112,7 +110,7 @@ def plan(torch):
                                  when=MASQUERADE))
     manager_class = type(getattr(cuda_backends, "cufft_plan_cache", None))
     if "__getitem__" in vars(manager_class):
-        patches.append(Patch(manager_class, "__getitem__", replacing(cache_for), (_API,),
+        patches.append(Patch(manager_class, "__getitem__", _selected_device_cache, (_API,),
                              when=MASQUERADE))
     if "clear" in held:
         patches.append(Patch(cache_class, "clear", replacing(clear), (f"{_API}.clear",),
