@@ -261,17 +261,30 @@ ShimSettings shim_settings_of(const nlohmann::json& environment) {
   return out;
 }
 
-GapAction gap_action(std::string_view kind, std::string_view api, std::string_view attributed,
-                     const ShimSettings& settings) {
-  const auto rule = std::find_if(kActions.begin(), kActions.end(), [&](const ActionRule& r) {
+namespace {
+
+// The first rule of kActions for an entry of kind and api (the last matches any).
+const ActionRule& rule_for(std::string_view kind, std::string_view api) {
+  return *std::find_if(kActions.begin(), kActions.end(), [&](const ActionRule& r) {
     return (r.kind.empty() || r.kind == kind) && api_matches(r.api, api);
   });
+}
+
+}  // namespace
+
+bool gap_beyond_the_shim(std::string_view kind, std::string_view api) {
+  return rule_for(kind, api).beyond_the_shim;
+}
+
+GapAction gap_action(std::string_view kind, std::string_view api, std::string_view attributed,
+                     const ShimSettings& settings) {
+  const ActionRule& rule = rule_for(kind, api);
   const std::string device = settings.device.empty() ? "the device used" : settings.device;
   std::string setting;
   bool used_already = false;
-  if (!rule->variable.empty()) {
-    const std::string used = settings.value(rule->variable);
-    std::string_view value = rule->value;
+  if (!rule.variable.empty()) {
+    const std::string used = settings.value(rule.variable);
+    std::string_view value = rule.value;
     if (const std::size_t bar = value.find('|'); bar != std::string_view::npos) {
       // The other of the listed values: none when the run does not say which it used.
       const std::string_view first = value.substr(0, bar), second = value.substr(bar + 1);
@@ -282,10 +295,10 @@ GapAction gap_action(std::string_view kind, std::string_view api, std::string_vi
       }
     }
     used_already = value.empty() || used == value;
-    if (!used_already) setting = std::string(rule->variable) + "=" + std::string(value);
+    if (!used_already) setting = std::string(rule.variable) + "=" + std::string(value);
   }
-  std::string action(used_already ? rule->action_when_set : rule->action);
-  std::string equivalent(rule->equivalent);
+  std::string action(used_already ? rule.action_when_set : rule.action);
+  std::string equivalent(rule.equivalent);
   equivalent = replaced(equivalent, "{equivalent}", equivalent_of(api, settings.device));
   for (std::string* text : {&action, &equivalent}) {
     *text = replaced(*text, "{api}", api);
@@ -298,7 +311,7 @@ GapAction gap_action(std::string_view kind, std::string_view api, std::string_vi
   if (settings.device.empty() && equivalent.find("the device used") != std::string::npos) {
     equivalent.clear();  // "torch.device(\"the device used\")" names nothing
   }
-  return {std::move(action), std::move(equivalent), std::move(setting), rule->beyond_the_shim};
+  return {std::move(action), std::move(equivalent), std::move(setting), rule.beyond_the_shim};
 }
 
 }  // namespace devshim

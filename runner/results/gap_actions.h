@@ -40,6 +40,10 @@ struct GapAction {
   bool beyond_the_shim = false;
 };
 
+/// Whether an entry of kind and api is beyond the shim (GapAction::beyond_the_shim), without
+/// writing its action.
+bool gap_beyond_the_shim(std::string_view kind, std::string_view api);
+
 /// The action for an entry of kind and api (attributed: the torch API a file error's traceback
 /// points at, attribute_failure; else empty), for a run with settings.
 GapAction gap_action(std::string_view kind, std::string_view api, std::string_view attributed,

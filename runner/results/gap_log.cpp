@@ -477,8 +477,7 @@ void GapLog::refresh_severity(const std::string& api) {
   // change of the shim can fix weighs at most medium, however many tests it holds.
   const bool low = (e->kind == kGapUnpatched && e->tests == 0) || e->kind == kGapMasqueradeSkip;
   std::string sev = low ? std::string("low") : computed_severity(e->tests, e->files);
-  if (severity_rank(sev) < severity_rank("medium") &&
-      gap_action(e->kind, api, "", ShimSettings{}).beyond_the_shim) {
+  if (severity_rank(sev) < severity_rank("medium") && gap_beyond_the_shim(e->kind, api)) {
     sev = "medium";
   }
   s.bind(1, sev).bind(2, api).run();
