@@ -67,6 +67,26 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
   return env;
 }
 
+void activate_interpreter_environment(Environment& env, const fs::path& interpreter) {
+  const fs::path bin = interpreter.parent_path();
+  const fs::path root = bin.parent_path();
+  std::error_code ec;
+  const char* prefix_var = nullptr;
+  if (fs::is_regular_file(root / "pyvenv.cfg", ec)) {
+    prefix_var = "VIRTUAL_ENV";
+  } else if (fs::is_directory(root / "conda-meta", ec)) {
+    prefix_var = "CONDA_PREFIX";
+  } else {
+    return;
+  }
+  env[prefix_var] = root.string();
+  env.erase("PYTHONHOME");
+  std::string& path = env["PATH"];
+  const std::string first = bin.string();
+  if (path == first || path.starts_with(first + ":")) return;
+  path = path.empty() ? first : first + ":" + path;
+}
+
 std::vector<std::string> test_command(const Suite& suite, const std::string& python,
                                       const TestFile& file, const fs::path& junit_path) {
   return framework_traits(suite.framework).command(suite, python, file, junit_path);

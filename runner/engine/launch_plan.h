@@ -74,6 +74,16 @@ int threads_per_process(int jobs, unsigned cores);
 Environment child_environment(const Suite& suite, const LaunchOptions& options,
                               const Environment& inherited);
 
+/// What activating the interpreter's environment gives a shell (`source <venv>/bin/activate`,
+/// `conda activate`), for an interpreter inside a virtual environment (pyvenv.cfg in the folder
+/// above the interpreter's) or a conda environment (conda-meta there): the interpreter's folder
+/// first on PATH, VIRTUAL_ENV (venv) or CONDA_PREFIX (conda) naming the environment, PYTHONHOME
+/// removed. Test suites run the console scripts their project installs by name (`litgpt ...`,
+/// `accelerate launch ...`), as in the activated environment of their own CI. Any other
+/// interpreter leaves `env` as it is. The path is taken as given, not resolved: a venv's python is
+/// a link to the interpreter it was made from.
+void activate_interpreter_environment(Environment& env, const std::filesystem::path& interpreter);
+
 /// argv for one file: `<python> -m unittest -v <path>` or `<python> -m pytest -v -rA
 /// --junitxml=<xml> -o junit_family=xunit1 -p no:cacheprovider <args...> <path>`; the path is
 /// relative to the project root (the child's cwd). gtest: `<absolute path of the binary>

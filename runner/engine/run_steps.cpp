@@ -554,8 +554,11 @@ RunPlan plan_run(const RunOptions& options) {
   throw_if_interrupted();
 
   plan.launch = launch_options(o);
-  const Environment env = child_environment(suite, plan.launch, inherited_environment());
+  Environment env = child_environment(suite, plan.launch, inherited_environment());
   resolve_interpreter(plan, env);
+  if (!plan.interpreter.empty() && framework_traits(suite.framework).runs_python()) {
+    activate_interpreter_environment(env, fs::absolute(plan.interpreter));
+  }
   if (files.empty() && !plan.resume) {
     throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
                                  suite.pattern, suite.tests_root().string()));

@@ -116,5 +116,36 @@ TEST_F(InterpreterE2E, AWarmParentThatEndsAtOnceIsSaidToHaveEnded) {
   EXPECT_NE(read_file(out() / "run.log").find("every file starts cold"), std::string::npos);
 }
 
+// A test that runs a console script of its project by name (litgpt's `subprocess.run(["litgpt",
+// ...])`) finds it in the venv of the suite's interpreter, as under the activated venv of the
+// project's CI, whether the file starts cold or forks from the warm parent.
+TEST_F(InterpreterE2E, TheInterpretersVenvIsActivatedForTheTests) {
+  const fs::path venv = dir_ / "venv";
+  const auto made = testing::run({TEST_PYTHON, "-m", "venv", "--without-pip", venv.string()}, {});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  write_file(venv / "bin/e2e-console-script", "#!/bin/sh\necho from-the-venv\n");
+  fs::permissions(venv / "bin/e2e-console-script", fs::perms::owner_all, fs::perm_options::add);
+  const fs::path s = suite(
+      "venv-scripts",
+      {{"tests/test_script.py",
+        "import os\nimport subprocess\nimport sys\nimport unittest\n\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_console_script(self):\n"
+        "        out = subprocess.run(['e2e-console-script'], capture_output=True, text=True,\n"
+        "                             check=True).stdout\n"
+        "        self.assertEqual(out, 'from-the-venv\\n')\n"
+        "        self.assertEqual(os.environ['VIRTUAL_ENV'], sys.prefix)\n"}});
+  for (const char* start : {"--cold", ""}) {
+    std::vector<std::string> argv{
+        RUNNER_PATH, s.string(),     "--db",     db().string(),
+        "--out",     out().string(), "--python", (venv / "bin/python").string(),
+        "--no-shim"};
+    if (*start != '\0') argv.emplace_back(start);
+    const auto r = testing::run(argv, env());
+    EXPECT_EQ(r.exit_code, 0) << start << ": " << r.output;
+    EXPECT_NE(r.output.find("1 passed"), std::string::npos) << start << ": " << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace devshim

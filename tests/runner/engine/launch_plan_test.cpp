@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "runner/base/error.h"
+#include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
+
+using testing::TempDir;
+using testing::write_file;
 
 Suite make_suite(Framework f) {
   Suite s;
@@ -198,6 +202,46 @@ TEST(FindExecutable, SearchesPathLikeExecvp) {
   EXPECT_EQ(find_executable("sh", {{"PATH", "/nonexistent:/bin"}}), "/bin/sh");
   EXPECT_EQ(find_executable("no-such-program-xyz", {{"PATH", "/bin"}}), "");
   EXPECT_EQ(find_executable("./rel/py", {}), "./rel/py");
+}
+
+// A suite's tests run its project's console scripts by name (litgpt's `subprocess.run(["litgpt",
+// ...])`): with the venv's interpreter they find them as in the activated venv of the project's CI.
+TEST(ActivateInterpreterEnvironment, AVenvsBinFolderComesFirstOnPath) {
+  TempDir dir;
+  write_file(dir / "venv/pyvenv.cfg", "home = /usr/bin\n");
+  write_file(dir / "venv/bin/python", "");
+  Environment env{{"PATH", "/usr/bin:/bin"}, {"PYTHONHOME", "/elsewhere"}};
+  activate_interpreter_environment(env, dir / "venv/bin/python");
+  const std::string bin = (dir / "venv/bin").string();
+  EXPECT_EQ(env.at("PATH"), bin + ":/usr/bin:/bin");
+  EXPECT_EQ(env.at("VIRTUAL_ENV"), (dir / "venv").string());
+  EXPECT_EQ(env.count("PYTHONHOME"), 0U);
+
+  activate_interpreter_environment(env, dir / "venv/bin/python");
+  EXPECT_EQ(env.at("PATH"), bin + ":/usr/bin:/bin") << "activated once, not twice";
+
+  Environment bare;
+  activate_interpreter_environment(bare, dir / "venv/bin/python");
+  EXPECT_EQ(bare.at("PATH"), bin);
+}
+
+TEST(ActivateInterpreterEnvironment, ACondaEnvironmentSetsCondaPrefix) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "env/conda-meta");
+  Environment env{{"PATH", "/bin"}};
+  activate_interpreter_environment(env, dir / "env/bin/python");
+  EXPECT_EQ(env.at("PATH"), (dir / "env/bin").string() + ":/bin");
+  EXPECT_EQ(env.at("CONDA_PREFIX"), (dir / "env").string());
+  EXPECT_EQ(env.count("VIRTUAL_ENV"), 0U);
+}
+
+TEST(ActivateInterpreterEnvironment, AnyOtherInterpreterLeavesTheEnvironmentAlone) {
+  TempDir dir;
+  write_file(dir / "usr/bin/python3", "");
+  const Environment before{{"PATH", "/bin"}, {"PYTHONHOME", "/h"}};
+  Environment env = before;
+  activate_interpreter_environment(env, dir / "usr/bin/python3");
+  EXPECT_EQ(env, before);
 }
 
 }  // namespace
