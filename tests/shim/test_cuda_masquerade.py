@@ -1,13 +1,14 @@
 """torch.cuda answering for the CPU on this machine: device queries, properties, memory, RNG,
 streams and events, NotImplementedError for CUDA-only features, nvtx no-ops; and the MPS backend
 against a fake torch.mps."""
+import gc
 import os
 import time
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from conftest import cpu_only  # noqa: E402
+from conftest import active_shim, cpu_only  # noqa: E402
 from conftest import recorded_apis as apis  # noqa: E402
 from devshim import backends, record, unsupported  # noqa: E402
 
@@ -103,6 +104,30 @@ def test_memory_queries_are_honest_for_the_cpu(shim):
     torch.cuda.set_per_process_memory_fraction(0.5)
     assert torch.cuda.get_per_process_memory_fraction() == 0.5
 
+
+
+@pytest.mark.parametrize("objects", ["redirect", "keep"])
+def test_tensors_made_inside_with_torch_device_cuda_count(clean_env, objects):
+    # litgpt builds its models under `with torch.device("cuda")` and its conftest frees memory
+    # (gc.collect()) only when torch.cuda.memory_allocated() > 0: counting 0 there let a file's
+    # models pile up until the kernel's OOM killer ended it.
+    clean_env.setenv("TORCHDEVICE_DEVICE_OBJECTS", objects)
+    for _ in active_shim():
+        start = torch.cuda.memory_allocated()
+        with torch.device("cuda"):
+            model = torch.nn.Linear(16, 16)  # its parameters hold the factories' storages
+            x = torch.zeros(8)
+            y = torch.zeros(8, device="meta")  # a device of its own: not counted
+        assert torch.cuda.memory_allocated() == start + (16 * 16 + 16 + 8) * 4
+        with torch.device("cpu"):  # the CPU asked for: nothing counts
+            z = torch.ones(1024)
+        with torch.device("meta"):
+            torch.nn.Linear(1024, 1024)
+        assert torch.cuda.memory_allocated() == start + (16 * 16 + 16 + 8) * 4
+        del model, x
+        gc.collect()
+        assert torch.cuda.memory_allocated() == start
+        assert (y.device.type, z.device.type) == ("meta", "cpu")
 
 
 def test_cleanup_and_debug_calls_of_cuda_test_code(shim):

@@ -48,7 +48,7 @@ from __future__ import annotations
 from devshim import record, runtime
 from devshim.patching import CONSTRUCTOR, REDIRECT, Patch, wraps
 
-__all__ = ["plan", "POLICIES", "configure", "redirected_object", "as_written"]
+__all__ = ["plan", "POLICIES", "configure", "redirected_object", "as_written", "built_from_request"]
 
 POLICIES = ("redirect", "redirect-indexed", "keep")
 redirect_objects = False  # True under "redirect" and "redirect-indexed"
@@ -62,6 +62,9 @@ redirect_indexless = False  # True under "redirect": "cuda" without an index is 
 # next activation. Keyword calls, and CUDA indexes above 0 (whose existence follows the size of
 # a distributed job: runtime.masquerade_device_count), are not cached.
 _made: dict = {}
+# The one object per device used that redirected requests build (str(object) -> object): so a
+# device object tells whether it came from a "cuda" request (built_from_request).
+_canonical: dict = {}
 
 
 def configure(policy: str) -> None:
@@ -70,6 +73,7 @@ def configure(policy: str) -> None:
     redirect_objects = policy in ("redirect", "redirect-indexed")
     redirect_indexless = policy == "redirect"
     _made.clear()
+    _canonical.clear()
 
 
 def _device_count(kind: str) -> int:
@@ -117,7 +121,14 @@ def redirected_object(device):
     built = as_written(used)
     if built.type == "mps" and built.index is None:
         built = as_written("mps", 0)  # what an MPS tensor's .device is
-    return built, used
+    return _canonical.setdefault(str(built), built), used
+
+
+def built_from_request(device) -> bool:
+    """Whether ``device`` is an object the policy built as the device used from a "cuda" or "mps"
+    request (``torch.device("cuda")`` under ``redirect``), rather than one the program asked for
+    as it is (``torch.device("cpu")``), though both equal ``device(type='cpu')``."""
+    return _canonical.get(str(device)) is device
 
 
 def _device_new(original_new):

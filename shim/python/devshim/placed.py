@@ -68,6 +68,19 @@ def track_module(module) -> None:
         _prune()
 
 
+def track_storage(tensor) -> None:
+    """Remembers the storage of a tensor placed on the device used, not the tensor: a factory's
+    result that becomes a parameter (``nn.Parameter(torch.empty(...))``) is gone at once, its
+    storage lives on in the parameter. (torch keeps a storage's Python object while the storage
+    lives, so a weak reference to it lasts as long as the memory.)"""
+    try:
+        _append(_ref(tensor.untyped_storage()))
+    except (AttributeError, TypeError, RuntimeError):  # not a tensor; sparse, nested, ...
+        return
+    if len(_refs) > _limit:
+        _prune()
+
+
 def _prune():
     """Keeps one reference per live tensor; returns the live tensors."""
     global _limit
@@ -84,13 +97,15 @@ def _prune():
 
 def allocated() -> int:
     """Bytes of the live placed tensors' storages, each storage once; raises the peak."""
+    from torch import UntypedStorage
+
     global _peak
     total, storages = 0, set()
     for t in _prune():
-        if t.device.type != "cpu":
-            continue
         try:
-            storage = t.untyped_storage()
+            storage = t if type(t) is UntypedStorage else t.untyped_storage()
+            if storage.device.type != "cpu":
+                continue
             ptr = storage.data_ptr()
         except Exception:  # sparse, nested, ...: not counted
             continue
