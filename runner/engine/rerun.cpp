@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runner/engine/collect.h"
+#include "runner/engine/follow_up.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/progress.h"
 #include "runner/engine/run_log.h"
@@ -33,52 +34,6 @@ struct Tracked {
   bool done = false;
   std::size_t flaky_tests = 0;
   RerunResult result;
-};
-
-class RerunObserver : public PoolObserver {
- public:
-  struct Finished {
-    ProcessResult process;
-    CollectedFile collected;
-  };
-
-  RerunObserver(const Suite& suite, std::vector<Tracked*>& tracked,
-                const std::vector<ProcessSpec>& specs, RunLog& log, Progress& progress, int attempt)
-      : suite_(suite),
-        tracked_(tracked),
-        specs_(specs),
-        log_(log),
-        progress_(progress),
-        attempt_(attempt) {}
-
-  void on_start(std::size_t i) override {
-    log_.line(
-        fmt::format("Rerun (attempt {}): Started test: {}", attempt_, tracked_[i]->file.rel_path));
-    progress_.started(tracked_[i]->file.rel_path);
-  }
-  void on_finish(std::size_t i, const ProcessResult& r) override {
-    Finished f{r, collect_results(suite_, tracked_[i]->file, specs_[i], r)};
-    const FileStatus status = f.collected.status;
-    log_.line(fmt::format("Rerun (attempt {}): Finished test: {} - Status: {} Duration: {:.2f}s",
-                          attempt_, tracked_[i]->file.rel_path, to_string(status), r.duration_s));
-    progress_.finished(tracked_[i]->file.rel_path, status, r.duration_s,
-                       specs_[i].log_path.string(), "");
-    finished_.emplace(i, std::move(f));
-  }
-  void on_tick() override { progress_.tick(); }
-  void on_interrupt(int signo) override {
-    log_.line("Interrupted by " + signal_name(signo) + ": stopping the reruns");
-  }
-  const std::map<std::size_t, Finished>& finished() const { return finished_; }
-
- private:
-  const Suite& suite_;
-  std::vector<Tracked*>& tracked_;
-  const std::vector<ProcessSpec>& specs_;
-  RunLog& log_;
-  Progress& progress_;
-  int attempt_;
-  std::map<std::size_t, Finished> finished_;
 };
 
 }  // namespace
@@ -174,7 +129,7 @@ std::string flaky_note(std::size_t flaky_tests) {
 struct Attempt {
   int number = 0;
   const ProcessSpec& spec;
-  const RerunObserver::Finished& finished;
+  const FollowUpObserver::Finished& finished;
 };
 
 // Takes one finished attempt of `t`: records its tests' outcomes, marks the tests that passed
@@ -273,7 +228,10 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
     log.line(fmt::format("Rerun (attempt {}): {} files", attempt, now.size()));
     Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),
                       {{}, options.pool.jobs, options.heartbeat});
-    RerunObserver observer(suite, now, specs, log, progress, attempt);
+    std::vector<TestFile> now_files;
+    for (const Tracked* t : now) now_files.push_back(t->file);
+    FollowUpObserver observer(suite, std::move(now_files), specs, log, progress,
+                              fmt::format("Rerun (attempt {})", attempt));
     completed = processes.run(specs, options.pool, observer);
     progress.close();
     for (const auto& [i, finished] : observer.finished()) {

@@ -14,6 +14,7 @@
 #include "parsers/text.h"
 #include "runner/base/error.h"
 #include "runner/engine/collect.h"
+#include "runner/engine/continuation.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/interpreter_check.h"
 #include "runner/engine/interrupt.h"
@@ -700,6 +701,13 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
         (plan.out_dir / "logs").string(), plan.options.suite.string(), run_id));
   }
 
+  // This session's crashed files go on without the tests they reported, before any rerun.
+  if (ex.completed && plan.options.continue_after_crash > 0 && observer.any_failure()) {
+    ContinueOptions more{plan.options.continue_after_crash, plan.pool, plan.out_dir,
+                         std::chrono::seconds(plan.options.heartbeat_s)};
+    ex.completed = continue_crashed_files(plan.suite, plan.launch, *plan.env, plan.files, store,
+                                          run_id, *plan.log, more, services.processes);
+  }
   // A resumed run also reruns the failures of its earlier sessions that were not rerun yet.
   const int reruns = plan.options.rerun_failures;
   if (ex.completed && reruns > 0 && (plan.resume || observer.any_failure())) {

@@ -756,6 +756,13 @@ void Store::record_file(std::int64_t run_id, const FileRecord& file,
   writer.commit();
 }
 
+void Store::add_cases(std::int64_t run_id, const std::string& path,
+                      const std::vector<TestCase>& cases, const std::string& note) {
+  FileWriter writer(*this, run_id);
+  writer.append(path, cases, note);
+  writer.commit();
+}
+
 namespace {
 
 constexpr const char* kInsertResult =
@@ -914,6 +921,23 @@ void Store::FileWriter::add(const FileRecord& file, const std::vector<TestCase>&
   s_->delete_redirections.bind(1, file_id).run();
   insert_redirections(file_id, redirections);
   Store::update_duration(s_->update_duration, run_id, file);
+}
+
+void Store::FileWriter::append(const std::string& path, const std::vector<TestCase>& cases,
+                               const std::string& note) {
+  sql::Statement& id = s_->file_id;
+  id.bind(1, run_id_).bind(2, path);
+  if (!id.step()) db_.fail("no file " + path + " in run " + std::to_string(run_id_));
+  const std::int64_t file_id = id.int64(0);
+  id.reset();
+  insert_cases(file_id, cases);
+  sql::Statement set_note(db_, "UPDATE files SET note = ? WHERE id = ?");
+  if (note.empty()) {
+    set_note.bind_null(1);
+  } else {
+    set_note.bind(1, sanitize_text(note));
+  }
+  set_note.bind(2, file_id).run();
 }
 
 std::optional<std::int64_t> Store::FileWriter::text_id(const std::string& text) {

@@ -192,6 +192,11 @@ class Store {
   void record_file(std::int64_t run_id, const FileRecord& file,
                    const std::vector<TestCase>& cases = {},
                    const std::vector<Redirection>& redirections = {});
+  /// Adds cases to a file of the run already recorded, in one transaction: its cases and its
+  /// redirection record stay, its note becomes `note`. For the tests that a continuation after a
+  /// crash ran (runner/engine/continuation.h). Throws RuntimeError when the file has no row.
+  void add_cases(std::int64_t run_id, const std::string& path, const std::vector<TestCase>& cases,
+                 const std::string& note);
   /// Writes finished files of one run in a single transaction with its statements prepared once:
   /// what record_file does for one file, for each of many (runner import writes a whole run with
   /// one). Other connections see nothing before commit(); destroyed without it, it rolls back.
@@ -210,6 +215,9 @@ class Store {
     /// As record_file.
     void add(const FileRecord& file, const std::vector<TestCase>& cases = {},
              const std::vector<Redirection>& redirections = {});
+    /// As add_cases.
+    void append(const std::string& path, const std::vector<TestCase>& cases,
+                const std::string& note);
     void commit();
 
    private:

@@ -427,6 +427,68 @@ class Crash(unittest.TestCase):
   EXPECT_NE(query_text(db(), "SELECT note FROM files").find("flaky"), std::string::npos);
 }
 
+// A test that crashes its process (the kernel's OOM killer, a segfault) no longer loses the rest of
+// its file: the file runs again without the tests it reported, until it ends or makes no progress.
+TEST_F(FaultsE2E, APytestFileGoesOnAfterEachCrashWithoutTheTestsItReported) {
+  write_file(suite() / "suite.json",
+             R"({"name": "e2e-crash-continue", "project_root": ".", "tests_dir": "tests",
+                 "framework": "pytest", "python": "python3", "timeout_s": 60})");
+  write_file(suite() / "tests/test_crash.py", R"(import os
+import signal
+
+
+def test_1_before():
+    pass
+
+
+def test_2_killed():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_3_after():
+    pass
+
+
+def test_4_aborts():
+    os.abort()
+
+
+def test_5_last():
+    assert False, "fails on its own"
+)");
+  auto r = testing::run(runner_argv({"--out", out().string(), "--no-shim"}), env("0"), 120s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("continuing 1 crashed file without the tests already reported (1 of"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(query_text(db(), "SELECT status FROM files"), "crashed");
+  EXPECT_EQ(query_text(db(),
+                       "SELECT group_concat(name || '=' || status, ' ') FROM "
+                       "(SELECT name, status FROM cases ORDER BY name)"),
+            "test_1_before=passed test_2_killed=error test_3_after=passed test_4_aborts=error "
+            "test_5_last=failed");
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases WHERE coalesce(culprit, '') != ''"), 2);
+  const std::string note = query_text(db(), "SELECT note FROM files");
+  EXPECT_NE(note.find("continued after the crash: 3 more tests ran in 2 more processes"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find((out() / "continued/2/test_crash.py.log").string()), std::string::npos)
+      << note;
+
+  // Off: the tests after the first crash are not run.
+  fs::remove(db());
+  fs::remove_all(out());
+  r = testing::run(
+      runner_argv({"--out", out().string(), "--no-shim", "--continue-after-crash", "0"}), env("0"),
+      120s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(query_text(db(),
+                       "SELECT group_concat(name, ' ') FROM "
+                       "(SELECT name FROM cases ORDER BY name)"),
+            "test_1_before test_2_killed");
+  EXPECT_EQ(r.output.find("continuing"), std::string::npos) << r.output;
+}
+
 // Holds the database locked (an EXCLUSIVE transaction) for hold_s seconds; `ready` appears once
 // the lock is taken.
 testing::Child lock_database(const fs::path& db, const fs::path& ready, const std::string& hold_s,

@@ -63,6 +63,13 @@ class FrameworkTraits {
 
   /// Adds the framework's keyword selection (`-k EXPR`) to a planned process's command line.
   virtual void add_keyword(ProcessSpec& spec, const std::string& keyword) const = 0;
+
+  /// Leaves the tests named by selectors (from test_selectors) out of a planned process's run
+  /// (pytest: `--deselect ID` each). False when the framework cannot: the command is unchanged.
+  virtual bool deselect(ProcessSpec& /*spec*/,
+                        const std::vector<std::string>& /*selectors*/) const {
+    return false;
+  }
 };
 
 /// The traits of framework f.

@@ -66,6 +66,18 @@ class PytestTraits final : public FrameworkTraits {
   void add_keyword(ProcessSpec& spec, const std::string& keyword) const override {
     python_tests::add_keyword(spec, keyword);
   }
+
+  bool deselect(ProcessSpec& spec, const std::vector<std::string>& selectors) const override {
+    // Before the file's path, which the command puts last.
+    std::vector<std::string> args;
+    args.reserve(2 * selectors.size());
+    for (const std::string& id : selectors) {
+      args.emplace_back("--deselect");
+      args.push_back(id);
+    }
+    spec.argv.insert(spec.argv.end() - 1, args.begin(), args.end());
+    return true;
+  }
 };
 
 }  // namespace

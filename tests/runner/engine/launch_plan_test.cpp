@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/base/error.h"
+#include "runner/engine/frameworks/framework_traits.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -189,6 +190,26 @@ TEST(PlanProcess, TestTargetsAndKeywordsBecomeEachFrameworksSelectors) {
   g.tests = {"MathTest.Adds", "Other.*"};
   p = plan_process(make_suite(Framework::kGtest), make_options(true), {}, g);
   EXPECT_EQ(p.argv.back(), "--gtest_filter=MathTest.Adds:Other.*") << "the last filter wins";
+}
+
+// A continuation after a crash runs the file without the tests it reported
+// (runner/engine/continuation.h): pytest can leave tests out by node id, the others cannot.
+TEST(PlanProcess, PytestLeavesOutTestsByNodeIdAndTheOthersCannot) {
+  const TestFile f{"sub/test_x.py", "/proj/tests/sub/test_x.py"};
+  const std::vector<std::string> reported{"tests/sub/test_x.py::test_a[x y]",
+                                          "tests/sub/test_x.py::T::test_b"};
+  ProcessSpec p = plan_process(make_suite(Framework::kPytest), make_options(true), {}, f);
+  EXPECT_TRUE(framework_traits(Framework::kPytest).deselect(p, reported));
+  EXPECT_EQ(
+      std::vector<std::string>(p.argv.end() - 5, p.argv.end()),
+      (std::vector<std::string>{"--deselect", "tests/sub/test_x.py::test_a[x y]", "--deselect",
+                                "tests/sub/test_x.py::T::test_b", "tests/sub/test_x.py"}));
+  for (Framework other : {Framework::kUnittest, Framework::kGtest}) {
+    p = plan_process(make_suite(other), make_options(true), {}, f);
+    const std::vector<std::string> before = p.argv;
+    EXPECT_FALSE(framework_traits(other).deselect(p, reported));
+    EXPECT_EQ(p.argv, before);
+  }
 }
 
 TEST(PlanProcess, UnittestCannotNameTestsOfAFileThatIsNoModule) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runner/base/error.h"
+#include "runner/results/redirection_record.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/store_identity.h"
 #include "tests/runner/results/schema_rewind.h"
@@ -357,6 +358,51 @@ TEST(Store, ResultsWrittenInBatchesReadBackInOrderAndAFileAddedAgainReplacesThem
     EXPECT_EQ(cases[i].test.message, i % 5 == 0 ? "needs CUDA" : "");
   }
   EXPECT_EQ(cases[kMany + 2].test.name, "test_b_002");
+}
+
+// The tests a continuation after a crash ran join the file's: its cases, record and redirections
+// stay (runner/engine/continuation.h).
+TEST(Store, CasesAddedToARecordedFileJoinItsCasesAndKeepItsRecord) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  auto id = s.begin_run(sample_run(), {"test_a.py"});
+  FileRecord a;
+  a.path = "test_a.py";
+  a.status = FileStatus::kCrashed;
+  a.signal = 9;
+  a.note = "killed by SIGKILL";
+  TestCase before{"tests.test_a", "test_1"};
+  before.status = CaseStatus::kPassed;
+  TestCase culprit{"tests.test_a", "test_2"};
+  culprit.status = CaseStatus::kError;
+  culprit.culprit = "crashed";
+  Redirection r;
+  r.api = "torch.zeros";
+  r.requested = "cuda";
+  r.used = "cpu";
+  r.count = 3;
+  r.shim = "python";
+  s.record_file(id, a, {before, culprit}, {r});
+
+  TestCase after{"tests.test_a", "test_3"};
+  after.status = CaseStatus::kFailed;
+  after.exception = "AssertionError";
+  after.message = "after the crash";
+  s.add_cases(id, "test_a.py", {after}, "killed by SIGKILL; continued after the crash: 1 more");
+
+  const auto cases = s.cases(id);
+  ASSERT_EQ(cases.size(), 3U);
+  EXPECT_EQ(cases[0].test.name, "test_1");
+  EXPECT_EQ(cases[1].test.culprit, "crashed");
+  EXPECT_EQ(cases[2].test.name, "test_3");
+  EXPECT_FALSE(cases[2].signature.empty()) << "a failure added later gets its signature";
+  const auto files = s.files(id);
+  EXPECT_EQ(files[0].status, FileStatus::kCrashed);
+  EXPECT_EQ(files[0].signal, 9);
+  EXPECT_EQ(files[0].note, "killed by SIGKILL; continued after the crash: 1 more");
+  ASSERT_EQ(s.redirections(id).size(), 1U);
+  EXPECT_EQ(s.redirections(id)[0].count, 3);
+  EXPECT_THROW(s.add_cases(id, "test_none.py", {after}, ""), RuntimeError);
 }
 
 TEST(Store, FileStatusCountsCountEachStatusAndTheFilesNotRunYet) {

@@ -1,0 +1,41 @@
+// --continue-after-crash N: a test file whose process a signal ended in the middle of a test (the
+// kernel's OOM killer, a segfault, an abort) runs again without the tests it reported, so that one
+// test's crash does not lose the rest of its file (docs/cli.md, "Continuing after a crash").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "runner/engine/command_runner.h"
+#include "runner/engine/discovery.h"
+#include "runner/engine/launch_plan.h"
+#include "runner/engine/process_pool.h"
+#include "runner/engine/suite.h"
+
+namespace devshim {
+
+class Store;
+class RunLog;
+
+struct ContinueOptions {
+  int max_continuations = 0;  ///< --continue-after-crash N
+  PoolOptions pool;
+  std::filesystem::path out_dir;      ///< the run's output folder
+  std::chrono::seconds heartbeat{0};  ///< ProgressPlan::heartbeat
+};
+
+/// Continues the files among `files` that run_id recorded as crashed after reporting at least one
+/// test, where the framework can leave tests out by name (pytest's --deselect): each runs again,
+/// its log and JUnit XML under <out>/continued/<k>/, without every test its earlier processes
+/// reported (the crash's culprit included), up to max_continuations times while each process
+/// crashes again after reporting new tests. The new tests' results join the file's in the store;
+/// the file stays crashed, its note says how many more tests ran and where their logs are. A
+/// continuation writes no redirection record. Returns false when a signal interrupted it (what
+/// finished is recorded).
+bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, const Environment& env,
+                            const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
+                            RunLog& log, const ContinueOptions& options, CommandRunner& processes);
+
+}  // namespace devshim
