@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <type_traits>
 #include <unordered_set>
 
 #include "parsers/text.h"
@@ -319,6 +320,42 @@ void count_changed_values(Alignment& a, const std::vector<std::size_t>& now_rows
   }
 }
 
+// Cases the masquerade replaced rather than renumbered: a pytest case of other that other
+// skipped and now lacks, where now has a case of the same test that other lacks (an empty
+// parameter list's [NOTSET], a value that depends on the device: `cpu:0` becomes `cuda:0`).
+// Other never ran it, so no pass can be lost with it, and now ran the test in its place: not
+// lost. At most as many are dropped as now has such cases: a case now lacks while every case it
+// has is one of other's (litgpt's test_model.py, which crashed before it) did not run, and is
+// lost. Returns whether any was dropped.
+template <typename FunctionOf>
+bool drop_replaced(Alignment& a, const std::vector<std::size_t>& now_rows,
+                   const std::vector<std::size_t>& other_rows, const Unmatched& unmatched,
+                   const FunctionOf& function_of) {
+  using Function =
+      typename std::invoke_result_t<FunctionOf, const RunResultStatuses&, std::size_t>::value_type;
+  std::map<Function, std::size_t> replacements;  // now's cases other lacks, by test
+  for (std::size_t i : now_rows) {
+    if (a.now_paired[i] || unmatched.now.count(a.now.rows[i].result_id) == 0) continue;
+    if (auto f = function_of(a.now, i)) ++replacements[*f];
+  }
+  bool dropped = false;
+  for (std::size_t i : other_rows) {
+    const auto& row = a.other.rows[i];
+    if (a.paired[i] || row.status != CaseStatus::kSkipped ||
+        unmatched.other.count(row.result_id) == 0) {
+      continue;
+    }
+    const auto f = function_of(a.other, i);
+    if (!f) continue;
+    auto left = replacements.find(*f);
+    if (left == replacements.end() || left->second == 0) continue;
+    --left->second;
+    a.drop[i] = true;
+    dropped = true;
+  }
+  return dropped;
+}
+
 // The aligned rows without those dropped.
 RunResultStatuses without_dropped(Alignment& a) {
   std::size_t kept = 0;
@@ -432,23 +469,7 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     count_unpaired(a, now_side, other_side);
   }
   count_changed_values(a, now_rows, other_rows, unmatched, function_of, cases_of);
-  // Cases the masquerade replaced rather than renumbered: a pytest case of other that other
-  // skipped and now lacks, where now has cases of the same test (an empty parameter list's
-  // [NOTSET], a value that depends on the device: `cpu:0` becomes `cuda:0`). Other never ran it,
-  // so no pass can be lost with it, and now ran the test: not lost.
-  bool replaced = false;
-  for (std::size_t k = 0; k < other_rows.size(); ++k) {
-    const std::size_t i = other_rows[k];
-    const auto& row = other.rows[i];
-    if (a.paired[i] || row.status != CaseStatus::kSkipped ||
-        unmatched.other.count(row.result_id) == 0) {
-      continue;
-    }
-    if (other_cases[k] != nullptr && other_cases[k]->first > 0) {
-      a.drop[i] = true;
-      replaced = true;
-    }
-  }
+  const bool replaced = drop_replaced(a, now_rows, other_rows, unmatched, function_of);
   if (!a.aligned.renumbered.empty() || replaced) return without_dropped(a);
   return std::move(a.aligned);
 }

@@ -327,21 +327,29 @@ TEST_F(LostTests, SkippedCasesTheMasqueradeReplacedAreNotLost) {
                                               {"test_pin[cpu:0-td]", kSkip},
                                               {"test_pin[cpu:0-nested]", kSkip},
                                               {"test_cast[cpu:0]", kPass},
-                                              {"test_gone[cpu:0]", kSkip}});
+                                              {"test_gone[cpu:0]", kSkip},
+                                              {"test_sdpa[7b]", kSkip},
+                                              {"test_sdpa[40b]", kSkip},
+                                              {"test_sdpa[180b]", kSkip}});
+  // test_sdpa: the shim run crashed after its first case (litgpt's test_model.py). Every case
+  // it has is one of the baseline's: nothing replaced the two it lacks, they did not run.
   const Report r = report(record_cases("shim", baseline,
                                        {{"test_err[device0]", kFail},
                                         {"test_pin[cuda:0-td]", kPass},
                                         {"test_pin[cuda:0-nested]", kFail},
-                                        {"test_cast[cuda:0]", kPass}}));
+                                        {"test_cast[cuda:0]", kPass},
+                                        {"test_sdpa[7b]", kFail}}));
   ASSERT_TRUE(r.differential);
   const ReportDifferential& d = *r.differential;
-  ASSERT_EQ(d.lost.size(), 1U) << "test_gone has no case left";
+  ASSERT_EQ(d.lost.size(), 3U) << "test_gone has no case left; test_sdpa's last two never ran";
   EXPECT_EQ(d.lost[0].name, "test_gone[cpu:0]");
+  EXPECT_EQ(d.lost[1].name, "test_sdpa[40b]");
+  EXPECT_EQ(d.lost[2].name, "test_sdpa[180b]");
   EXPECT_EQ(d.counts.at("renumbered"), 1) << "test_cast[cpu:0] passed, test_cast[cuda:0] passes";
   EXPECT_EQ(d.renumbered_regressions, 0);
   EXPECT_EQ(d.counts.at("unlocked"), 1);
-  EXPECT_EQ(d.counts.at("broken_both"), 2);
-  EXPECT_EQ(regressions_total(d), 1);
+  EXPECT_EQ(d.counts.at("broken_both"), 3);
+  EXPECT_EQ(regressions_total(d), 3);
 }
 
 // Parameters drawn at random when pytest collects (e3nn's random_irreps(): two collections share
