@@ -85,12 +85,12 @@ void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessS
 
 bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                             const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                            RunLog& log, const ContinueOptions& options, CommandRunner& processes) {
-  if (options.max_continuations <= 0) return true;
+                            RunLog& log, const FollowUpOptions& options, CommandRunner& processes) {
+  if (options.passes <= 0) return true;
   const FrameworkTraits& traits = framework_traits(suite.framework);
   std::vector<Crashed> crashed = crashed_files(files, store, run_id);
   bool completed = true;
-  for (int k = 1; completed && k <= options.max_continuations; ++k) {
+  for (int k = 1; completed && k <= options.passes; ++k) {
     std::vector<Crashed*> now;
     std::vector<TestFile> now_files;
     std::vector<ProcessSpec> specs;
@@ -113,7 +113,7 @@ bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, con
     std::printf(
         "runner: continuing %zu crashed file%s without the tests already reported (%d of "
         "at most %d)\n",
-        now.size(), now.size() == 1 ? "" : "s", k, options.max_continuations);
+        now.size(), now.size() == 1 ? "" : "s", k, options.passes);
     std::fflush(stdout);
     log.line(fmt::format("Continuation {}: {} crashed files", k, now.size()));
     Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),

@@ -10,6 +10,7 @@
 
 #include "runner/engine/command_runner.h"
 #include "runner/engine/discovery.h"
+#include "runner/engine/follow_up.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
 #include "runner/engine/suite.h"
@@ -19,23 +20,16 @@ namespace devshim {
 class Store;
 class RunLog;
 
-struct ContinueOptions {
-  int max_continuations = 0;  ///< --continue-after-crash N
-  PoolOptions pool;
-  std::filesystem::path out_dir;      ///< the run's output folder
-  std::chrono::seconds heartbeat{0};  ///< ProgressPlan::heartbeat
-};
-
 /// Continues the files among `files` that run_id recorded as crashed after reporting at least one
 /// test, where the framework can leave tests out by name (pytest's --deselect): each runs again,
 /// its log and JUnit XML under <out>/continued/<k>/, without every test its earlier processes
-/// reported (the crash's culprit included), up to max_continuations times while each process
-/// crashes again after reporting new tests. The new tests' results join the file's in the store;
-/// the file stays crashed, its note says how many more tests ran and where their logs are. A
-/// continuation writes no redirection record. Returns false when a signal interrupted it (what
-/// finished is recorded).
+/// reported (the crash's culprit included), up to options.passes times (--continue-after-crash N)
+/// while each process crashes again after reporting new tests. The new tests' results join the
+/// file's in the store; the file stays crashed, its note says how many more tests ran and where
+/// their logs are. A continuation writes no redirection record. Returns false when a signal
+/// interrupted it (what finished is recorded).
 bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                             const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                            RunLog& log, const ContinueOptions& options, CommandRunner& processes);
+                            RunLog& log, const FollowUpOptions& options, CommandRunner& processes);
 
 }  // namespace devshim

@@ -3,7 +3,9 @@
 // label, shows them in the progress, and keeps each finished file's process result and results.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +18,15 @@
 #include "runner/engine/suite.h"
 
 namespace devshim {
+
+/// How a pass after the main one runs: at most `passes` times (--rerun-failures N,
+/// --continue-after-crash N), with the run's pool, under its output folder.
+struct FollowUpOptions {
+  int passes = 0;
+  PoolOptions pool;
+  std::filesystem::path out_dir;      ///< the run's output folder
+  std::chrono::seconds heartbeat{0};  ///< ProgressPlan::heartbeat
+};
 
 class FollowUpObserver : public PoolObserver {
  public:

@@ -202,11 +202,11 @@ void judge_attempt(Tracked& t, const Attempt& a, Store& store, std::int64_t run_
 
 bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                     const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                    RunLog& log, const RerunOptions& options, CommandRunner& processes) {
-  if (options.max_reruns <= 0) return true;
+                    RunLog& log, const FollowUpOptions& options, CommandRunner& processes) {
+  if (options.passes <= 0) return true;
   std::vector<Tracked> tracked = failing_files(files, store, run_id);
   bool completed = true;
-  for (int attempt = 2; completed && attempt <= options.max_reruns + 1; ++attempt) {
+  for (int attempt = 2; completed && attempt <= options.passes + 1; ++attempt) {
     std::vector<Tracked*> now;
     std::vector<ProcessSpec> specs;
     std::size_t selected = 0;
@@ -223,7 +223,7 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
     }
     if (now.empty()) break;
     std::printf("runner: rerun %d of %d: %zu failing file%s (%zu by their failing tests alone)\n",
-                attempt - 1, options.max_reruns, now.size(), now.size() == 1 ? "" : "s", selected);
+                attempt - 1, options.passes, now.size(), now.size() == 1 ? "" : "s", selected);
     std::fflush(stdout);
     log.line(fmt::format("Rerun (attempt {}): {} files", attempt, now.size()));
     Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),

@@ -13,6 +13,7 @@
 #include "parsers/test_result.h"
 #include "runner/engine/command_runner.h"
 #include "runner/engine/discovery.h"
+#include "runner/engine/follow_up.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
 #include "runner/engine/suite.h"
@@ -49,22 +50,15 @@ ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const En
                        const TestFile& file, const std::filesystem::path& out_dir, int attempt,
                        const std::optional<std::vector<std::string>>& selectors);
 
-struct RerunOptions {
-  int max_reruns = 0;  ///< --rerun-failures N
-  PoolOptions pool;
-  std::filesystem::path out_dir;      ///< the run's output folder
-  std::chrono::seconds heartbeat{0};  ///< ProgressPlan::heartbeat
-};
-
 /// Reruns the failing files of run_id (files with status failed, error, timeout or crashed) among
 /// files that have no reruns recorded yet (a resumed run's earlier session may have rerun some),
-/// attempt 2 … max_reruns + 1, each time only what still fails, and records in the store every
-/// attempt of each rerun test, the flaky ones, and the files whose failures all turned out
-/// flaky (now passed). files: the run's planned files. Progress goes to stdout, events to log.
-/// The reruns' processes run through processes (runner/command_runner.h).
+/// attempt 2 … options.passes + 1 (--rerun-failures N), each time only what still fails, and
+/// records in the store every attempt of each rerun test, the flaky ones, and the files whose
+/// failures all turned out flaky (now passed). files: the run's planned files. Progress goes to
+/// stdout, events to log. The reruns' processes run through processes (runner/command_runner.h).
 /// Returns false when a signal interrupted the reruns (what finished is recorded).
 bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                     const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                    RunLog& log, const RerunOptions& options, CommandRunner& processes);
+                    RunLog& log, const FollowUpOptions& options, CommandRunner& processes);
 
 }  // namespace devshim

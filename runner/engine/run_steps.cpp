@@ -703,7 +703,7 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
 
   // This session's crashed files go on without the tests they reported, before any rerun.
   if (ex.completed && plan.options.continue_after_crash > 0 && observer.any_failure()) {
-    ContinueOptions more{plan.options.continue_after_crash, plan.pool, plan.out_dir,
+    FollowUpOptions more{plan.options.continue_after_crash, plan.pool, plan.out_dir,
                          std::chrono::seconds(plan.options.heartbeat_s)};
     ex.completed = continue_crashed_files(plan.suite, plan.launch, *plan.env, plan.files, store,
                                           run_id, *plan.log, more, services.processes);
@@ -711,8 +711,8 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
   // A resumed run also reruns the failures of its earlier sessions that were not rerun yet.
   const int reruns = plan.options.rerun_failures;
   if (ex.completed && reruns > 0 && (plan.resume || observer.any_failure())) {
-    RerunOptions rerun{reruns, plan.pool, plan.out_dir,
-                       std::chrono::seconds(plan.options.heartbeat_s)};
+    FollowUpOptions rerun{reruns, plan.pool, plan.out_dir,
+                          std::chrono::seconds(plan.options.heartbeat_s)};
     // A resumed run's failures may be of any file of the run, not only of those run now.
     const std::vector<TestFile>& run_files = plan.resume ? plan.resume->run_files : plan.files;
     ex.completed = rerun_failures(plan.suite, plan.launch, *plan.env, run_files, store, run_id,
