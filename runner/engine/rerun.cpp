@@ -229,6 +229,7 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
     Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),
                       {{}, options.pool.jobs, options.heartbeat});
     std::vector<TestFile> now_files;
+    now_files.reserve(now.size());
     for (const Tracked* t : now) now_files.push_back(t->file);
     FollowUpObserver observer(suite, std::move(now_files), specs, log, progress,
                               fmt::format("Rerun (attempt {})", attempt));
