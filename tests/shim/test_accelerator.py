@@ -82,6 +82,39 @@ def test_accelerator_memory_is_torch_cuda_s(shim):
     assert torch.float32 in caps["supported_dtypes"] and torch.bfloat16 in caps["supported_dtypes"]
 
 
+def test_the_cpu_module_answers_cuda_s_memory_queries_for_the_device_objects_it_stands_for(
+        shim_redirecting_objects):
+    # diffusers' AutoOffloadStrategy (and other device-agnostic code) reaches the device module
+    # through the device object: getattr(torch, device.type). "cuda:0" is built as the CPU here,
+    # and torch.cpu has no memory queries ("Do not know how to obtain memory info").
+    from unittest import mock
+
+    device = torch.device("cuda:0")
+    module = getattr(torch, device.type)
+    assert module is torch.cpu
+    assert module.mem_get_info(device.index) == torch.cuda.mem_get_info()
+    x = torch.ones(1024, device="cuda")
+    assert module.memory_allocated() == torch.cuda.memory_allocated() >= x.numel() * 4
+    assert module.max_memory_allocated() == torch.cuda.max_memory_allocated()
+    assert module.memory_reserved() == torch.cuda.memory_reserved()
+    assert module.max_memory_reserved() == torch.cuda.max_memory_reserved()
+    assert module.memory_stats() == torch.cuda.memory_stats()
+    module.reset_peak_memory_stats()
+    module.empty_cache()
+    # Each asks torch.cuda when called, so a test's mock of torch.cuda applies.
+    with mock.patch.object(torch.cuda, "mem_get_info", return_value=(7, 80)):
+        assert module.mem_get_info(device.index) == (7, 80)
+    assert recorded("torch.cuda.mem_get_info")  # what answered, at the program's call site
+    assert torch.cpu.current_device() == "cpu"  # what torch.cpu has stays torch's
+
+
+def test_the_cpu_module_gets_nothing_when_the_shim_is_off(clean_env):
+    import devshim
+
+    devshim.deactivate()
+    assert not hasattr(torch.cpu, "mem_get_info") and not hasattr(torch.cpu, "memory_allocated")
+
+
 def test_accelerator_streams_are_torch_cuda_s(shim):
     s = torch.accelerator.current_stream()
     assert s == torch.cuda.current_stream() and s.is_capturing() is False

@@ -22,7 +22,11 @@ agree with torch.cuda's:
 - ``get_device_capability()`` is ``{"supported_dtypes": ...}`` of the device used;
 - ``current_stream()``/``set_stream()`` are torch.cuda's (devshim/streams.py);
 - ``torch.get_device_module(None)`` and any "cuda" request give ``torch.cuda`` (masqueraded);
-  other devices are torch's answer.
+  other devices are torch's answer;
+- while the CPU masquerades, ``torch.cpu`` gains torch.cuda's memory queries that it lacks
+  (``mem_get_info``, ``memory_allocated``, ``empty_cache``, ...: ``CPU_MEMORY_QUERIES``), each
+  calling torch.cuda's: code that reaches the device module through a device object
+  (``getattr(torch, device.type)``) finds them whatever device object it holds.
 
 Every replacement keeps the original's signature (positional-only parameters included) and is
 recorded as ``torch.accelerator.<name>`` with requested "cuda" (or "cuda:N").
@@ -34,7 +38,7 @@ from devshim import cuda_masquerade, runtime
 from devshim.cuda_masquerade import _note, replacing, replacing_class
 from devshim.patching import MASQUERADE, Patch
 
-__all__ = ["plan"]
+__all__ = ["plan", "CPU_MEMORY_QUERIES"]
 
 _torch = None
 _cuda_device = None  # torch.device("cuda") built with torch's own constructor, at plan()
@@ -189,6 +193,45 @@ def _get_device_module(original):
     return get_device_module
 
 
+# --------------------------------------------------------------------------- torch.cpu
+
+# torch.cuda's memory queries that torch.cpu lacks. Device-agnostic code reaches a device's module
+# through a device object (``getattr(torch, device.type)``, ``torch.get_device_module(device)``):
+# a placed tensor's device, or a "cuda" device object that redirect built as the CPU, leads it to
+# torch.cpu, where these raise AttributeError (diffusers' AutoOffloadStrategy: "Do not know how to
+# obtain memory info"). While the CPU masquerades as CUDA it is the device those queries are about.
+CPU_MEMORY_QUERIES = (
+    "mem_get_info", "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
+    "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
+    "reset_accumulated_memory_stats", "empty_cache",
+)
+
+
+def _lacks(module, name) -> bool:
+    """Whether torch's ``module`` has no ``name`` of its own (one the shim added does not count:
+    the plan is the same while the shim is active, as conformance makes it)."""
+    fn = getattr(module, name, None)
+    return fn is None or getattr(fn, "__devshim_added__", False)
+
+
+def _asking_torch_cuda(name):
+    """A maker of ``torch.cpu.<name>`` (which torch lacks) that calls ``torch.cuda.<name>`` when
+    called: the masquerade's answer, or whatever replaced it since (a test's mock). The record is
+    torch.cuda's, at the program's call site."""
+
+    def make(original):
+        def query(*args, **kwargs):
+            return getattr(_torch.cuda, name)(*args, **kwargs)
+
+        query.__name__ = query.__qualname__ = name
+        query.__module__ = "torch.cpu"
+        query.__doc__ = f"torch.cuda.{name}: the CPU masquerades as CUDA (devshim)."
+        query.__devshim_added__ = True
+        return query
+
+    return make
+
+
 _FUNCTIONS = (
     current_accelerator, is_available, device_count, current_device_index, current_device_idx,
     set_device_index, set_device_idx, synchronize, get_device_capability, current_stream,
@@ -215,6 +258,12 @@ def plan(torch):
     if hasattr(accelerator, "device_index"):
         patches.append(Patch(accelerator, "device_index", replacing_class(device_index),
                              ("torch.accelerator.device_index",), when=MASQUERADE))
+    cpu = getattr(torch, "cpu", None)
+    if cpu is not None and runtime.used_type == "cpu":
+        patches.extend(Patch(cpu, name, _asking_torch_cuda(name), (f"torch.cpu.{name}",),
+                             when=MASQUERADE)
+                       for name in CPU_MEMORY_QUERIES
+                       if _lacks(cpu, name) and hasattr(torch.cuda, name))
     if hasattr(torch, "get_device_module"):
         patches.append(Patch(torch, "get_device_module", _get_device_module,
                              ("torch.get_device_module",), when=MASQUERADE))

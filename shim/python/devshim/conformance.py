@@ -412,6 +412,20 @@ _NO_ARGUMENT_QUERIES = (
 _VOLATILE = ("memory_allocated", "memory_cached", "memory_reserved")
 
 # APIs checked elsewhere, with why they are not called here.
+# torch.cpu's memory queries, which torch lacks and the masquerade adds (devshim/accelerator.py).
+CUDA_ONLY.update({
+    "torch.cpu.mem_get_info": "return len(torch.cpu.mem_get_info())",
+    "torch.cpu.memory_stats": "return 'allocated_bytes.all.current' in torch.cpu.memory_stats()",
+    "torch.cpu.empty_cache": "return torch.cpu.empty_cache()",
+    **{f"torch.cpu.{name}": f"return torch.cpu.{name}() >= 0"
+       for name in ("memory_allocated", "max_memory_allocated", "memory_reserved",
+                    "max_memory_reserved")},
+    **{f"torch.cpu.{name}": f"return torch.cpu.{name}()"
+       for name in ("reset_peak_memory_stats", "reset_max_memory_allocated",
+                    "reset_accumulated_memory_stats")},
+})
+
+
 LEFT_OUT = {
     "torch.jit.script": "every sample runs under it (the 'script' machinery)",
     "torch.distributed.barrier": "needs a process group (tests/shim/test_distributed.py)",
