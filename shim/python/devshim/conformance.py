@@ -411,7 +411,6 @@ _NO_ARGUMENT_QUERIES = (
     "record_untuned_is_enabled", "tuning_is_enabled")
 _VOLATILE = ("memory_allocated", "memory_cached", "memory_reserved")
 
-# APIs checked elsewhere, with why they are not called here.
 # torch.cpu's memory queries, which torch lacks and the masquerade adds (devshim/accelerator.py).
 CUDA_ONLY.update({
     "torch.cpu.mem_get_info": "return len(torch.cpu.mem_get_info())",
@@ -425,7 +424,7 @@ CUDA_ONLY.update({
                     "reset_accumulated_memory_stats")},
 })
 
-
+# APIs checked elsewhere, with why they are not called here.
 LEFT_OUT = {
     "torch.jit.script": "every sample runs under it (the 'script' machinery)",
     "torch.distributed.barrier": "needs a process group (tests/shim/test_distributed.py)",
