@@ -212,8 +212,49 @@ void add_file_evidence(const std::vector<StoredCase>& lost_tests,
   }
 }
 
+// The indexes of a shim run's `cases` that fail with the same failure signature as the same test
+// in its baseline (`baseline`: aligned_statuses): the shim changed nothing there (the hub out of
+// reach, the project's own bug), so they are no evidence of a gap. Reads the texts of those
+// baseline results only.
+std::set<std::size_t> failing_as_without_the_shim(Store& store,
+                                                  const std::vector<StoredCase>& cases,
+                                                  const RunResultStatuses& baseline) {
+  std::map<std::pair<std::string_view, std::int64_t>, std::int64_t> failed_before;
+  for (const RunResultStatuses::Row& row : baseline.rows) {
+    if (is_failure(row.status) && row.signature) {
+      failed_before.emplace(
+          std::pair<std::string_view, std::int64_t>(baseline.files[row.file], row.test_id),
+          row.result_id);
+    }
+  }
+  std::vector<std::size_t> candidates;
+  std::vector<std::int64_t> ids;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const StoredCase& c = cases[k];
+    if (!is_failure(c.test.status) || c.signature.empty()) continue;
+    const auto it = failed_before.find({c.file, c.test_id});
+    if (it == failed_before.end()) continue;
+    candidates.push_back(k);
+    ids.push_back(it->second);
+  }
+  std::set<std::size_t> same;
+  if (ids.empty()) return same;
+  std::map<std::int64_t, std::string> signature_of;
+  for (StoredCase& b : store.cases_by_id(ids)) {
+    signature_of.emplace(b.result_id, std::move(b.signature));
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto it = signature_of.find(ids[i]);
+    if (it != signature_of.end() && it->second == cases[candidates[i]].signature) {
+      same.insert(candidates[i]);
+    }
+  }
+  return same;
+}
+
 // Every failing and newly skipped test of a run (`cases`, of its `files`), its file errors and
-// lost tests → entries.
+// lost tests → entries. A test that fails as it did without the shim is none
+// (failing_as_without_the_shim).
 std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
                                         const std::vector<FileRecord>& files,
                                         const std::vector<StoredCase>& cases) {
@@ -230,12 +271,16 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
   for (const FileRecord& f : files) {
     if (auto e = file_error(f, by_file[f.path])) errors.emplace(f.path, std::move(*e));
   }
+  const std::set<std::size_t> unchanged =
+      has_baseline ? failing_as_without_the_shim(store, cases, baseline_statuses)
+                   : std::set<std::size_t>();
   std::map<std::string, Seen> seen;
   std::map<std::string, std::string> sources;
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const StoredCase& c = cases[k];
     // A file's import error is its file error entry's, not a test's.
     if (errors.count(c.file) > 0 && is_import_error_case(c.test)) continue;
+    if (unchanged.count(k) > 0) continue;
     const std::optional<CaseStatus> before = baseline.find(statuses.rows[k]);
     const std::string statement = statement_in_source(c.test, run.project_root, sources);
     auto a = attribute_case(c.test, has_baseline, before, statement);

@@ -122,7 +122,9 @@ class GapLog {
   explicit GapLog(Store& store) : store_(store), db_(store.database()) {}
 
   /// Attributes run_id's tests with attribute_case and updates the log: every failing test
-  /// (with a baseline: regressions and broken_both alike) and, with a baseline, every newly
+  /// (with a baseline: regressions and broken_both alike, except a test whose failure has the
+  /// signature its baseline result has: the shim changed nothing there) and, with a baseline,
+  /// every newly
   /// skipped one is evidence of one entry. A file that reported no test (file_error) is an entry
   /// of kind file_error, "file error: <Exception>: <message>", whose evidence is the tests of the
   /// baseline it lost (or the file itself, kGapFileTest, when it lost none), its import error's

@@ -526,6 +526,55 @@ TEST(GapLog, AnEntryBeyondTheShimIsAtMostMedium) {
   EXPECT_FALSE(gap_action(kGapFailing, kGapDeviceType, "", ShimSettings{}).beyond_the_shim);
 }
 
+// diffusers (docs/shim.md, "A thirty-first"): 40 tests that need the hub fail without the shim and
+// with it alike, with the same failure: no evidence of a gap (they were the log's first entry,
+// "critical"). A test that failed otherwise without the shim (for want of CUDA) and one the
+// baseline skipped stay evidence.
+TEST(GapLog, ATestThatFailsAsItDidWithoutTheShimIsNoEvidence) {
+  const std::string hub =
+      "We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them "
+      "in the cached files.";
+  auto failing = [](const std::string& name, const std::string& exception,
+                    const std::string& message) {
+    return nlohmann::json{{"file", "lora/test_lora_layers_sd.py"},
+                          {"classname", "tests.lora.test_lora_layers_sd.StableDiffusionLoRATests"},
+                          {"name", name},
+                          {"status", "failed"},
+                          {"exception", exception},
+                          {"message", message},
+                          {"traceback", "E       " + exception + ": " + message + "\n"}};
+  };
+  nlohmann::json before = nlohmann::json::array();
+  nlohmann::json after = nlohmann::json::array();
+  for (int i = 0; i < 25; ++i) {
+    const std::string name = fmt::format("test_simple_inference_{}", i);
+    before.push_back(failing(name, "OSError", hub));
+    after.push_back(failing(name, "OSError", hub));
+  }
+  before.push_back(
+      failing("test_to_device", "AssertionError", "Torch not compiled with CUDA enabled"));
+  after.push_back(failing("test_to_device", "AssertionError", "False is not true"));
+  nlohmann::json skipped = failing("test_group_offloading_inference", "", "");
+  skipped["status"] = "skipped";
+  skipped["message"] = "test requires accelerator+PyTorch";
+  before.push_back(skipped);
+  after.push_back(failing("test_group_offloading_inference", "OSError", hub));
+
+  TempDir dir;
+  Store store(dir / "results.db");
+  const std::int64_t baseline = store_run(store, before, "baseline", 0);
+  GapLog log(store);
+  log.update_from_run(store_run(store, after, "shim", baseline));
+  std::set<std::string> evidence;
+  int hub_tests = -1;
+  for (const GapEntry& e : log.for_run(baseline + 1)) {
+    for (const GapTest& t : e.test_list) evidence.insert(t.name);
+    if (e.api.rfind("unattributed OSError: ", 0) == 0) hub_tests = e.tests;
+  }
+  EXPECT_EQ(evidence, (std::set<std::string>{"test_to_device", "test_group_offloading_inference"}));
+  EXPECT_EQ(hub_tests, 1) << "only the test the baseline skipped";
+}
+
 // A named gap has its own action: none of them is a torch function to carry.
 TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
   for (std::string_view gap :
