@@ -115,6 +115,32 @@ def test_the_cpu_module_gets_nothing_when_the_shim_is_off(clean_env):
     assert not hasattr(torch.cpu, "mem_get_info") and not hasattr(torch.cpu, "memory_allocated")
 
 
+def test_the_mps_module_gains_the_queries_it_lacks_when_mps_is_the_device(clean_env, monkeypatch):
+    # On a Mac redirect builds "cuda:0" as mps:0, and getattr(torch, "mps") has empty_cache of its
+    # own but no mem_get_info. Planned against a stand-in torch.mps: this machine has no MPS.
+    import types
+    from unittest import mock
+
+    import devshim
+    from devshim import accelerator, runtime
+    from devshim.patching import MASQUERADE
+
+    devshim.deactivate()
+    mps = types.ModuleType("torch.mps")
+    mps.empty_cache = lambda: None
+    monkeypatch.setattr(torch, "mps", mps)
+    monkeypatch.setattr(runtime, "used_type", "mps")
+    planned = accelerator.plan(torch)
+    patches = [p for p in planned if p.owner is mps]
+    assert {p.name for p in patches} == set(accelerator.MEMORY_QUERIES) - {"empty_cache"}
+    assert all(p.when == MASQUERADE and p.apis == (f"torch.mps.{p.name}",) for p in patches)
+    assert not any(p.owner is torch.cpu for p in planned)  # the CPU is not the device in use
+    query = next(p for p in patches if p.name == "mem_get_info").make(None)
+    assert query.__module__ == "torch.mps"
+    with mock.patch.object(torch.cuda, "mem_get_info", return_value=(7, 80)):
+        assert query(0) == (7, 80)  # torch.cuda's answer, asked at call time
+
+
 def test_accelerator_streams_are_torch_cuda_s(shim):
     s = torch.accelerator.current_stream()
     assert s == torch.cuda.current_stream() and s.is_capturing() is False

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 import devshim  # noqa: E402
 from conftest import SHIM_DIR, cpu_only  # noqa: E402
 from devshim import patching, runtime  # noqa: E402
-from devshim.accelerator import CPU_MEMORY_QUERIES  # noqa: E402
+from devshim.accelerator import MEMORY_QUERIES  # noqa: E402
 from devshim.policy import Hardware  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch),
@@ -123,10 +123,11 @@ def test_every_carried_api_exists_in_torch(clean_env):
     for name in devshim.carried_apis() + devshim.raising_apis():
         if name in CUDA_BUILD_ONLY and not torch.cuda._is_compiled():
             continue
-        if name.startswith("torch.cpu.") and name[len("torch.cpu."):] in CPU_MEMORY_QUERIES:
-            # torch.cpu lacks them; the masquerade adds them, calling torch.cuda's.
-            assert not hasattr(torch.cpu, name[len("torch.cpu."):]), name
-            name = "torch.cuda." + name[len("torch.cpu."):]
+        module, _, query = name[len("torch."):].partition(".")
+        if module in ("cpu", "mps") and query in MEMORY_QUERIES:
+            # The device's module lacks them; the masquerade adds them, calling torch.cuda's.
+            assert not hasattr(getattr(torch, module), query), name
+            name = "torch.cuda." + query
         obj = torch
         for part in name.split(".")[1:]:
             if obj is torch.backends.cuda.cufft_plan_cache:

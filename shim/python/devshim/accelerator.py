@@ -23,10 +23,10 @@ agree with torch.cuda's:
 - ``current_stream()``/``set_stream()`` are torch.cuda's (devshim/streams.py);
 - ``torch.get_device_module(None)`` and any "cuda" request give ``torch.cuda`` (masqueraded);
   other devices are torch's answer;
-- while the CPU masquerades, ``torch.cpu`` gains torch.cuda's memory queries that it lacks
-  (``mem_get_info``, ``memory_allocated``, ``empty_cache``, ...: ``CPU_MEMORY_QUERIES``), each
-  calling torch.cuda's: code that reaches the device module through a device object
-  (``getattr(torch, device.type)``) finds them whatever device object it holds.
+- while the CPU or MPS masquerades, its module (``torch.cpu``, ``torch.mps``) gains torch.cuda's
+  memory queries that it lacks (``mem_get_info``, ``memory_allocated``, ``empty_cache``, ...:
+  ``MEMORY_QUERIES``), each calling torch.cuda's: code that reaches the device module through a
+  device object (``getattr(torch, device.type)``) finds them whatever device object it holds.
 
 Every replacement keeps the original's signature (positional-only parameters included) and is
 recorded as ``torch.accelerator.<name>`` with requested "cuda" (or "cuda:N").
@@ -38,7 +38,7 @@ from devshim import cuda_masquerade, runtime
 from devshim.cuda_masquerade import _note, replacing, replacing_class
 from devshim.patching import MASQUERADE, Patch
 
-__all__ = ["plan", "CPU_MEMORY_QUERIES"]
+__all__ = ["plan", "MEMORY_QUERIES"]
 
 _torch = None
 _cuda_device = None  # torch.device("cuda") built with torch's own constructor, at plan()
@@ -193,18 +193,22 @@ def _get_device_module(original):
     return get_device_module
 
 
-# --------------------------------------------------------------------------- torch.cpu
+# ------------------------------------------------------------------- torch.cpu and torch.mps
 
-# torch.cuda's memory queries that torch.cpu lacks. Device-agnostic code reaches a device's module
-# through a device object (``getattr(torch, device.type)``, ``torch.get_device_module(device)``):
-# a placed tensor's device, or a "cuda" device object that redirect built as the CPU, leads it to
-# torch.cpu, where these raise AttributeError (diffusers' AutoOffloadStrategy: "Do not know how to
-# obtain memory info"). While the CPU masquerades as CUDA it is the device those queries are about.
-CPU_MEMORY_QUERIES = (
+# torch.cuda's memory queries that the module of the device in use (torch.cpu, torch.mps) lacks.
+# Device-agnostic code reaches a device's module through a device object (``getattr(torch,
+# device.type)``, ``torch.get_device_module(device)``): a placed tensor's device, or a "cuda"
+# device object that redirect built as the device in use, leads it to torch.cpu or torch.mps,
+# where these raise AttributeError (diffusers' AutoOffloadStrategy: "Do not know how to obtain
+# memory info"). While that device masquerades as CUDA it is the device those queries are about.
+# What the module has of its own stays torch's (torch.mps.empty_cache).
+MEMORY_QUERIES = (
     "mem_get_info", "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
     "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_accumulated_memory_stats", "empty_cache",
 )
+# The device types whose torch module gains them (not "cuda": nothing masquerades there).
+_QUERIED_MODULES = ("cpu", "mps")
 
 
 def _lacks(module, name) -> bool:
@@ -214,18 +218,18 @@ def _lacks(module, name) -> bool:
     return fn is None or getattr(fn, "__devshim_added__", False)
 
 
-def _asking_torch_cuda(name):
-    """A maker of ``torch.cpu.<name>`` (which torch lacks) that calls ``torch.cuda.<name>`` when
-    called: the masquerade's answer, or whatever replaced it since (a test's mock). The record is
-    torch.cuda's, at the program's call site."""
+def _asking_torch_cuda(module_name, name):
+    """A maker of ``torch.<module_name>.<name>`` (which torch lacks) that calls
+    ``torch.cuda.<name>`` when called: the masquerade's answer, or whatever replaced it since (a
+    test's mock). The record is torch.cuda's, at the program's call site."""
 
     def make(original):
         def query(*args, **kwargs):
             return getattr(_torch.cuda, name)(*args, **kwargs)
 
         query.__name__ = query.__qualname__ = name
-        query.__module__ = "torch.cpu"
-        query.__doc__ = f"torch.cuda.{name}: the CPU masquerades as CUDA (devshim)."
+        query.__module__ = f"torch.{module_name}"
+        query.__doc__ = f"torch.cuda.{name}: {module_name} masquerades as CUDA (devshim)."
         query.__devshim_added__ = True
         return query
 
@@ -258,12 +262,13 @@ def plan(torch):
     if hasattr(accelerator, "device_index"):
         patches.append(Patch(accelerator, "device_index", replacing_class(device_index),
                              ("torch.accelerator.device_index",), when=MASQUERADE))
-    cpu = getattr(torch, "cpu", None)
-    if cpu is not None and runtime.used_type == "cpu":
-        patches.extend(Patch(cpu, name, _asking_torch_cuda(name), (f"torch.cpu.{name}",),
-                             when=MASQUERADE)
-                       for name in CPU_MEMORY_QUERIES
-                       if _lacks(cpu, name) and hasattr(torch.cuda, name))
+    used = runtime.used_type
+    module = getattr(torch, used, None) if used in _QUERIED_MODULES else None
+    if module is not None:
+        patches.extend(Patch(module, name, _asking_torch_cuda(used, name),
+                             (f"torch.{used}.{name}",), when=MASQUERADE)
+                       for name in MEMORY_QUERIES
+                       if _lacks(module, name) and hasattr(torch.cuda, name))
     if hasattr(torch, "get_device_module"):
         patches.append(Patch(torch, "get_device_module", _get_device_module,
                              ("torch.get_device_module",), when=MASQUERADE))
