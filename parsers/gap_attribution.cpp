@@ -294,6 +294,45 @@ bool says_port_in_use(std::string_view text) {
   return has(ascii_lower(text), "address already in use");
 }
 
+// What a failure to reach the network says (lower case): the Hugging Face Hub in offline mode
+// (huggingface_hub's OfflineModeIsEnabled and LocalEntryNotFoundError, transformers' OSError), a
+// host name that does not resolve, a network without a route.
+constexpr std::array<std::string_view, 8> kNetworkUnreachable = {
+    "offline mode is enabled",
+    "outgoing traffic has been disabled",
+    "couldn't connect to 'https://huggingface.co'",
+    "name or service not known",
+    "temporary failure in name resolution",
+    "nodename nor servname provided",
+    "network is unreachable",
+    "failed to establish a new connection",
+};
+
+bool names_network_unreachable(std::string_view text) {
+  const std::string lower = ascii_lower(text);
+  return std::any_of(kNetworkUnreachable.begin(), kNetworkUnreachable.end(),
+                     [&](std::string_view phrase) { return has(lower, phrase); });
+}
+
+// Whether the message, or an exception line of the traceback, says the network was out of
+// reach. Exception lines start at the first column (Python's format; pytest's `E` lines): an
+// indented or `>` line is source, where these phrases may stand in code that never ran.
+bool says_network_unreachable(std::string_view message, std::string_view traceback) {
+  if (names_network_unreachable(message)) return true;
+  std::size_t start = 0;
+  while (start < traceback.size()) {
+    std::size_t end = traceback.find('\n', start);
+    if (end == std::string_view::npos) end = traceback.size();
+    const std::string_view line = traceback.substr(start, end - start);
+    if (!line.empty() && line.front() != ' ' && line.front() != '>' &&
+        names_network_unreachable(line)) {
+      return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
 // 1 for a bracket the character opens, -1 for one it closes, 0 otherwise.
 int bracket_step(char c) {
   if (c == '(' || c == '[' || c == '{') return 1;
@@ -846,6 +885,12 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
   if (says_port_in_use(message) || says_port_in_use(traceback)) {
     return GapAttribution{std::string(kGapPortInUse), std::string(kGapFailing),
                           "a port the test bound was in use by another process"};
+  }
+  // The network out of reach (the hub in offline mode): the test never got to the device.
+  if (says_network_unreachable(message, traceback)) {
+    return GapAttribution{std::string(kGapNetworkUnreachable), std::string(kGapFailing),
+                          "the failure says the network was out of reach (offline mode, a "
+                          "name that does not resolve)"};
   }
   // 4. A named semantic gap: the test compares a tensor's (or the program's) device with CUDA.
   const std::vector<TracebackFrame> frames = failure_frames(traceback);

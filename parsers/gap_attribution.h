@@ -64,6 +64,10 @@ inline constexpr std::string_view kGapStrictXpass = "strict xfail passed";
 /// that another process held (EADDRINUSE), as when two test files that use one port run at once
 /// (`-j N`); the files belong in one of the suite's locks (docs/suites.md).
 inline constexpr std::string_view kGapPortInUse = "port in use";
+/// Not the shim's: the test reads from the network (the Hugging Face Hub, a download), which the
+/// run could not reach (offline mode, `HF_HUB_OFFLINE=1`, a name that does not resolve). Whether
+/// it passes under the shim is unknown until it runs where the network is.
+inline constexpr std::string_view kGapNetworkUnreachable = "network unreachable";
 /// Kind of the entries of files that reported no test (their import or collection failed, or
 /// their process died before the first test): runner/results/gap_log.h.
 inline constexpr std::string_view kGapFileError = "file_error";
@@ -131,6 +135,10 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///  3b. a port another process held: "EADDRINUSE" or "Address already in use" (any case) in the
 ///     message or the traceback (a process group's store in a child process) → kGapPortInUse,
 ///     failing;
+///  3c. the network out of reach: the message, or an exception line of the traceback (one at
+///     the first column: not source), says so ("offline mode is enabled", "outgoing traffic has
+///     been disabled", "couldn't connect to 'https://huggingface.co'", "Name or service not
+///     known", ...) → kGapNetworkUnreachable, failing;
 ///  4. an AssertionError whose explanation (failure_explanation: every line, not only the first)
 ///     compares device objects, the device used (cpu, mps) with a CUDA one (`device(type='cpu')
 ///     == device(type='cuda', index=0)`, `<class 'torch.device'>:cpu vs ... cuda:0`, on the first

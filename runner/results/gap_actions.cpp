@@ -39,7 +39,7 @@ constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
     "test's own check (of the device's name, count or memory) or the project under test's";
 
-constexpr std::array<ActionRule, 24> kActions = {{
+constexpr std::array<ActionRule, 25> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -99,6 +99,12 @@ constexpr std::array<ActionRule, 24> kActions = {{
      "not the shim's: another test process held a port the test bound (EADDRINUSE); files that "
      "bind one fixed port (MASTER_PORT, a server's) must not run at once: name them in one of the "
      "suite's locks (docs/suites.md, \"Locks\"), or run with -j 1",
+     "", "", "", "", kBeyondTheShim},
+    {"failing", "network unreachable",
+     "not the shim's: the test reads from the network (the Hugging Face Hub, a download), which "
+     "this run could not reach (offline mode, HF_HUB_OFFLINE=1, no route); it never got to the "
+     "device, so how it fares under the shim is unknown: run it where the network is, or fill "
+     "the cache it reads first (HF_HOME)",
      "", "", "", "", kBeyondTheShim},
     {"failing", "CUDA extension build",
      "none on {device}: the code compiles CUDA sources with torch.utils.cpp_extension once CUDA "

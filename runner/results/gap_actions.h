@@ -36,7 +36,8 @@ struct GapAction {
   std::string setting;
   /// Nothing the shim could carry or change fixes the entry: one device cannot give what the
   /// tests expect (an error for tensors on two devices, CUDA's own errors, a CUDA extension), or
-  /// the failure is not the shim's (a port in use). Its severity is at most medium.
+  /// the failure is not the shim's (a port in use, the network out of reach). Its severity is
+  /// at most medium.
   bool beyond_the_shim = false;
 };
 

@@ -172,7 +172,7 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 37U);
+  ASSERT_EQ(expected.size(), 40U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -210,6 +210,48 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
   EXPECT_EQ(by_api[std::string(kGapCudaExtension)], 1);
   EXPECT_EQ(by_api[std::string(kGapCudaDeviceRefused)], 3);
   EXPECT_EQ(by_api[std::string(kGapPortInUse)], 1);
+  EXPECT_EQ(by_api[std::string(kGapNetworkUnreachable)], 2);
+}
+
+// diffusers' hub test under HF_HUB_OFFLINE=1: its OSError names a missing config.json, and only
+// the exception chained above it (huggingface_hub's OfflineModeIsEnabled, at the first column)
+// says the hub was out of reach. The same words in the source pytest printed (a `raise` that
+// never ran) say nothing: the traceback with its exception lines indented as source is not
+// attributed so. transformers' own message says it alone.
+TEST(GapAttribution, TheNetworkOutOfReachIsSaidByTheFailureNotByItsSource) {
+  const std::string tb = read(kGaps + "issue32/diffusers-shim-test_from_pretrained_hub.txt");
+  const std::string message =
+      "fusing/autoencoder-kl-dummy does not appear to have a file named config.json.";
+  auto got = attribute_failure("OSError", message, tb);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->api, kGapNetworkUnreachable) << got->why;
+
+  std::string as_source;
+  std::size_t indented = 0;
+  for (std::size_t start = 0; start < tb.size();) {
+    const std::size_t end = std::min(tb.find('\n', start), tb.size());
+    std::string line = tb.substr(start, end - start);
+    if (!line.empty() && line.front() != ' ' &&
+        line.find("offline mode is enabled") != std::string::npos) {
+      line = "    " + line;
+      ++indented;
+    }
+    as_source += line + "\n";
+    start = end + 1;
+  }
+  EXPECT_EQ(indented, 2U);  // the exception and the local that holds it
+  EXPECT_NE(as_source.find("outgoing traffic has been disabled"), std::string::npos);
+  got = attribute_failure("OSError", message, as_source);
+  EXPECT_FALSE(got.has_value() && got->api == kGapNetworkUnreachable);
+
+  got = attribute_failure(
+      "OSError",
+      "We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them "
+      "in the cached files.",
+      "");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->api, kGapNetworkUnreachable);
+  EXPECT_EQ(got->kind, kGapFailing);
 }
 
 // text with its first `from` replaced by `to`: a real traceback edited into a near miss.

@@ -569,7 +569,7 @@ TEST(GapLog, ATestThatFailsAsItDidWithoutTheShimIsNoEvidence) {
   int hub_tests = -1;
   for (const GapEntry& e : log.for_run(baseline + 1)) {
     for (const GapTest& t : e.test_list) evidence.insert(t.name);
-    if (e.api.rfind("unattributed OSError: ", 0) == 0) hub_tests = e.tests;
+    if (e.api == kGapNetworkUnreachable) hub_tests = e.tests;
   }
   EXPECT_EQ(evidence, (std::set<std::string>{"test_to_device", "test_group_offloading_inference"}));
   EXPECT_EQ(hub_tests, 1) << "only the test the baseline skipped";
@@ -595,6 +595,19 @@ TEST(GapAction, APortInUseNamesTheSuitesLocks) {
   EXPECT_EQ(a.action.rfind("not the shim's", 0), 0U) << a.action;
   EXPECT_NE(a.action.find("locks (docs/suites.md"), std::string::npos) << a.action;
   EXPECT_EQ(a.action.find("carry "), std::string::npos) << a.action;
+}
+
+// A test that could not reach the hub never got to the device: not the shim's, and no setting
+// to try (an unattributed failure would send the reader to another device-object setting).
+TEST(GapAction, TheNetworkOutOfReachIsNotTheShims) {
+  ShimSettings redirect;
+  redirect.values["TORCHDEVICE_DEVICE_OBJECTS"] = "redirect";
+  const GapAction a = gap_action(kGapFailing, kGapNetworkUnreachable, "", redirect);
+  EXPECT_EQ(a.action.rfind("not the shim's", 0), 0U) << a.action;
+  EXPECT_NE(a.action.find("HF_HUB_OFFLINE"), std::string::npos) << a.action;
+  EXPECT_TRUE(a.setting.empty()) << a.setting;
+  EXPECT_TRUE(a.beyond_the_shim);
+  EXPECT_TRUE(gap_beyond_the_shim(kGapFailing, kGapNetworkUnreachable));
 }
 
 // Code that refuses the CPU device torch.device("cuda", 0) is under redirect (the default) is
