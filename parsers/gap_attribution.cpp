@@ -333,6 +333,24 @@ bool says_network_unreachable(std::string_view message, std::string_view traceba
   return false;
 }
 
+// What the test's surroundings failed it with, not the device: a port held by another process
+// (two files binding one MASTER_PORT at once; a lost peer process may trip the device rules'
+// assertions too), or the network out of reach (the hub in offline mode: the test never got to
+// the device).
+std::optional<GapAttribution> environment_gap(std::string_view message,
+                                              std::string_view traceback) {
+  if (says_port_in_use(message) || says_port_in_use(traceback)) {
+    return GapAttribution{std::string(kGapPortInUse), std::string(kGapFailing),
+                          "a port the test bound was in use by another process"};
+  }
+  if (says_network_unreachable(message, traceback)) {
+    return GapAttribution{std::string(kGapNetworkUnreachable), std::string(kGapFailing),
+                          "the failure says the network was out of reach (offline mode, a "
+                          "name that does not resolve)"};
+  }
+  return std::nullopt;
+}
+
 // 1 for a bracket the character opens, -1 for one it closes, 0 otherwise.
 int bracket_step(char c) {
   if (c == '(' || c == '[' || c == '{') return 1;
@@ -880,18 +898,8 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
                             std::string(kGapFailing), "the message names the missing attribute"};
     }
   }
-  // A port held by another process (two files binding one MASTER_PORT at once): before the
-  // device rules, whose assertions a lost peer process may trip too.
-  if (says_port_in_use(message) || says_port_in_use(traceback)) {
-    return GapAttribution{std::string(kGapPortInUse), std::string(kGapFailing),
-                          "a port the test bound was in use by another process"};
-  }
-  // The network out of reach (the hub in offline mode): the test never got to the device.
-  if (says_network_unreachable(message, traceback)) {
-    return GapAttribution{std::string(kGapNetworkUnreachable), std::string(kGapFailing),
-                          "the failure says the network was out of reach (offline mode, a "
-                          "name that does not resolve)"};
-  }
+  // Not the shim's (a port in use, the network out of reach): before the device rules.
+  if (auto gap = environment_gap(message, traceback)) return gap;
   // 4. A named semantic gap: the test compares a tensor's (or the program's) device with CUDA.
   const std::vector<TracebackFrame> frames = failure_frames(traceback);
   if (auto gap = device_assertion_gap(exception, message, traceback, frames, failing_statement)) {
