@@ -5,6 +5,7 @@ activates devshim for one test with a clean environment (no TORCHDEVICE_* variab
 test sets them with monkeypatch first) and a fresh record, and checks that deactivation put every
 torch attribute back.
 """
+import contextlib
 import os
 import pathlib
 import sys
@@ -29,6 +30,19 @@ def recorded_apis():
     from devshim import record
 
     return {r["api"] for r in record.rows()}
+
+
+@contextlib.contextmanager
+def free_memory_held_still():
+    """The device used's free memory held at one value while active: other processes change it
+    between two reads, so two queries of it agree only so."""
+    from unittest import mock
+
+    from devshim import cuda_masquerade
+
+    backend = cuda_masquerade._backend
+    with mock.patch.object(backend, "free_memory", return_value=backend.free_memory()):
+        yield
 
 
 def child_env(extra_path=None, activate=False):
