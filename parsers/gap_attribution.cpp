@@ -319,18 +319,11 @@ bool names_network_unreachable(std::string_view text) {
 // indented or `>` line is source, where these phrases may stand in code that never ran.
 bool says_network_unreachable(std::string_view message, std::string_view traceback) {
   if (names_network_unreachable(message)) return true;
-  std::size_t start = 0;
-  while (start < traceback.size()) {
-    std::size_t end = traceback.find('\n', start);
-    if (end == std::string_view::npos) end = traceback.size();
-    const std::string_view line = traceback.substr(start, end - start);
-    if (!line.empty() && line.front() != ' ' && line.front() != '>' &&
-        names_network_unreachable(line)) {
-      return true;
-    }
-    start = end + 1;
-  }
-  return false;
+  const std::vector<std::string_view> lines = lines_of(traceback);
+  return std::any_of(lines.begin(), lines.end(), [](std::string_view line) {
+    return !line.empty() && line.front() != ' ' && line.front() != '>' &&
+           names_network_unreachable(line);
+  });
 }
 
 // What the test's surroundings failed it with, not the device: a port held by another process
