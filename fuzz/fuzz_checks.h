@@ -82,7 +82,7 @@ inline void run_unittest(std::string_view data) {
   check_parsed(parse_unittest_log(short_lines));
 }
 
-/// pytest_text_fuzz: `pytest -v -rA` output, and the longrepr helpers it uses.
+/// pytest_text_fuzz: `pytest -v -ra`/`-rA` output, and the longrepr helpers it uses.
 inline void run_pytest_text(std::string_view data) {
   LineReader lines = LineReader::from_string(std::string(data));
   check_parsed(parse_pytest_text(lines));

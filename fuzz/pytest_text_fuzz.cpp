@@ -1,4 +1,4 @@
-// libFuzzer target: `pytest -v -rA` output and its longrepr helpers (parse_pytest_text,
+// libFuzzer target: `pytest -v -ra`/`-rA` output and its longrepr helpers (parse_pytest_text,
 // summarize_pytest_failure). The checks live in fuzz/fuzz_checks.h, shared with the regression
 // test.
 #include <cstddef>

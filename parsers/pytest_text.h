@@ -1,6 +1,6 @@
-// Parser of pytest's terminal output (`pytest -v -rA`), the fallback when the JUnit XML is missing
-// (the process crashed or timed out before pytest wrote it), and the pytest naming and traceback
-// helpers shared with the JUnit parser (parsers/pytest_junit.h).
+// Parser of pytest's terminal output (`pytest -v -ra`, or `-rA`), the fallback when the JUnit XML
+// is missing (the process crashed or timed out before pytest wrote it), and the pytest naming and
+// traceback helpers shared with the JUnit parser (parsers/pytest_junit.h).
 #pragma once
 
 #include <optional>
@@ -42,19 +42,21 @@ PytestFailure summarize_pytest_failure(std::string_view text, std::string_view t
 /// head and the tail are kept, the middle replaced by one "[... N lines cut ...]" line).
 std::string pytest_traceback_text(std::string_view text);
 
-/// Reads the whole output of `pytest -v -rA` for one test file (any number of files works too):
+/// Reads the whole output of `pytest -v -ra` (the runner's) or `-rA` (older runs, other runners)
+/// for one test file (any number of files works too):
 /// - progress lines `tests/x.py::Class::test_y[id] PASSED   [ 50%]` (FAILED, ERROR, SKIPPED
 ///   (reason), XFAIL (reason), XPASS (reason)), with or without the percentage, also when the
 ///   test's output (`-s`) sits between the node id and the verdict, on the same or later lines;
 ///   a test listed twice (call failed or passed, then ERROR at teardown) keeps the worse outcome
 ///   (failed > error > others); pytest 9 subtests (`SUBFAILED`) make their test failed;
-/// - the ERRORS and FAILURES sections: `____ ERROR at setup of test_y ____` / `____ Class.test_y
-///   ____` blocks give traceback, exception, message and the source line in the test file;
+/// - the ERRORS and FAILURES sections (`-rA`'s PASSES section is passed over): `____ ERROR at
+///   setup of test_y ____` / `____ Class.test_y ____` blocks give traceback, exception, message
+///   and the source line in the test file;
 ///   `ERROR collecting tests/x.py` blocks, `ERROR tests/x.py` and `Interrupted: N errors during
 ///   collection` set import_error (with the block as import_error_text);
 /// - the short test summary (`FAILED id - msg`, `XFAIL id - reason`, `SKIPPED [n] path:line:
-///   reason`), whose statuses win over the progress lines, and which completes reasons the
-///   progress lines cut to the terminal width; a module skipped as a whole
+///   reason`, and `-rA`'s `PASSED id`), whose statuses win over the progress lines, and which
+///   completes reasons the progress lines cut to the terminal width; a module skipped as a whole
 ///   (`collected 0 items / 1 skipped`) becomes one skipped case named like the JUnit XML does
 ///   (classname "", name "tests.test_x");
 /// - the closing `== 1 failed, 2 passed, 1 skipped, 1 xfailed in 0.1s ==` line → reported (pytest

@@ -84,7 +84,7 @@ Environment child_environment(const Suite& suite, const LaunchOptions& options,
 /// a link to the interpreter it was made from.
 void activate_interpreter_environment(Environment& env, const std::filesystem::path& interpreter);
 
-/// argv for one file: `<python> -m unittest -v <path>` or `<python> -m pytest -v -rA
+/// argv for one file: `<python> -m unittest -v <path>` or `<python> -m pytest -v -ra
 /// --junitxml=<xml> -o junit_family=xunit1 -p no:cacheprovider <args...> <path>`; the path is
 /// relative to the project root (the child's cwd). gtest: `<absolute path of the binary>
 /// --gtest_output=xml:<xml> <args...>` (python unused).

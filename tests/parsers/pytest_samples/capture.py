@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Regenerate the pytest samples of tests/parsers/pytest_{junit,text}_test.cpp: real output of
-real pytest runs, each made with the runner's own command line
+real pytest runs, each made with the runner's former command line (-rA; now -ra)
 
     <python> -m pytest -v -rA --junitxml=<name>.xml -o junit_family=xunit1 -p no:cacheprovider
         [extra args] tests/<file>.py
 
 in a scratch project (/tmp/devshim-pytest-samples/proj, so that the paths in the logs stay the
-same from one capture to the next), stdout and stderr merged into <name>.log. The test modules are
+same from one capture to the next), stdout and stderr merged into <name>.log. The runner gives -ra
+now (tests/parsers/fixtures/pytest holds such logs); these keep -rA's PASSES section and PASSED
+lines, which older runs' logs hold, and a suite's own `args` may ask for. The test modules are
 below, in SOURCES. Usage:
 
     python3 tests/parsers/pytest_samples/capture.py /path/to/python   # with pytest installed

@@ -96,7 +96,7 @@ TEST(TestCommand, PytestWritesJunitXmlWithFileAndLine) {
   TestFile f{"test_x.py", "/proj/tests/test_x.py"};
   EXPECT_EQ(
       test_command(s, "/py", f, "/out/logs/test_x.py.xml"),
-      (std::vector<std::string>{"/py", "-m", "pytest", "-v", "-rA",
+      (std::vector<std::string>{"/py", "-m", "pytest", "-v", "-ra",
                                 "--junitxml=/out/logs/test_x.py.xml", "-o", "junit_family=xunit1",
                                 "-p", "no:cacheprovider", "-p", "no:randomly", "tests/test_x.py"}));
 }
