@@ -151,8 +151,9 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     read from objects and no literal 'cuda' (`assert get_device(d).type ==
 ///     model.policy.device.type`);
 ///     so is one that shows no value (`assert False`: the comparison sat inside `all([...])`)
-///     (or unittest's `False is not true`, an `assertTrue`) whose failing statement, the
-///     innermost frame's source line, asserts on `.device.type`,
+///     (or unittest's `False is not true`, an `assertTrue`; or nothing: a bare `assert` in a
+///     helper module pytest does not rewrite, peft's `testing_common.py`) whose failing statement,
+///     the innermost frame's source line, asserts on `.device.type`,
 ///     `.device.index` or `.is_cuda`, or names a variable `is_cuda` (one comparing `.device ==`
 ///     itself is kGapDeviceIdentity); both failing; pytest's "DID NOT RAISE" or "DID NOT WARN"
 ///     whose `pytest.raises`/`pytest.warns` call says "device" (or whose `match=` names a

@@ -168,11 +168,14 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // attributed. Kymatio's `pytest.raises(TypeError)` and ignite's `pytest.raises(AssertionError)`
 // name nothing either, but their blocks (read from the source: the log never prints them) put
 // tensors on CUDA (`.cuda()` on one operand of two; a helper given "cuda" that asserts CUDA's
-// non-determinism): a CUDA-only error.
+// non-determinism): a CUDA-only error. peft's `assert {p.device.type for p in ...} ==
+// {self.torch_device}` sits in a helper module pytest does not rewrite: a bare AssertionError,
+// only its statement reads the device type. Its PVeRA test takes a looser tolerance when the
+// device's name is not "cpu" (set above the assertion, which reads only `rtol`): not attributed.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 40U);
+  ASSERT_EQ(expected.size(), 42U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
@@ -203,7 +206,7 @@ TEST(GapAttribution, RealFailuresAreReadWhole) {
     ++by_api[got->api];
   }
   EXPECT_EQ(by_api[std::string(kGapDeviceIdentity)], 5);
-  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 11);
+  EXPECT_EQ(by_api[std::string(kGapDeviceType)], 12);
   EXPECT_EQ(by_api[std::string(kGapCudaObjectType)], 3);
   EXPECT_EQ(by_api[std::string(kGapCrossDevice)], 3);
   EXPECT_EQ(by_api[std::string(kGapCudaOnlyError)], 2);
