@@ -81,6 +81,58 @@ def test_init_and_is_initialized(shim):
     assert torch.cuda.is_initialized()
 
 
+def test_asking_for_the_current_device_initialises_cuda_as_torch_does(shim):
+    # torch.cuda.current_device() calls _lazy_init: torchquad's enable_cuda() asks it, then sets
+    # the default device to "cuda" only when torch.cuda.is_initialized() says so.
+    assert torch.cuda.device_count() == 1 and not torch.cuda.is_initialized()
+    assert torch.cuda.current_device() == 0
+    assert torch.cuda.is_initialized()
+
+
+def _initialising_in_torch_source():
+    """The torch.cuda functions that initialise CUDA in the installed torch's source: those whose
+    body calls _lazy_init, or calls one that does (current_device, get_device_properties, ...)."""
+    import ast
+
+    def calls(node):
+        # What the body calls when it runs: not what a nested function (manual_seed's callback,
+        # queued with _lazy_call until CUDA is initialised) would.
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
+                yield child.func.id
+            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
+                yield child.func.attr
+            yield from calls(child)
+
+    folder = os.path.join(os.path.dirname(torch.__file__), "cuda")
+    bodies = {}
+    for name in ("__init__.py", "memory.py", "random.py"):
+        with open(os.path.join(folder, name), encoding="utf-8") as source:
+            for node in ast.parse(source.read()).body:
+                if isinstance(node, ast.FunctionDef):
+                    bodies[node.name] = set(calls(node))
+    initialising = {"_lazy_init"}
+    while True:
+        more = {f for f, calls in bodies.items() if calls & initialising} - initialising
+        if not more:
+            return initialising - {"_lazy_init"}
+        initialising |= more
+
+
+def test_every_patched_call_that_initialises_cuda_in_torch_initialises_it_here(shim):
+    from devshim import cuda_masquerade, patching
+
+    patched = {name for owner, name, _, _ in patching.installed()
+               if getattr(owner, "__name__", "").startswith("torch.cuda")}
+    initialising = _initialising_in_torch_source()
+    assert {"current_device", "get_device_properties", "synchronize"} <= initialising
+    missing = sorted(n for n in initialising & patched
+                     if f"torch.cuda.{n}" not in cuda_masquerade._INITIALISING)
+    assert missing == []
+
+
 def test_memory_queries_are_honest_for_the_cpu(shim):
     start = torch.cuda.memory_allocated()
     x = torch.ones(1024, device="cuda")

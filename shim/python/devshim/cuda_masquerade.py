@@ -52,12 +52,20 @@ def _mark_initialized() -> None:
     _initialized = True
 
 
-# torch.cuda calls that initialise CUDA (the others — is_available, device_count, the lazily
-# queued RNG seeding, ... — do not).
+# torch.cuda calls that initialise CUDA: those whose body calls torch.cuda._lazy_init in torch's
+# own source, or calls one that does (current_device, get_device_properties, ...), and those
+# whose C++ binding initialises it (set_device, a Stream or an Event made). The others do not:
+# is_available, device_count, memory_allocated, empty_cache, and manual_seed and set_rng_state,
+# which queue their work until CUDA is initialised. tests/shim/test_cuda_masquerade.py checks the
+# first kind against the torch installed.
 _INITIALISING = frozenset(f"torch.cuda.{n}" for n in (
-    "init", "set_device", "get_device_name", "get_device_properties", "get_device_capability",
-    "synchronize", "Stream", "Event", "current_stream", "default_stream", "mem_get_info",
-    "get_rng_state", "set_rng_state", "initial_seed"))
+    "init", "set_device", "current_device", "get_device_name", "get_device_properties",
+    "get_device_capability", "is_bf16_supported", "is_tf32_supported", "can_device_access_peer",
+    "cudart", "synchronize", "Stream", "Event", "current_stream", "default_stream",
+    "get_stream_from_external", "current_blas_handle", "current_solver_handle",
+    "set_sync_debug_mode", "get_sync_debug_mode", "ipc_collect", "mem_get_info",
+    "caching_allocator_alloc", "use_mem_pool", "set_per_process_memory_fraction",
+    "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "initial_seed"))
 
 
 def note_first_use(api: str) -> None:
