@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 
-from generated_suite import write_pytest_suite
+from generated_suite import timed_runner_run, write_pytest_suite
 
 TEST_FILE = """import pytest
 
@@ -79,30 +79,9 @@ def pytest_direct(python, suite, work, report):
 
 def runner_end_to_end(runner, python, suite, work):
     """Wall time of a --no-shim run of the suite, its exit code, and the passed tests it stored."""
-    db = work / "runner.db"
-    argv = [
-        runner,
-        str(suite),
-        "--no-shim",
-        "-j",
-        "1",
-        "--db",
-        str(db),
-        "--out",
-        str(work / "out"),
-        "--python",
-        python,
-    ]
-    t0 = time.perf_counter()
-    code = subprocess.run(
-        argv,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    ).returncode
-    wall = time.perf_counter() - t0
+    wall, code = timed_runner_run(runner, suite, work, "runner", 1, python)
     passed = 0
+    db = work / "runner.db"
     if db.exists():
         with sqlite3.connect(db) as conn:
             query = "SELECT count(*) FROM cases WHERE status = 'passed'"

@@ -22,12 +22,10 @@ import os
 import pathlib
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-from generated_suite import write_pytest_suite
+from generated_suite import timed_runner_run, write_pytest_suite
 
 # Matrix products and convolutions, the work of a model test: about 3 s of one core's time.
 TEST_FILE = """import torch
@@ -50,24 +48,7 @@ def run(runner, suite, work, name, jobs, python, threads):
     env.pop("OMP_NUM_THREADS", None)
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
-    argv = [
-        runner,
-        str(suite),
-        "--no-shim",
-        "--db",
-        str(work / f"{name}.db"),
-        "--out",
-        str(work / name),
-        "-j",
-        str(jobs),
-        "--python",
-        python,
-    ]
-    t0 = time.perf_counter()
-    code = subprocess.run(
-        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
-    ).returncode
-    return time.perf_counter() - t0, code
+    return timed_runner_run(runner, suite, work, name, jobs, python, env)
 
 
 def main():
