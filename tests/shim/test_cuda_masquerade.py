@@ -89,6 +89,17 @@ def test_asking_for_the_current_device_initialises_cuda_as_torch_does(shim):
     assert torch.cuda.is_initialized()
 
 
+def test_seeding_and_setting_the_rng_state_queue_their_work_as_torch_does(shim):
+    # torch.cuda.manual_seed, seed and set_rng_state hand their work to _lazy_call: CUDA stays
+    # uninitialised until something else initialises it.
+    torch.cuda.manual_seed(1)
+    torch.cuda.manual_seed_all(1)
+    torch.cuda.set_rng_state(torch.get_rng_state())
+    assert not torch.cuda.is_initialized()
+    torch.cuda.get_rng_state()
+    assert torch.cuda.is_initialized()
+
+
 def _initialising_in_torch_source():
     """The torch.cuda functions that initialise CUDA in the installed torch's source: those whose
     body calls _lazy_init, or calls one that does (current_device, get_device_properties, ...)."""
