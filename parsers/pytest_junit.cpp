@@ -291,7 +291,10 @@ ParsedFile parse_pytest_results(const std::filesystem::path& xml,
       c.message = it->second->message;
     }
   }
-  if (!junit->unfinished && text.unfinished) junit->unfinished = std::move(text.unfinished);
+  if (!junit->unfinished && text.unfinished) {
+    junit->unfinished = std::move(text.unfinished);
+    junit->unfinished_ended_session = text.unfinished_ended_session;
+  }
   if (text.reported.present) junit->reported = text.reported;
   return std::move(*junit);
 }

@@ -477,9 +477,15 @@ std::optional<std::string_view> block_title(std::string_view line) {
 class PytestTextParser {
  public:
   void line(std::string_view l) {
-    if (auto title = equals_title(l); title && section_title(*title)) return;
+    auto title = equals_title(l);
+    if (title) interrupt_report_ = false;
+    if (title && section_title(*title)) return;
     if (l.starts_with("!!!")) {
       bang_line(l);
+      return;
+    }
+    if (interrupt_report_) {
+      interrupt_->report.add(l);
       return;
     }
     switch (section_) {
@@ -593,6 +599,23 @@ class PytestTextParser {
     std::string_view t = trim(l.substr(b, e - b + 1));
     if (t.starts_with("Interrupted:") && t.find("during collection") != std::string_view::npos) {
       out_.import_error = true;
+    }
+    // An exception that ended the session in the middle of a test, which raised it: pytest
+    // titles the banner with it ("KeyboardInterrupt", "_pytest.outcomes.Exit: reason") and, for
+    // a KeyboardInterrupt, prints "path:line: message" under it (the whole traceback with
+    // --full-trace), up to its closing counts line.
+    if (pending_ && !interrupt_ && !t.starts_with("Interrupted:")) {
+      Interrupt i;
+      i.banner = std::string(cut_utf8(l, kMaxMessageBytes));
+      std::string_view name, rest;
+      if (split_exception(t, name, rest) && plausible_exception(name)) {
+        i.exception = std::string(name);
+        i.message = capped_message(rest);
+      } else {
+        i.message = capped_message(t);
+      }
+      interrupt_.emplace(std::move(i));
+      interrupt_report_ = true;
     }
   }
 
@@ -1028,6 +1051,19 @@ class PytestTextParser {
     c.exception = tb.exception;
     c.message = capped_message(tb.message);
     if (auto loc = location_in_file(tb, id.file)) c.source = *loc;
+    if (interrupt_) {
+      // Its verdict is the exception it ended the session with, raised where pytest says.
+      c.exception = interrupt_->exception;
+      c.message = interrupt_->message;
+      const std::string report = interrupt_->report.str();
+      for_each_line(report, [&](std::string_view l) {  // the deepest line of the test's file
+        if (auto f = parse_location_line(l); f && path_matches(f->path, id.file)) {
+          c.source = SourceLocation{id.file, f->line};
+        }
+      });
+      c.traceback += (c.traceback.empty() ? "" : "\n") + interrupt_->banner + "\n" + report;
+      out_.unfinished_ended_session = true;
+    }
     out_.unfinished = std::move(c);
     pending_.reset();
   }
@@ -1037,6 +1073,13 @@ class PytestTextParser {
   std::vector<Node> nodes_;
   std::unordered_map<std::string, std::size_t> by_id_;
   std::optional<Pending> pending_;
+  // The exception that ended the session during pending_, from pytest's "!!! ... !!!" banner.
+  struct Interrupt {
+    std::string banner, exception, message;
+    CappedText report;  // what pytest printed under the banner
+  };
+  std::optional<Interrupt> interrupt_;
+  bool interrupt_report_ = false;  // reading the lines under that banner
   bool saw_progress_column_ = false;
   std::optional<Block> block_;
   std::deque<Block> blocks_;  // a deque: Block (std::deque inside) would be copied on growth

@@ -74,6 +74,10 @@ struct ParsedFile {
   std::string import_error_text;  ///< its traceback
   /// The test that was running when the output stopped (crash/timeout culprit), if any.
   std::optional<TestCase> unfinished;
+  /// The unfinished test ended the session itself, and the framework reported how: it raised
+  /// KeyboardInterrupt or called pytest.exit() (pytest's "!!! KeyboardInterrupt !!!" banner).
+  /// Its exception, message and line are then that report's.
+  bool unfinished_ended_session = false;
 };
 
 }  // namespace devshim

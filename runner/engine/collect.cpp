@@ -110,6 +110,16 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     }
     if (culprit.message.empty()) culprit.message = culprit_message(result, ended);
     out.cases.push_back(std::move(culprit));
+  } else if (parsed.unfinished && parsed.unfinished_ended_session) {
+    // The test itself ended the framework's session (it raised KeyboardInterrupt, or called
+    // pytest.exit()): that exception is its verdict, and the file's later tests never ran.
+    TestCase c = std::move(*parsed.unfinished);
+    c.status = CaseStatus::kError;
+    if (c.exception.empty()) c.exception = "SessionEnded";
+    if (c.message.empty()) c.message = "ended the test session in this test";
+    out.note = fmt::format("{} in {} ended the test session: the file's tests after it did not run",
+                           c.exception, c.name);
+    out.cases.push_back(std::move(c));
   } else if (traits.records_test_cut_short_by_exit() && parsed.unfinished &&
              out.parsed_from == "log" && result.exit_code && *result.exit_code != 0) {
     // The binary exited by itself in the middle of a test (exit(), a failed check that exits):

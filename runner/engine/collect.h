@@ -45,7 +45,10 @@ struct CollectedFile {
 /// When the process was killed, the test running at that moment becomes a case with status
 /// error and culprit "crashed", "timeout" or "interrupted". A gtest binary that exits non-zero by
 /// itself in the middle of a test (no XML) gets that test as an error case (exception
-/// "ProcessExited", no culprit). A pytest collection error becomes a case named "<collection>"
+/// "ProcessExited", no culprit). A test that ended pytest's session itself (it raised
+/// KeyboardInterrupt or called pytest.exit(); pytest exits 2) is an error case with that
+/// exception, no culprit, and the note says that the file's later tests did not run. A pytest
+/// collection error becomes a case named "<collection>"
 /// (unittest reports its import errors as a case already). Failing Python cases with no location
 /// in the test file get the line of their `def`. Never throws for unreadable or malformed output.
 CollectedFile collect_results(const Suite& suite, const TestFile& file, const ProcessSpec& spec,

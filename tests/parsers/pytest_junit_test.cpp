@@ -507,6 +507,17 @@ TEST(PytestFixtures, BothParsersAgreeWithPytest) {
     if (text.unfinished && !unfinished.is_null()) {
       EXPECT_EQ(text.unfinished->classname, unfinished["classname"]) << name;
       EXPECT_EQ(text.unfinished->name, unfinished["name"]) << name;
+      // A test that ended the session itself: the exception pytest's hook got, and the line
+      // pytest printed under its banner (a KeyboardInterrupt's; pytest.exit() prints none).
+      const bool ended_session = unfinished.contains("exception");
+      EXPECT_EQ(text.unfinished_ended_session, ended_session) << name;
+      if (ended_session) {
+        EXPECT_EQ(text.unfinished->exception, json_text(unfinished, "exception")) << name;
+        EXPECT_EQ(text.unfinished->message, json_text(unfinished, "message")) << name;
+        if (text.unfinished->exception == "KeyboardInterrupt") {
+          EXPECT_EQ(text.unfinished->source.line, unfinished["failure_line"].get<int>()) << name;
+        }
+      }
     }
     const nlohmann::json& reported = want["reported"];
     EXPECT_EQ(text.reported.present, !reported.is_null()) << name;
@@ -530,6 +541,8 @@ TEST(PytestFixtures, BothParsersAgreeWithPytest) {
       ParsedFile both = parse_pytest_results(kFixtures / f["junit_xml"].get<std::string>(),
                                              kFixtures / f["log"].get<std::string>());
       check_against_fixture(both, want, false, name + " (xml + log)");
+      EXPECT_EQ(both.unfinished.has_value(), !unfinished.is_null()) << name;
+      EXPECT_EQ(both.unfinished_ended_session, text.unfinished_ended_session) << name;
     }
     ++checked;
   }

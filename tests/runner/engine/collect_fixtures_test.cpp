@@ -2,6 +2,7 @@
 // decides must be the one the fixture's ground truth gives for how that process really ended.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -47,7 +48,23 @@ TEST_P(CollectFixture, FileStatusIsTheOneTheRealRunHad) {
   r.timed_out = e["exit"]["timed_out"].get<bool>();
   CollectedFile c = collect_results(suite, file, spec, r);
   EXPECT_EQ(to_string(c.status), e["file_status"].get<std::string>());
-  if (e["unfinished"].is_object()) {
+  const json& unfinished = e["unfinished"];
+  if (unfinished.is_object() && unfinished.contains("exception")) {
+    // It ended the session itself: an error with the exception it raised, not a culprit.
+    const auto it = std::find_if(c.cases.begin(), c.cases.end(), [&](const TestCase& t) {
+      return t.name == unfinished["name"].get<std::string>();
+    });
+    ASSERT_NE(it, c.cases.end()) << "the test that ended the session is recorded";
+    EXPECT_EQ(to_string(it->status), "error");
+    EXPECT_EQ(it->exception, unfinished["exception"].get<std::string>());
+    EXPECT_TRUE(it->culprit.empty());
+    if (it->exception == "KeyboardInterrupt") {  // pytest prints its line, not pytest.exit()'s
+      EXPECT_EQ(it->source.line, unfinished["failure_line"].get<int>()) << it->source.path;
+    } else {
+      EXPECT_GT(it->source.line, 0) << "the line of its def";
+    }
+    EXPECT_NE(c.note.find("did not run"), std::string::npos) << c.note;
+  } else if (unfinished.is_object()) {
     bool culprit = false;
     for (const auto& t : c.cases) culprit = culprit || !t.culprit.empty();
     EXPECT_TRUE(culprit) << "the test that was running is recorded";
