@@ -67,6 +67,7 @@ inline void check_parsed(const ParsedFile& p) {
     check_case(*p.unfinished);
     check(p.unfinished->status == CaseStatus::kError, "unfinished test is not an error");
   }
+  check(!p.unfinished_ended_session || p.unfinished, "a session ended by no unfinished test");
   const ReportedCounts& r = p.reported;
   check(r.passed >= 0 && r.failed >= 0 && r.errors >= 0 && r.skipped >= 0 && r.xfailed >= 0 &&
             r.xpassed >= 0,

@@ -111,6 +111,9 @@ TEST(FuzzChecks, ViolationReachesTheHandler) {
   bad = ParsedFile{};
   bad.unfinished = unfinished;
   EXPECT_THROW(fuzz::check_parsed(bad), std::logic_error);
+  bad = ParsedFile{};
+  bad.unfinished_ended_session = true;
+  EXPECT_THROW(fuzz::check_parsed(bad), std::logic_error);
   fuzz::on_violation() = saved;
 }
 
