@@ -484,10 +484,7 @@ class PytestTextParser {
       bang_line(l);
       return;
     }
-    if (interrupt_report_) {
-      interrupt_->report.add(l);
-      return;
-    }
+    if (interrupt_report_) interrupt_->report.add(l);  // and read as ever: it may be output
     switch (section_) {
       case Section::kHeader:
         header_line(l);
@@ -550,6 +547,15 @@ class PytestTextParser {
     std::deque<std::string> tail;  // its output, the last kUnfinishedTailLines lines
   };
 
+  // An exception that ended the session during the test `nodeid`, from pytest's "!!! ... !!!"
+  // banner.
+  struct Interrupt {
+    std::string nodeid, exception, message;
+    bool counted_before = false;  // a closing counts line came before the banner
+    CappedText report;            // what was printed under the banner, up to the next title
+    bool report_in_tail = false;  // ...and read as the test's output (not in a summary section)
+  };
+
   struct SkipEntry {
     std::string path;
     int line = 0;
@@ -603,20 +609,27 @@ class PytestTextParser {
     // An exception that ended the session in the middle of a test, which raised it: pytest
     // titles the banner with it ("KeyboardInterrupt", "_pytest.outcomes.Exit: reason") and, for
     // a KeyboardInterrupt, prints "path:line: message" under it (the whole traceback with
-    // --full-trace), up to its closing counts line.
-    if (pending_ && !interrupt_ && !t.starts_with("Interrupted:")) {
+    // --full-trace), then its closing counts line. A test's own output can look the same: the
+    // banner counts only if that test never gets a verdict and the counts line follows.
+    std::string_view name, rest;
+    if (pending_ && !t.starts_with("Interrupted:") && split_exception(t, name, rest) &&
+        plausible_exception(name)) {
       Interrupt i;
-      i.banner = std::string(cut_utf8(l, kMaxMessageBytes));
-      std::string_view name, rest;
-      if (split_exception(t, name, rest) && plausible_exception(name)) {
-        i.exception = std::string(name);
-        i.message = capped_message(rest);
-      } else {
-        i.message = capped_message(t);
-      }
+      i.nodeid = pending_->nodeid;
+      i.exception = std::string(name);
+      i.message = capped_message(rest);
+      i.counted_before = out_.reported.present;
+      add_pending_output(l);
       interrupt_.emplace(std::move(i));
       interrupt_report_ = true;
     }
+  }
+
+  // The exception that ended the session in the pending test, if that is what happened.
+  const Interrupt* session_ended_by_pending() const {
+    if (!interrupt_ || !pending_ || interrupt_->nodeid != pending_->nodeid) return nullptr;
+    if (interrupt_->counted_before || !out_.reported.present) return nullptr;
+    return &*interrupt_;
   }
 
   void header_line(std::string_view l) {
@@ -714,6 +727,7 @@ class PytestTextParser {
   }
 
   void add_pending_output(std::string_view l) {
+    if (interrupt_report_) interrupt_->report_in_tail = true;
     pending_->tail.emplace_back(cut_utf8(l, kMaxMessageBytes));
     if (pending_->tail.size() > kUnfinishedTailLines) pending_->tail.pop_front();
   }
@@ -1051,17 +1065,17 @@ class PytestTextParser {
     c.exception = tb.exception;
     c.message = capped_message(tb.message);
     if (auto loc = location_in_file(tb, id.file)) c.source = *loc;
-    if (interrupt_) {
+    if (const Interrupt* i = session_ended_by_pending()) {
       // Its verdict is the exception it ended the session with, raised where pytest says.
-      c.exception = interrupt_->exception;
-      c.message = interrupt_->message;
-      const std::string report = interrupt_->report.str();
-      for_each_line(report, [&](std::string_view l) {  // the deepest line of the test's file
+      c.exception = i->exception;
+      c.message = i->message;
+      const std::string report = i->report.str();
+      for_each_line(report, [&](std::string_view l) {  // the deepest line of its file
         if (auto f = parse_location_line(l); f && path_matches(f->path, id.file)) {
           c.source = SourceLocation{id.file, f->line};
         }
       });
-      c.traceback += (c.traceback.empty() ? "" : "\n") + interrupt_->banner + "\n" + report;
+      if (!i->report_in_tail && !report.empty()) c.traceback += "\n" + report;
       out_.unfinished_ended_session = true;
     }
     out_.unfinished = std::move(c);
@@ -1073,11 +1087,6 @@ class PytestTextParser {
   std::vector<Node> nodes_;
   std::unordered_map<std::string, std::size_t> by_id_;
   std::optional<Pending> pending_;
-  // The exception that ended the session during pending_, from pytest's "!!! ... !!!" banner.
-  struct Interrupt {
-    std::string banner, exception, message;
-    CappedText report;  // what pytest printed under the banner
-  };
   std::optional<Interrupt> interrupt_;
   bool interrupt_report_ = false;  // reading the lines under that banner
   bool saw_progress_column_ = false;

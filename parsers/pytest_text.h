@@ -65,9 +65,11 @@ std::string pytest_traceback_text(std::string_view text);
 /// name and status (except a non-strict XPASS, a plain pass in xunit1 XML). A test whose node id
 /// was printed without a verdict when the output stopped is `unfinished` (status error, its
 /// output, e.g. a faulthandler dump, as traceback); when pytest's "!!! KeyboardInterrupt !!!" (or
-/// "!!! _pytest.outcomes.Exit: reason !!!") banner follows it, that test raised the exception that
-/// ended the session: its exception, message and line are the banner's and the crash line's under
-/// it, and `unfinished_ended_session` is set. Bounded memory: the cases and their capped
+/// "!!! _pytest.outcomes.Exit: reason !!!") banner came during it and the closing counts line
+/// after, the session ended on that exception in that test (raised there, or a SIGINT): its
+/// exception, message and line are the banner's and the crash line's under it, and
+/// `unfinished_ended_session` is set. A banner-like line of a test that then gets a verdict, or
+/// with no closing counts after it, is output. Bounded memory: the cases and their capped
 /// tracebacks, whatever the log size. Never throws on bad input.
 ParsedFile parse_pytest_text(LineReader& lines);
 

@@ -475,13 +475,49 @@ TEST(PytestText, TimeoutLeavesTheRunningTestUnfinished) {
   EXPECT_EQ(p.unfinished->name, "test_hang");
   EXPECT_EQ(p.unfinished->traceback, "");
 
-  // SIGINT: pytest prints its summary; the interrupted test has no verdict.
+  EXPECT_FALSE(p.unfinished_ended_session);
+
+  // SIGINT: pytest prints its summary; the interrupted test has no verdict, and pytest's banner
+  // and crash line say where the KeyboardInterrupt ended the session.
   p = parse_sample("timeout_int.log");
   ASSERT_EQ(p.cases.size(), 1u);
   EXPECT_TRUE(p.reported.present);
   ASSERT_TRUE(p.unfinished);
   EXPECT_EQ(p.unfinished->classname, "tests.test_hang");
   EXPECT_EQ(p.unfinished->name, "test_hang");
+  EXPECT_TRUE(p.unfinished_ended_session);
+  EXPECT_EQ(p.unfinished->exception, "KeyboardInterrupt");
+  EXPECT_EQ(p.unfinished->source.line, 10);
+  // The banner and the crash line, printed after the summary section began, are its traceback.
+  EXPECT_NE(p.unfinished->traceback.find(" KeyboardInterrupt !!!"), std::string::npos);
+  EXPECT_NE(p.unfinished->traceback.find("test_hang.py:10: KeyboardInterrupt"), std::string::npos);
+}
+
+// A test's own output (here under -s) can print a line like pytest's banner: it ends no session
+// when the test then gets its verdict, nor when no closing counts line follows it.
+TEST(PytestText, ABannerInATestsOutputEndsNoSession) {
+  const std::string log = read_sample("details_s.log");
+  const std::string at = "tests/test_details.py::test_prints hello from the test\n";
+  const std::size_t pos = log.find(at);
+  ASSERT_NE(pos, std::string::npos);
+  const std::string banner = std::string(30, '!') + " KeyboardInterrupt " + std::string(30, '!') +
+                             "\ntests/test_details.py:12: KeyboardInterrupt\n";
+  const std::string edited = log.substr(0, pos + at.size()) + banner + log.substr(pos + at.size());
+  ParsedFile p = parse_string(edited);
+  ParsedFile q = parse_sample("details_s.log");
+  EXPECT_FALSE(p.unfinished);
+  EXPECT_FALSE(p.unfinished_ended_session);
+  ASSERT_EQ(p.cases.size(), q.cases.size());
+  for (std::size_t i = 0; i < p.cases.size(); ++i) {
+    EXPECT_EQ(p.cases[i].status, q.cases[i].status) << p.cases[i].name;
+  }
+
+  // The process killed right after such a line: the test is unfinished, the session not ended.
+  p = parse_string(log.substr(0, pos + at.size()) + banner);
+  ASSERT_TRUE(p.unfinished);
+  EXPECT_EQ(p.unfinished->name, "test_prints");
+  EXPECT_FALSE(p.unfinished_ended_session);
+  EXPECT_EQ(p.unfinished->exception, "");
 }
 
 TEST(PytestText, LogCutMidTest) {
