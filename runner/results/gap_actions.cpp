@@ -39,7 +39,15 @@ constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
     "test's own check (of the device's name, count or memory) or the project under test's";
 
-constexpr std::array<ActionRule, 25> kActions = {{
+// A test that raised KeyboardInterrupt (or got a SIGINT) or called pytest.exit(): the session
+// ended there (docs/parsers.md), whatever the device.
+constexpr std::string_view kSessionEnded =
+    "not the shim's: the test ended pytest's session itself (it raised KeyboardInterrupt, got a "
+    "SIGINT, or called pytest.exit()), as it would on any device, and the tests after it in its "
+    "file did not run; a test that does so on purpose (of an interrupt handler) is best run in a "
+    "file of its own or deselected with -k";
+
+constexpr std::array<ActionRule, 27> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -141,6 +149,10 @@ constexpr std::array<ActionRule, 25> kActions = {{
      "run the test where CUDA is: the failing code runs only when CUDA is available, so the run "
      "without the shim never ran it, and a failure there too is the test's own (or the "
      "project's)"},
+    {"unattributed", "unattributed KeyboardInterrupt*", kSessionEnded, "", "", "", "",
+     kBeyondTheShim},
+    {"unattributed", "unattributed _pytest.outcomes.Exit*", kSessionEnded, "", "", "", "",
+     kBeyondTheShim},
     {"unattributed", "lost:*", kReadTheFailure, "", "", "", ""},
     {"unattributed", "unattributed ModuleNotFoundError*", kReadTheFailure, "", "", "", ""},
     {"unattributed", "unattributed ImportError*", kReadTheFailure, "", "", "", ""},

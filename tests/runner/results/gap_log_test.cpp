@@ -589,6 +589,19 @@ TEST(GapAction, NamedGapsAreNotFunctionsToCarry) {
             std::string::npos);
 }
 
+// A test that ended pytest's session itself (pytorch_memlab's raises KeyboardInterrupt on
+// purpose): not the shim's, and it says that the file's later tests did not run.
+TEST(GapAction, ATestThatEndedTheSessionIsNotTheShims) {
+  for (const char* api : {"unattributed KeyboardInterrupt: ended the test session in this test",
+                          "unattributed _pytest.outcomes.Exit: no device left to test on"}) {
+    const GapAction a = gap_action(kGapUnattributed, api, "", ShimSettings{});
+    EXPECT_TRUE(a.beyond_the_shim) << api;
+    EXPECT_EQ(a.action.rfind("not the shim's", 0), 0U) << a.action;
+    EXPECT_NE(a.action.find("did not run"), std::string::npos) << a.action;
+    EXPECT_TRUE(a.setting.empty()) << a.setting;
+  }
+}
+
 // Two files that bind one port, run at once: the run's doing, fixed by a suite lock.
 TEST(GapAction, APortInUseNamesTheSuitesLocks) {
   const GapAction a = gap_action(kGapFailing, kGapPortInUse, "", ShimSettings{});
