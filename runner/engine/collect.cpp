@@ -14,6 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr std::string_view kSessionEnded = " ended the test session: ";
+
 ParsedFile parse_output(const Suite& suite, const TestFile& file, const std::string& test_file,
                         const ProcessSpec& spec, std::string& parsed_from) {
   try {
@@ -117,8 +119,7 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     c.status = CaseStatus::kError;
     if (c.exception.empty()) c.exception = "SessionEnded";
     if (c.message.empty()) c.message = "ended the test session in this test";
-    out.note = fmt::format("{} in {} ended the test session: the file's tests after it did not run",
-                           c.exception, c.name);
+    out.note = session_ended_note(c.exception, c.name);
     out.cases.push_back(std::move(c));
   } else if (traits.records_test_cut_short_by_exit() && parsed.unfinished &&
              out.parsed_from == "log" && result.exit_code && *result.exit_code != 0) {
@@ -165,6 +166,15 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     out.status = FileStatus::kFailed;  // a failing case, or a failing exit all the same
   }
   return out;
+}
+
+std::string session_ended_note(std::string_view exception, std::string_view test) {
+  return fmt::format("{} in {}{}the file's tests after it did not run in that process", exception,
+                     test, kSessionEnded);
+}
+
+bool is_session_ended_note(std::string_view note) {
+  return note.find(kSessionEnded) != std::string_view::npos;
 }
 
 FileRecord file_record(const std::string& rel_path, const CollectedFile& collected,

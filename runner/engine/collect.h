@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parsers/test_result.h"
@@ -53,6 +54,12 @@ struct CollectedFile {
 /// in the test file get the line of their `def`. Never throws for unreadable or malformed output.
 CollectedFile collect_results(const Suite& suite, const TestFile& file, const ProcessSpec& spec,
                               const ProcessResult& result);
+
+/// The note of a file whose session the test `test` ended itself with `exception` (see
+/// collect_results); is_session_ended_note tells such a note, which --continue-after-crash goes on
+/// after.
+std::string session_ended_note(std::string_view exception, std::string_view test);
+bool is_session_ended_note(std::string_view note);
 
 /// The store's record of a finished file: its status, counts and how its process ended, its log
 /// relative to out_dir (the run's output folder), start and finish times. The note is left empty:

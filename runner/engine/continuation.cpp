@@ -7,8 +7,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
+#include "runner/engine/collect.h"
 #include "runner/engine/follow_up.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/progress.h"
@@ -23,7 +25,14 @@ namespace {
 
 std::string key_of(const TestCase& c) { return c.classname + '\n' + c.name; }
 
-// One crashed file being continued.
+// Whether a file's process stopped in the middle of it: a crash, or a test that ended its
+// session itself (the tests after it did not run either way).
+bool cut_short(std::optional<FileStatus> status, std::string_view note) {
+  return status == FileStatus::kCrashed ||
+         (status == FileStatus::kError && is_session_ended_note(note));
+}
+
+// One file being continued after a crash or a test that ended its session.
 struct Crashed {
   TestFile file;
   std::string first_note;         // the note of its first process's record
@@ -42,8 +51,7 @@ std::vector<Crashed> crashed_files(const std::vector<TestFile>& files, Store& st
   for (auto& c : store.cases(run_id)) reported[c.file].push_back(std::move(c.test));
   std::vector<Crashed> crashed;
   for (const FileRecord& f : store.files(run_id)) {
-    if (f.status != FileStatus::kCrashed || by_path.count(f.path) == 0 ||
-        reported[f.path].empty()) {
+    if (!cut_short(f.status, f.note) || by_path.count(f.path) == 0 || reported[f.path].empty()) {
       continue;  // a crash before any test said so repeats itself
     }
     Crashed c;
@@ -57,14 +65,13 @@ std::vector<Crashed> crashed_files(const std::vector<TestFile>& files, Store& st
 }
 
 std::string continued_note(const Crashed& c) {
-  return fmt::format("{}{}continued after the crash: {} more test{} ran in {} more process{} ({})",
-                     c.first_note, c.first_note.empty() ? "" : "; ", c.added,
-                     c.added == 1 ? "" : "s", c.logs.size(), c.logs.size() == 1 ? "" : "es",
-                     fmt::join(c.logs, ", "));
+  return fmt::format("{}{}continued: {} more test{} ran in {} more process{} ({})", c.first_note,
+                     c.first_note.empty() ? "" : "; ", c.added, c.added == 1 ? "" : "s",
+                     c.logs.size(), c.logs.size() == 1 ? "" : "es", fmt::join(c.logs, ", "));
 }
 
 // Takes one finished continuation of c: records the tests it reported that no earlier process
-// of the file did. The file is done unless it crashed again after reporting new tests.
+// of the file did. The file is done unless it was cut short again after reporting new tests.
 void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessSpec& spec,
           Store& store, std::int64_t run_id) {
   c.done = true;
@@ -78,7 +85,7 @@ void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessS
   c.added += added.size();
   c.cases.insert(c.cases.end(), added.begin(), added.end());
   store.add_cases(run_id, c.file.rel_path, added, continued_note(c));
-  c.done = finished.collected.status != FileStatus::kCrashed;
+  c.done = !cut_short(finished.collected.status, finished.collected.note);
 }
 
 }  // namespace
@@ -111,11 +118,11 @@ bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, con
     }
     if (now.empty()) break;
     std::printf(
-        "runner: continuing %zu crashed file%s without the tests already reported (%d of "
-        "at most %d)\n",
+        "runner: continuing %zu file%s cut short (a crash, a test that ended the session) "
+        "without the tests already reported (%d of at most %d)\n",
         now.size(), now.size() == 1 ? "" : "s", k, options.passes);
     std::fflush(stdout);
-    log.line(fmt::format("Continuation {}: {} crashed files", k, now.size()));
+    log.line(fmt::format("Continuation {}: {} files cut short", k, now.size()));
     Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),
                       {{}, options.pool.jobs, options.heartbeat});
     FollowUpObserver observer(suite, std::move(now_files), specs, log, progress,

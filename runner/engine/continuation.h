@@ -1,6 +1,7 @@
 // --continue-after-crash N: a test file whose process a signal ended in the middle of a test (the
-// kernel's OOM killer, a segfault, an abort) runs again without the tests it reported, so that one
-// test's crash does not lose the rest of its file (docs/cli.md, "Continuing after a crash").
+// kernel's OOM killer, a segfault, an abort), or one of whose tests ended pytest's session itself
+// (KeyboardInterrupt, pytest.exit()), runs again without the tests it reported, so that one test
+// does not lose the rest of its file (docs/cli.md, "Continuing after a crash").
 #pragma once
 
 #include <chrono>
@@ -20,12 +21,14 @@ namespace devshim {
 class Store;
 class RunLog;
 
-/// Continues the files among `files` that run_id recorded as crashed after reporting at least one
-/// test, where the framework can leave tests out by name (pytest's --deselect): each runs again,
+/// Continues the files among `files` that run_id recorded as crashed, or as ended by a test
+/// (is_session_ended_note), after reporting at least one test, where the framework can leave tests
+/// out by name (pytest's --deselect): each runs again,
 /// its log and JUnit XML under <out>/continued/<k>/, without every test its earlier processes
-/// reported (the crash's culprit included), up to options.passes times (--continue-after-crash N)
-/// while each process crashes again after reporting new tests. The new tests' results join the
-/// file's in the store; the file stays crashed, its note says how many more tests ran and where
+/// reported (the crash's culprit, the test that ended the session included), up to options.passes
+/// times (--continue-after-crash N) while each process is cut short again after reporting new
+/// tests. The new tests' results join the file's in the store; the file keeps its status, its
+/// note says how many more tests ran and where
 /// their logs are. A continuation writes no redirection record. Returns false when a signal
 /// interrupted it (what finished is recorded).
 bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, const Environment& env,

@@ -701,7 +701,8 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
         (plan.out_dir / "logs").string(), plan.options.suite.string(), run_id));
   }
 
-  // This session's crashed files go on without the tests they reported, before any rerun.
+  // This session's files cut short (a crash, a test that ended the session) go on without the
+  // tests they reported, before any rerun.
   if (ex.completed && plan.options.continue_after_crash > 0 && observer.any_failure()) {
     FollowUpOptions more{plan.options.continue_after_crash, plan.pool, plan.out_dir,
                          std::chrono::seconds(plan.options.heartbeat_s)};

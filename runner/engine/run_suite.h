@@ -32,8 +32,8 @@ struct RunOptions {
   bool list_only = false;         ///< --list: print the planned files, run nothing
   std::string previous;           ///< --previous RUN (an id or "latest"); empty: latest comparable
   int rerun_failures = 0;         ///< --rerun-failures N: rerun failing files up to N times
-  /// --continue-after-crash N: run a crashed file again without the tests it reported, up to N
-  /// times (runner/engine/continuation.h); 0: never.
+  /// --continue-after-crash N: run a file cut short (crashed, or a test ended its session) again
+  /// without the tests it reported, up to N times (runner/engine/continuation.h); 0: never.
   int continue_after_crash = 10;
   /// --try-settings: rerun the tests of gap-log entries whose action is a documented shim setting
   /// with that setting (runner/engine/trial.h); shim runs only.

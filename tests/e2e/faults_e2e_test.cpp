@@ -458,7 +458,8 @@ def test_5_last():
 )");
   auto r = testing::run(runner_argv({"--out", out().string(), "--no-shim"}), env("0"), 120s);
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("continuing 1 crashed file without the tests already reported (1 of"),
+  EXPECT_NE(r.output.find("continuing 1 file cut short (a crash, a test that ended the session) "
+                          "without the tests already reported (1 of"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(query_text(db(), "SELECT status FROM files"), "crashed");
@@ -469,8 +470,7 @@ def test_5_last():
             "test_5_last=failed");
   EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases WHERE coalesce(culprit, '') != ''"), 2);
   const std::string note = query_text(db(), "SELECT note FROM files");
-  EXPECT_NE(note.find("continued after the crash: 3 more tests ran in 2 more processes"),
-            std::string::npos)
+  EXPECT_NE(note.find("continued: 3 more tests ran in 2 more processes"), std::string::npos)
       << note;
   EXPECT_NE(note.find((out() / "continued/2/test_crash.py.log").string()), std::string::npos)
       << note;
@@ -487,6 +487,53 @@ def test_5_last():
                        "(SELECT name FROM cases ORDER BY name)"),
             "test_1_before test_2_killed");
   EXPECT_EQ(r.output.find("continuing"), std::string::npos) << r.output;
+}
+
+// A test that ends pytest's session itself (it raises KeyboardInterrupt, it calls pytest.exit()) is
+// an error with that exception, and the rest of its file runs as after a crash.
+TEST_F(FaultsE2E, APytestFileGoesOnAfterATestThatEndsTheSession) {
+  write_file(suite() / "suite.json",
+             R"({"name": "e2e-session-ended", "project_root": ".", "tests_dir": "tests",
+                 "framework": "pytest", "python": "python3", "timeout_s": 60})");
+  write_file(suite() / "tests/test_ends.py", R"(import pytest
+
+
+def test_1_before():
+    pass
+
+
+def test_2_interrupts():
+    raise KeyboardInterrupt
+
+
+def test_3_after():
+    pass
+
+
+def test_4_exits():
+    pytest.exit("enough of this")
+
+
+def test_5_last():
+    pass
+)");
+  auto r = testing::run(runner_argv({"--out", out().string(), "--no-shim"}), env("0"), 120s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("continuing 1 file cut short"), std::string::npos) << r.output;
+  EXPECT_EQ(query_text(db(), "SELECT status FROM files"), "error");
+  EXPECT_EQ(
+      query_text(db(),
+                 "SELECT group_concat(name || '=' || status || ':' || coalesce(exception, ''), "
+                 "' ') FROM (SELECT name, status, exception FROM cases ORDER BY name)"),
+      "test_1_before=passed: test_2_interrupts=error:KeyboardInterrupt test_3_after=passed: "
+      "test_4_exits=error:_pytest.outcomes.Exit test_5_last=passed:");
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM cases WHERE coalesce(culprit, '') != ''"), 0);
+  const std::string note = query_text(db(), "SELECT note FROM files");
+  EXPECT_NE(note.find("KeyboardInterrupt in test_2_interrupts ended the test session"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("continued: 3 more tests ran in 2 more processes"), std::string::npos)
+      << note;
 }
 
 // Holds the database locked (an EXCLUSIVE transaction) for hold_s seconds; `ready` appears once
