@@ -116,8 +116,7 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     // The test itself ended the framework's session (it raised KeyboardInterrupt, or called
     // pytest.exit()): that exception is its verdict, and the file's later tests never ran.
     TestCase c = std::move(*parsed.unfinished);
-    c.status = CaseStatus::kError;
-    if (c.exception.empty()) c.exception = "SessionEnded";
+    c.status = CaseStatus::kError;  // its exception is the parser's: pytest's banner names one
     if (c.message.empty()) c.message = "ended the test session in this test";
     out.note = session_ended_note(c.exception, c.name);
     out.cases.push_back(std::move(c));
