@@ -68,12 +68,19 @@ class FaultsE2E : public ::testing::Test {
   fs::path pids() const { return dir_ / "pids"; }
   fs::path suite() const { return dir_ / "suite"; }
 
+  // suite()/suite.json: the suite `name` of the tests in suite()/tests, run by python3 with
+  // `framework`, 60 s a file.
+  void write_suite_json(const std::string& name, const std::string& framework) {
+    write_file(suite() / "suite.json",
+               fmt::format(R"({{"name": "{}", "project_root": ".", "tests_dir": "tests",
+                   "framework": "{}", "python": "python3", "timeout_s": 60}})",
+                           name, framework));
+  }
+
   // kResumeFiles files of three tests; each run of a file adds a line to its marker, and
   // test_one sleeps E2E_SLEEP seconds.
   void write_resume_suite() {
-    write_file(suite() / "suite.json",
-               R"({"name": "e2e-resume", "project_root": ".", "tests_dir": "tests",
-                   "framework": "unittest", "python": "python3", "timeout_s": 60})");
+    write_suite_json("e2e-resume", "unittest");
     for (int i = 1; i <= kResumeFiles; ++i) {
       write_file(suite() / fmt::format("tests/test_r{}.py", i), R"(import os
 import time
@@ -287,9 +294,7 @@ TEST_F(FaultsE2E, AnInterruptedRunResumesItsInterruptedFilesAndALiveRunIsNotResu
 TEST_F(FaultsE2E, AResumedRunRerunsTheFailuresOfItsInterruptedSession) {
   // test_a fails the first time only and finishes first; test_b sleeps until Ctrl-C. The
   // interrupted session never reached its reruns: the resumed one must rerun test_a.
-  write_file(suite() / "suite.json",
-             R"({"name": "e2e-resume-reruns", "project_root": ".", "tests_dir": "tests",
-                 "framework": "unittest", "python": "python3", "timeout_s": 60})");
+  write_suite_json("e2e-resume-reruns", "unittest");
   write_file(suite() / "tests/test_a.py", R"(import os
 import unittest
 
@@ -340,9 +345,7 @@ class Slow(unittest.TestCase):
 TEST_F(FaultsE2E, ReranFilesOfAnInterruptedRerunAreNotRerunAgainOnResume) {
   // Both files always fail; test_b sleeps from its second run on, so Ctrl-C lands in test_b's
   // rerun, after test_a's. The resumed run reruns test_b alone: test_a's rerun is recorded.
-  write_file(suite() / "suite.json",
-             R"({"name": "e2e-resume-reruns", "project_root": ".", "tests_dir": "tests",
-                 "framework": "unittest", "python": "python3", "timeout_s": 60})");
+  write_suite_json("e2e-resume-reruns", "unittest");
   for (const char* name : {"test_a", "test_b"}) {
     write_file(suite() / fmt::format("tests/{}.py", name), R"(import os
 import time
@@ -392,9 +395,7 @@ class Failing(unittest.TestCase):
 
 TEST_F(FaultsE2E, ACrashedFileThatPassesOnItsRerunKeepsTheRerunsResults) {
   // The crash ends the file before test_3 runs; the rerun runs all three and passes.
-  write_file(suite() / "suite.json",
-             R"({"name": "e2e-crash-rerun", "project_root": ".", "tests_dir": "tests",
-                 "framework": "unittest", "python": "python3", "timeout_s": 60})");
+  write_suite_json("e2e-crash-rerun", "unittest");
   write_file(suite() / "tests/test_crash.py", R"(import os
 import unittest
 
@@ -430,9 +431,7 @@ class Crash(unittest.TestCase):
 // A test that crashes its process (the kernel's OOM killer, a segfault) no longer loses the rest of
 // its file: the file runs again without the tests it reported, until it ends or makes no progress.
 TEST_F(FaultsE2E, APytestFileGoesOnAfterEachCrashWithoutTheTestsItReported) {
-  write_file(suite() / "suite.json",
-             R"({"name": "e2e-crash-continue", "project_root": ".", "tests_dir": "tests",
-                 "framework": "pytest", "python": "python3", "timeout_s": 60})");
+  write_suite_json("e2e-crash-continue", "pytest");
   write_file(suite() / "tests/test_crash.py", R"(import os
 import signal
 
@@ -492,9 +491,7 @@ def test_5_last():
 // A test that ends pytest's session itself (it raises KeyboardInterrupt, it calls pytest.exit()) is
 // an error with that exception, and the rest of its file runs as after a crash.
 TEST_F(FaultsE2E, APytestFileGoesOnAfterATestThatEndsTheSession) {
-  write_file(suite() / "suite.json",
-             R"({"name": "e2e-session-ended", "project_root": ".", "tests_dir": "tests",
-                 "framework": "pytest", "python": "python3", "timeout_s": 60})");
+  write_suite_json("e2e-session-ended", "pytest");
   write_file(suite() / "tests/test_ends.py", R"(import pytest
 
 
