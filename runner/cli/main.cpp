@@ -238,10 +238,11 @@ int run_main(int argc, char** argv) {
                  "rerun failing files (their failing tests where the framework can name them) up "
                  "to N times; a test that then passes is flaky")
       ->check(cli::whole_number(0, kMaxReruns));
-  app.add_option("--continue-after-crash", o.continue_after_crash,
-                 "run a test file that crashed in the middle of a test (a signal: the OOM killer, "
-                 "a segfault) again without the tests it reported, up to N times (pytest); 0: "
-                 "never")
+  app.add_option(
+         "--continue-after-crash", o.continue_after_crash,
+         "run a test file that crashed in the middle of a test (a signal: the OOM killer, "
+         "a segfault) again without the tests it reported, up to N times (pytest, GoogleTest); "
+         "0: never")
       ->check(cli::whole_number(0, kMaxReruns))
       ->capture_default_str();
   app.add_flag("--failed-first", o.failed_first, "start the previous run's failing files first");

@@ -23,14 +23,14 @@ class RunLog;
 
 /// Continues the files among `files` that run_id recorded as crashed, or as ended by a test
 /// (is_session_ended_note), after reporting at least one test, where the framework can leave tests
-/// out by name (pytest's --deselect): each runs again,
-/// its log and JUnit XML under <out>/continued/<k>/, without every test its earlier processes
-/// reported (the crash's culprit, the test that ended the session included), up to options.passes
-/// times (--continue-after-crash N) while each process is cut short again after reporting new
-/// tests. The new tests' results join the file's in the store; the file keeps its status, its
-/// note says how many more tests ran and where
-/// their logs are. A continuation writes no redirection record. Returns false when a signal
-/// interrupted it (what finished is recorded).
+/// out by name (FrameworkTraits::deselect: pytest's --deselect, GoogleTest's negative filter
+/// patterns): each runs again, its log and JUnit XML under <out>/continued/<k>/, without every test
+/// its earlier processes reported (the crash's culprit, the test that ended the session included),
+/// up to options.passes times (--continue-after-crash N) while each process is cut short again
+/// after reporting new tests. The new tests' results join the file's in the store; the file keeps
+/// its status, its note says how many more tests ran and where their logs are. A continuation
+/// writes no redirection record. Returns false when a signal interrupted it (what finished is
+/// recorded).
 bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                             const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
                             RunLog& log, const FollowUpOptions& options, CommandRunner& processes);

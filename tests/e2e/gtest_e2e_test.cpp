@@ -62,7 +62,8 @@ class GtestE2E : public ::testing::Test {
 };
 
 TEST_F(GtestE2E, StatusesSourceLinesCrashAndTimeout) {
-  auto r = run_runner(kSuite, {"-j", "2", "--timeout", "3", "--kill-grace", "1"});
+  auto r = run_runner(
+      kSuite, {"-j", "2", "--timeout", "3", "--kill-grace", "1", "--continue-after-crash", "0"});
   ASSERT_EQ(r.exit_code, 1) << r.output;
   const std::int64_t run = last_run();
   auto f = files(run);
@@ -108,7 +109,7 @@ TEST_F(GtestE2E, StatusesSourceLinesCrashAndTimeout) {
   EXPECT_EQ(third.culprit, "crashed");
   EXPECT_EQ(third.message, "process killed by SIGSEGV");
   EXPECT_NE(third.traceback.find("about to crash"), std::string::npos);
-  EXPECT_EQ(c.count("crash_test.Crash.Fourth"), 0U);
+  EXPECT_EQ(c.count("crash_test.Crash.Fourth"), 0U) << "not continued: --continue-after-crash 0";
 
   // The hang: killed at the timeout, the running test is the culprit.
   EXPECT_EQ(c.at("hang_test.Hang.First").test.status, CaseStatus::kPassed);
@@ -120,6 +121,37 @@ TEST_F(GtestE2E, StatusesSourceLinesCrashAndTimeout) {
   EXPECT_TRUE(f.at("pass_test").reported.present);
   EXPECT_EQ(f.at("pass_test").reported.ran, 4);
   EXPECT_EQ(f.at("pass_test").reported.failed, 1);
+}
+
+// --continue-after-crash (on by default): the crashed binary runs again with the tests it
+// reported left out by --gtest_filter's negative patterns, so the test after the crash runs.
+TEST_F(GtestE2E, ACrashedBinaryGoesOnWithoutTheTestsItReported) {
+  auto r = run_runner(kSuite, {"crash_test"});
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("runner: continuing 1 file cut short"), std::string::npos) << r.output;
+  const std::int64_t run = last_run();
+  const FileRecord f = files(run).at("crash_test");
+  EXPECT_EQ(f.status, FileStatus::kCrashed) << "a test did crash it";
+  EXPECT_NE(f.note.find("continued: 1 more test ran in 1 more process ("), std::string::npos)
+      << f.note;
+  EXPECT_NE(f.note.find((out() / "continued/1/crash_test.log)").string()), std::string::npos)
+      << f.note;
+  auto c = cases(run);
+  ASSERT_EQ(c.size(), 4U);
+  EXPECT_EQ(c.at("crash_test.Crash.First").test.status, CaseStatus::kPassed);
+  EXPECT_EQ(c.at("crash_test.Crash.Second").test.status, CaseStatus::kFailed);
+  EXPECT_EQ(c.at("crash_test.Crash.Third").test.culprit, "crashed");
+  EXPECT_EQ(c.at("crash_test.Crash.Fourth").test.status, CaseStatus::kPassed);
+
+  // GoogleTest says which filter it ran under: the three reported tests left out.
+  const std::string log = testing::read_file(out() / "continued/1/crash_test.log");
+  const std::size_t note = log.find("Note: Google Test filter = *-");
+  ASSERT_NE(note, std::string::npos) << log;
+  const std::string filter = log.substr(note, log.find('\n', note) - note);
+  for (const char* name : {"Crash.First", "Crash.Second", "Crash.Third"}) {
+    EXPECT_NE(filter.find(name), std::string::npos) << filter;
+  }
+  EXPECT_EQ(filter.find("Crash.Fourth"), std::string::npos) << filter;
 }
 
 TEST_F(GtestE2E, ShardsGiveTheSameResultsAsOneProcessPerBinary) {

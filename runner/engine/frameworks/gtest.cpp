@@ -1,10 +1,11 @@
 // GoogleTest binaries: each file is a program (or GTEST_TOTAL_SHARDS processes of one); results
 // from its XML refined by the console output, else the console output; reruns by
-// --gtest_filter.
+// --gtest_filter, continuations after a crash by its negative patterns.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "parsers/gtest_xml.h"
 #include "runner/engine/frameworks/framework_traits.h"
@@ -14,6 +15,8 @@ namespace devshim {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr std::string_view kFilterFlag = "--gtest_filter=";
 
 // How a binary's cases are named: "ops/math_test" → classname prefix "ops.math_test".
 std::string classname_prefix(const TestFile& file) {
@@ -86,7 +89,7 @@ class GtestTraits final : public FrameworkTraits {
   // "--gtest_filter=Suite.Test:Other.*": each test as given (GoogleTest's own patterns work).
   std::vector<std::string> test_selectors(const Suite& /*suite*/,
                                           const TestFile& file) const override {
-    std::string filter = "--gtest_filter=";
+    std::string filter(kFilterFlag);
     for (std::size_t i = 0; i < file.tests.size(); ++i) {
       filter += (i == 0 ? "" : ":") + file.tests[i];
     }
@@ -96,7 +99,33 @@ class GtestTraits final : public FrameworkTraits {
   // GoogleTest has no keywords: tests whose full name holds it. A later --gtest_filter (named
   // tests) wins.
   void add_keyword(ProcessSpec& spec, const std::string& keyword) const override {
-    spec.argv.push_back("--gtest_filter=*" + keyword + "*");
+    spec.argv.push_back(std::string(kFilterFlag) + "*" + keyword + "*");
+  }
+
+  // The filter the process runs under (its last --gtest_filter, else GTEST_FILTER, else every
+  // test) with the selectors' tests added as negative patterns, as a last --gtest_filter. A shard
+  // declines: GoogleTest shards the filtered list, so the shard would hold other shards' tests.
+  bool deselect(ProcessSpec& spec, const std::vector<std::string>& selectors) const override {
+    if (spec.env.count("GTEST_TOTAL_SHARDS") > 0) return false;
+    std::string names;
+    for (const std::string& s : selectors) {
+      if (s.rfind(kFilterFlag, 0) != 0 || s.size() == kFilterFlag.size()) return false;
+      names += (names.empty() ? "" : ":") + s.substr(kFilterFlag.size());
+    }
+    if (names.empty()) return false;
+    std::string filter = "*";
+    const auto last = std::find_if(spec.argv.rbegin(), spec.argv.rend(), [](const std::string& a) {
+      return a.rfind(kFilterFlag, 0) == 0;
+    });
+    if (last != spec.argv.rend()) {
+      filter = last->substr(kFilterFlag.size());
+    } else if (const auto env = spec.env.find("GTEST_FILTER"); env != spec.env.end()) {
+      filter = env->second;
+    }
+    // "POSITIVE-NEGATIVE": the first '-' begins the patterns left out.
+    filter += (filter.find('-') == std::string::npos ? "-" : ":") + names;
+    spec.argv.push_back(std::string(kFilterFlag) + filter);
+    return true;
   }
 };
 

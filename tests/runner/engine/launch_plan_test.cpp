@@ -193,8 +193,9 @@ TEST(PlanProcess, TestTargetsAndKeywordsBecomeEachFrameworksSelectors) {
 }
 
 // A continuation after a crash runs the file without the tests it reported
-// (runner/engine/continuation.h): pytest can leave tests out by node id, the others cannot.
-TEST(PlanProcess, PytestLeavesOutTestsByNodeIdAndTheOthersCannot) {
+// (runner/engine/continuation.h): pytest leaves tests out by node id, GoogleTest by negative
+// patterns, unittest cannot.
+TEST(PlanProcess, PytestLeavesOutTestsByNodeIdAndUnittestCannot) {
   const TestFile f{"sub/test_x.py", "/proj/tests/sub/test_x.py"};
   const std::vector<std::string> reported{"tests/sub/test_x.py::test_a[x y]",
                                           "tests/sub/test_x.py::T::test_b"};
@@ -204,12 +205,43 @@ TEST(PlanProcess, PytestLeavesOutTestsByNodeIdAndTheOthersCannot) {
       std::vector<std::string>(p.argv.end() - 5, p.argv.end()),
       (std::vector<std::string>{"--deselect", "tests/sub/test_x.py::test_a[x y]", "--deselect",
                                 "tests/sub/test_x.py::T::test_b", "tests/sub/test_x.py"}));
-  for (Framework other : {Framework::kUnittest, Framework::kGtest}) {
-    p = plan_process(make_suite(other), make_options(true), {}, f);
-    const std::vector<std::string> before = p.argv;
-    EXPECT_FALSE(framework_traits(other).deselect(p, reported));
-    EXPECT_EQ(p.argv, before);
-  }
+  p = plan_process(make_suite(Framework::kUnittest), make_options(true), {}, f);
+  const std::vector<std::string> before = p.argv;
+  EXPECT_FALSE(framework_traits(Framework::kUnittest).deselect(p, reported));
+  EXPECT_EQ(p.argv, before);
+}
+
+// GoogleTest takes its last --gtest_filter: the tests left out join the filter the process would
+// have run under as negative patterns.
+TEST(PlanProcess, GtestLeavesOutTestsByNegativePatternsOfItsFilter) {
+  const FrameworkTraits& gtest = framework_traits(Framework::kGtest);
+  TestFile f{"ops/math_test", "/proj/tests/ops/math_test"};
+  TestFile named;
+  named.tests = {"A.b", "P/C.d/0"};
+  const std::vector<std::string> reported =
+      gtest.test_selectors(make_suite(Framework::kGtest), named);
+  const auto left_out = [&](const TestFile& file, const Environment& env) {
+    ProcessSpec p = plan_process(make_suite(Framework::kGtest), make_options(true), env, file);
+    const std::size_t before = p.argv.size();
+    EXPECT_TRUE(gtest.deselect(p, reported));
+    EXPECT_EQ(p.argv.size(), before + 1);
+    return p.argv.back();
+  };
+  EXPECT_EQ(left_out(f, {}), "--gtest_filter=*-A.b:P/C.d/0");
+  EXPECT_EQ(left_out(f, {{"GTEST_FILTER", "Math*"}}), "--gtest_filter=Math*-A.b:P/C.d/0");
+  f.keyword = "Add";
+  EXPECT_EQ(left_out(f, {{"GTEST_FILTER", "Math*"}}), "--gtest_filter=*Add*-A.b:P/C.d/0")
+      << "a flag wins over the variable";
+  f.keyword.clear();
+  f.tests = {"MathTest.*-MathTest.Slow"};
+  EXPECT_EQ(left_out(f, {}), "--gtest_filter=MathTest.*-MathTest.Slow:A.b:P/C.d/0");
+
+  // A shard declines: the shards of the filtered list are not the file's.
+  const TestFile shard{"ops/math_test [shard 2 of 3]", "/proj/tests/ops/math_test", 1, 3};
+  ProcessSpec p = plan_process(make_suite(Framework::kGtest), make_options(true), {}, shard);
+  const std::vector<std::string> before = p.argv;
+  EXPECT_FALSE(gtest.deselect(p, reported));
+  EXPECT_EQ(p.argv, before);
 }
 
 TEST(PlanProcess, UnittestCannotNameTestsOfAFileThatIsNoModule) {
