@@ -71,9 +71,10 @@ std::string continued_note(const Crashed& c) {
 }
 
 // Takes one finished continuation of c: records the tests it reported that no earlier process
-// of the file did. The file is done unless it was cut short again after reporting new tests.
+// of the file did, and its log's path from out_dir (as the file's own). The file is done unless
+// it was cut short again after reporting new tests.
 void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessSpec& spec,
-          Store& store, std::int64_t run_id) {
+          const std::filesystem::path& out_dir, Store& store, std::int64_t run_id) {
   c.done = true;
   if (finished.process.interrupted) return;
   std::vector<TestCase> added;
@@ -81,7 +82,7 @@ void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessS
     if (c.keys.insert(key_of(t)).second) added.push_back(t);
   }
   if (added.empty()) return;
-  c.logs.push_back(spec.log_path.string());
+  c.logs.push_back(spec.log_path.lexically_relative(out_dir).generic_string());
   c.added += added.size();
   c.cases.insert(c.cases.end(), added.begin(), added.end());
   store.add_cases(run_id, c.file.rel_path, added, continued_note(c));
@@ -130,7 +131,7 @@ bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, con
     completed = processes.run(specs, options.pool, observer);
     progress.close();
     for (const auto& [i, finished] : observer.finished()) {
-      take(*now[i], finished, specs[i], store, run_id);
+      take(*now[i], finished, specs[i], options.out_dir, store, run_id);
     }
   }
   return completed;

@@ -132,9 +132,9 @@ TEST_F(GtestE2E, ACrashedBinaryGoesOnWithoutTheTestsItReported) {
   const std::int64_t run = last_run();
   const FileRecord f = files(run).at("crash_test");
   EXPECT_EQ(f.status, FileStatus::kCrashed) << "a test did crash it";
-  EXPECT_NE(f.note.find("continued: 1 more test ran in 1 more process ("), std::string::npos)
-      << f.note;
-  EXPECT_NE(f.note.find((out() / "continued/1/crash_test.log)").string()), std::string::npos)
+  EXPECT_NE(
+      f.note.find("continued: 1 more test ran in 1 more process (continued/1/crash_test.log)"),
+      std::string::npos)
       << f.note;
   auto c = cases(run);
   ASSERT_EQ(c.size(), 4U);
