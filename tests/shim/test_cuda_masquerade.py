@@ -89,6 +89,29 @@ def test_asking_for_the_current_device_initialises_cuda_as_torch_does(shim):
     assert torch.cuda.is_initialized()
 
 
+def test_device_objects_and_the_accelerators_queries_initialise_nothing_as_in_torch(shim):
+    # torch.testing._internal.common_cuda builds torch.device("cuda:0") at import, then asserts
+    # that CUDA is not initialised: building a device object is not using CUDA.
+    assert torch.device("cuda:0").type == "cpu" and torch.device("cuda").type == "cpu"
+    with torch.device("cuda"):
+        pass
+    torch.set_default_device("cuda")
+    torch.set_default_device(None)
+    assert torch.get_device_module("cuda") is torch.cuda
+    torch.get_autocast_gpu_dtype()
+    assert torch.accelerator.is_available() and torch.accelerator.device_count() == 1
+    assert torch.accelerator.current_accelerator().type == "cuda"
+    torch.accelerator.synchronize()
+    torch.accelerator.empty_cache()
+    torch.accelerator.memory_allocated()
+    torch.accelerator.reset_peak_memory_stats()
+    assert {"torch.device", "torch.set_default_device",
+            "torch.accelerator.is_available"} <= apis()
+    assert not torch.cuda.is_initialized()
+    torch.zeros(1, device="cuda")
+    assert torch.cuda.is_initialized()
+
+
 def test_seeding_and_setting_the_rng_state_queue_their_work_as_torch_does(shim):
     # torch.cuda.manual_seed, seed and set_rng_state hand their work to _lazy_call: CUDA stays
     # uninitialised until something else initialises it.

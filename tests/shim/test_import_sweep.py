@@ -133,6 +133,18 @@ def test_torch_modules_that_failed_only_with_the_shim_import_now():
     assert report["counts"]["fail_with_shim"] == 0, report
 
 
+def test_torchs_own_test_helpers_import_with_the_shim():
+    # common_cuda builds torch.device("cuda:0") at import and asserts that CUDA is not
+    # initialised; under the shim that device object counted as using CUDA, so every test file
+    # importing common_device_type (torchdata's copy of torch's DataLoader tests) failed to
+    # collect. Swept on their own: after another module of a chunk initialised CUDA, common_cuda
+    # does not check.
+    rc, report = sweep("--module", "torch.testing._internal.common_cuda",
+                       "--module", "torch.testing._internal.common_device_type")
+    assert report["only_with_shim"] == [] and rc == 0, report
+    assert report["counts"]["fail_with_shim"] == 0, report
+
+
 # bitsandbytes (requirements-dev.txt): the quantization library of the Hugging Face stack, which
 # picks its CUDA backend at import once torch.cuda.is_available(). Before the masquerade carried
 # torch._C._cuda_getCurrentRawStream, every module of it failed to import only with the shim.

@@ -67,14 +67,34 @@ _INITIALISING = frozenset(f"torch.cuda.{n}" for n in (
     "caching_allocator_alloc", "use_mem_pool", "set_per_process_memory_fraction",
     "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "initial_seed"))
 
+# Redirected calls outside torch.cuda that do not initialise CUDA in torch: building or entering
+# a device object, naming a default device (tensors made on it later do), asking for the device
+# module or autocast's dtype, and torch.accelerator's queries that its docs say leave an
+# uninitialised accelerator so (is_available, device_count, current_accelerator: "does not
+# poison fork"; synchronize and the memory statistics: "a no-op" or nothing to report before
+# it is initialised). torch.testing._internal.common_cuda builds torch.device("cuda:0") at import
+# and then asserts that CUDA is not initialised.
+_NOT_INITIALISING = frozenset((
+    "torch.device", "torch.device.__enter__", "torch.set_default_device",
+    "torch.get_device_module", "torch.get_autocast_gpu_dtype",
+    *(f"torch.accelerator.{n}" for n in (
+        "is_available", "device_count", "current_accelerator", "synchronize", "empty_cache",
+        "empty_host_cache", "memory_stats", "memory_allocated", "max_memory_allocated",
+        "memory_reserved", "max_memory_reserved", "reset_accumulated_memory_stats",
+        "reset_peak_memory_stats"))))
+
 
 def note_first_use(api: str) -> None:
     """record's first-hit listener: CUDA counts as initialised once the program has used it.
 
-    That is: a tensor, module or factory sent to "cuda" (any redirected API outside torch.cuda),
-    or one of the torch.cuda calls that initialise CUDA, or ``init()``.
+    That is: a tensor, module or factory sent to "cuda" (a redirected API outside torch.cuda but
+    those of _NOT_INITIALISING), or one of the torch.cuda calls that initialise CUDA, or
+    ``init()``.
     """
-    if not api.startswith("torch.cuda.") or api in _INITIALISING:
+    if api.startswith("torch.cuda."):
+        if api in _INITIALISING:
+            _mark_initialized()
+    elif api not in _NOT_INITIALISING:
         _mark_initialized()
 
 
