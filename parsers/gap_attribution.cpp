@@ -55,11 +55,16 @@ bool split_location(std::string_view line, std::string_view& path, int& lineno,
   return false;
 }
 
-// pytest's --tb=long/short text: sections separated by "_ _ _" lines.
+// pytest's --tb=long/short text: sections separated by "_ _ _" lines. A long section lists its
+// frame's source from the frame's first line: a function's from its decorators or `def`, a
+// module's from its first line, so a `def` names the frame's function only when the section's
+// source begins with it (a module-level frame is `<module>`, whatever it defines above the line).
 std::vector<TracebackFrame> pytest_frames(std::string_view text) {
   std::vector<TracebackFrame> frames;
   std::string function, code;
   bool expect_code = false;  // after "path:line: in function"
+  // What the section's first source line (indented, or the failing '>' line) opened.
+  enum class Opening { kNone, kDef, kOther } opening = Opening::kNone;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     std::size_t nl = text.find('\n', pos);
@@ -72,6 +77,7 @@ std::vector<TracebackFrame> pytest_frames(std::string_view text) {
       function.clear();
       code.clear();
       expect_code = false;
+      opening = Opening::kNone;
       continue;
     }
     if (expect_code) {
@@ -99,10 +105,20 @@ std::vector<TracebackFrame> pytest_frames(std::string_view text) {
       }
       function.clear();
       code.clear();
+      opening = Opening::kNone;
       continue;
     }
-    if (t.rfind("def ", 0) == 0 || t.rfind("async def ", 0) == 0) {
-      if (function.empty()) {
+    const bool is_def = t.rfind("def ", 0) == 0 || t.rfind("async def ", 0) == 0;
+    if (opening == Opening::kNone && !t.empty() &&
+        (line.rfind("    ", 0) == 0 || line.front() == '>')) {
+      const std::string_view source = line.front() == '>' ? trim(line.substr(1)) : t;
+      opening = source.rfind('@', 0) == 0 || source.rfind("def ", 0) == 0 ||
+                        source.rfind("async def ", 0) == 0
+                    ? Opening::kDef
+                    : Opening::kOther;
+    }
+    if (is_def) {
+      if (function.empty() && opening == Opening::kDef) {
         std::string_view name = t.substr(t.find("def ") + 4);
         std::size_t end = 0;
         while (end < name.size() && is_ident_char(name[end])) ++end;

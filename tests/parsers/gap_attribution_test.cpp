@@ -172,10 +172,13 @@ TEST(GapAttribution, DeviceIdentityIsAnAssertionNamingBothDevices) {
 // {self.torch_device}` sits in a helper module pytest does not rewrite: a bare AssertionError,
 // only its statement reads the device type. Its PVeRA test takes a looser tolerance when the
 // device's name is not "cpu" (set above the assertion, which reads only `rtol`): not attributed.
+// torchdata's test imported torch.testing._internal.common_cuda, whose module-level assertion
+// (CUDA not initialised on import) failed: pytest lists that frame's source from the module's
+// first line, so the frame is the module's, not the first function defined above the line.
 TEST(GapAttribution, RealFailuresAreReadWhole) {
   const std::string dir = kGaps + "issue32/";
   const auto expected = nlohmann::json::parse(read(dir + "expected.json"));
-  ASSERT_EQ(expected.size(), 42U);
+  ASSERT_EQ(expected.size(), 43U);
   std::map<std::string, int> by_api;
   for (const auto& e : expected) {
     SCOPED_TRACE(e["test"].get<std::string>());
