@@ -3,12 +3,14 @@ streams and events, NotImplementedError for CUDA-only features, nvtx no-ops; and
 against a fake torch.mps."""
 import gc
 import os
+import subprocess
+import sys
 import time
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from conftest import active_shim, cpu_only, free_memory_held_still  # noqa: E402
+from conftest import active_shim, child_env, cpu_only, free_memory_held_still  # noqa: E402
 from conftest import recorded_apis as apis  # noqa: E402
 from devshim import backends, record, unsupported  # noqa: E402
 
@@ -390,6 +392,58 @@ def test_the_raw_stream_binding_libraries_read_at_import_is_the_current_streams(
     # torch tells a CUDA build by its other _cuda_* bindings: the masquerade adds none of them.
     assert torch.cuda._is_compiled() == compiled
     assert "torch._C._cuda_getCurrentRawStream" in apis()
+
+
+def test_torchs_test_base_runs_a_cuda_test_on_a_stream_of_its_own(shim):
+    # torch.testing._internal's CudaNonDefaultStream, around every CUDA device-type test
+    # (instantiate_device_type_tests): torch._C._cuda_setStream and _cuda_setDevice, bindings of
+    # CUDA builds, were missing, and each such test failed before it began (torchdata).
+    from torch.testing._internal.common_utils import CudaNonDefaultStream
+
+    compiled = torch.cuda._is_compiled()
+    before = torch.cuda.current_stream()
+    with CudaNonDefaultStream():
+        inside = torch.cuda.current_stream()
+        assert inside != before and inside.stream_id != 0
+        assert torch.cuda.current_device() == 0
+    assert torch.cuda.current_stream() == before
+    torch._C._cuda_setStream(stream_id=inside.stream_id, device_index=0, device_type=1)
+    assert torch.cuda.current_stream() == inside
+    torch.cuda.set_stream(before)
+    torch._C._cuda_setDevice(0)
+    assert torch.cuda.current_device() == 0
+    assert torch.cuda._is_compiled() == compiled
+    assert {"torch._C._cuda_setStream", "torch._C._cuda_setDevice"} <= apis()
+
+
+DEVICE_TYPE_TESTS = """
+import torch
+from torch.testing._internal.common_device_type import instantiate_device_type_tests, onlyCUDA
+from torch.testing._internal.common_utils import TestCase, run_tests
+
+class TestPlacement(TestCase):
+    @onlyCUDA
+    def test_ones(self, device):
+        x = torch.ones(3, device=device)
+        self.assertEqual((x + x).sum().item(), 6.0)
+
+instantiate_device_type_tests(TestPlacement, globals(), only_for=("cpu", "cuda"))
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+def test_a_cuda_device_type_test_of_torchs_test_base_runs(tmp_path):
+    # The whole path a library's CUDA device-type tests take: common_cuda imported (it asserts
+    # that CUDA is not initialised), TestPlacementCUDA instantiated, run on a non-default stream.
+    (tmp_path / "test_placement.py").write_text(DEVICE_TYPE_TESTS)
+    done = subprocess.run([sys.executable, "test_placement.py", "-v"], cwd=tmp_path,
+                          env=child_env(activate=True), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "test_ones_cuda (__main__.TestPlacementCUDA" in done.stderr, done.stderr[-3000:]
+    assert "ok" in done.stderr.split("test_ones_cuda", 1)[1].splitlines()[0]
 
 
 def test_events_measure_real_time(shim):

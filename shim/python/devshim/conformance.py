@@ -441,6 +441,12 @@ LEFT_OUT = {
     "torch._C._cuda_getCurrentRawStream": "a binding only CUDA builds have, read by libraries "
                                            "(tests/shim/test_cuda_masquerade.py): no CPU form "
                                            "to compare with",
+    "torch._C._cuda_setStream": "a binding only CUDA builds have, called by torch's test base "
+                                "(tests/shim/test_cuda_masquerade.py): no CPU form to compare "
+                                "with",
+    "torch._C._cuda_setDevice": "a binding only CUDA builds have, called by torch's test base "
+                                "(tests/shim/test_cuda_masquerade.py): no CPU form to compare "
+                                "with",
     "torch.cuda.nvtx.range_push": "a no-op (tests/shim/test_patches.py)",
     "torch.cuda.nvtx.range_pop": "a no-op (tests/shim/test_patches.py)",
 }

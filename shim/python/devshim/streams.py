@@ -22,14 +22,18 @@ current accelerator, CUDA under the masquerade), are these logical ones too (``_
 CUDA's stream handle to kernels of their own (bitsandbytes), gives the current logical stream's
 ``cuda_stream``: 0, CUDA's handle of the default stream. A CPU build has no such binding, and
 ``import bitsandbytes`` failed at ``torch._C._cuda_getCurrentRawStream`` once ``is_available()``
-was True; while the masquerade is on it is there (no other ``torch._C._cuda_*``: torch decides
-whether it was built with CUDA from their presence).
+was True; while the masquerade is on it is there. So are ``torch._C._cuda_setStream`` and
+``_cuda_setDevice``, which torch's own test base calls around every CUDA device-type test
+(``CudaNonDefaultStream``). No other ``torch._C._cuda_*``: torch decides whether it was built
+with CUDA from the presence of ``_cuda_getDeviceCount``, ``_cuda_exchangeDevice``,
+``_cuda_maybeExchangeDevice`` and ``_cuda_CUDAAllocator``.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 
 from devshim import cuda_masquerade, record, runtime
 from devshim.cuda_masquerade import _note
@@ -41,6 +45,7 @@ _perf_counter = time.perf_counter
 _local = threading.local()
 _default = None  # the default stream, made on first use
 _next_id = [1]
+_streams = weakref.WeakValueDictionary()  # stream_id -> the live logical streams
 
 
 def _backend():
@@ -61,6 +66,7 @@ class Stream:
         self.stream_id = _next_id[0]
         _next_id[0] += 1
         self.cuda_stream = 0
+        _streams[self.stream_id] = self
 
     @property
     def device(self):
@@ -232,6 +238,28 @@ def _cuda_getCurrentRawStream(device_index):  # noqa: N802 (torch's name)
     return _current().cuda_stream
 
 
+def _cuda_setStream(stream_id=0, device_index=0, device_type=0):  # noqa: N802 (torch's name)
+    """The binding ``torch.cuda.set_stream`` calls with a stream's three fields; torch's own
+    test base (``CudaNonDefaultStream`` of every CUDA device-type test) calls it directly. The
+    stream of that id becomes current: a live one of this process, the default (id 0), or a
+    logical one made with that id."""
+    _note("torch._C._cuda_setStream", device_index)
+    if stream_id == 0:
+        _local.stream = _default_stream()
+        return
+    stream = _streams.get(stream_id)
+    if stream is None:
+        stream = _logical_stream()
+        stream.stream_id = stream_id
+    _local.stream = stream
+
+
+def _cuda_setDevice(device):  # noqa: N802 (torch's name)
+    """The binding ``torch.cuda.set_device`` calls; torch's test base calls it directly."""
+    _note("torch._C._cuda_setDevice", device)
+    runtime.select_cuda_index(device)
+
+
 def _record_stream(original):
     @wraps(original)
     def record_stream(self, stream):
@@ -291,9 +319,9 @@ def plan(torch):
     for fn in (stream, set_stream, current_stream, default_stream):
         patches.append(Patch(torch.cuda, fn.__name__, replacing(fn), (f"torch.cuda.{fn.__name__}",),
                              when=MASQUERADE))
-    patches.append(Patch(torch._C, "_cuda_getCurrentRawStream",
-                         replacing(_cuda_getCurrentRawStream),
-                         ("torch._C._cuda_getCurrentRawStream",), when=MASQUERADE))
+    for binding in (_cuda_getCurrentRawStream, _cuda_setStream, _cuda_setDevice):
+        patches.append(Patch(torch._C, binding.__name__, replacing(binding),
+                             (f"torch._C.{binding.__name__}",), when=MASQUERADE))
     patches.append(Patch(torch.Tensor, "record_stream", _record_stream,
                          ("torch.Tensor.record_stream",), when=MASQUERADE))
     for cls, make in ((torch.Stream, _logical_stream), (torch.Event, Event)):
