@@ -1,6 +1,7 @@
 """torch.cuda answering for the CPU on this machine: device queries, properties, memory, RNG,
 streams and events, NotImplementedError for CUDA-only features, nvtx no-ops; and the MPS backend
 against a fake torch.mps."""
+import copy
 import gc
 import os
 import subprocess
@@ -490,8 +491,25 @@ def test_cuda_only_features_raise_naming_the_feature(shim):
                        match=r"^devshim: NCCL \(torch\.cuda\.nccl\.version\) has no equivalent"):
         torch.cuda.nccl.version()
     assert torch.cuda.nccl.is_available([torch.ones(1, device="cuda")]) is False
-    with pytest.raises(NotImplementedError, match=r"jiterator"):
-        torch.cuda.jiterator._create_jit_fn("template <typename T> T f(T x) { return x; }")
+
+
+def test_a_jiterator_function_is_made_as_in_torch_and_raises_when_called(shim):
+    # torch checks for CUDA when the function is called, not when it is made:
+    # torch.testing._internal.common_methods_invocations makes four at import.
+    square = torch.cuda.jiterator._create_jit_fn("template <typename T> T sq(T x) { return x * x; }")
+    assert square.kernel_name == "sq" and square.num_outputs == 1
+    with pytest.raises(NotImplementedError, match=r"^devshim: the CUDA jiterator \(torch\.cuda"
+                                                  r"\.jiterator\._create_jit_fn\) has no "):
+        square(torch.ones(2, device="cuda"))
+    with pytest.raises(NotImplementedError, match="jiterator"):
+        copy.deepcopy(square)(torch.ones(2))  # OpInfo copies its ops
+    pair = torch.cuda.jiterator._create_multi_output_jit_fn(
+        "template <typename T> void two(T x, T& a, T& b) { a = x; b = x; }", num_outputs=2)
+    assert pair.num_outputs == 2
+    with pytest.raises(NotImplementedError, match=r"_create_multi_output_jit_fn\) has no "):
+        pair(torch.ones(2))
+    with pytest.raises(Exception, match="Couldn.t parse code"):
+        torch.cuda.jiterator._create_jit_fn("not a kernel")  # torch's own check of the code
 
 
 @pytest.mark.parametrize("path,name,feature,verb", unsupported._RAISING)

@@ -133,14 +133,29 @@ def test_torch_modules_that_failed_only_with_the_shim_import_now():
     assert report["counts"]["fail_with_shim"] == 0, report
 
 
+# torch's own test helpers that failed to import only with the shim (a sweep of torch.testing
+# with expecttest installed, each module in a process of its own: 5 of 112), and the two that
+# suites' device-type tests import first. common_cuda builds torch.device("cuda:0") at import and
+# asserts that CUDA is not initialised, and that device object counted as using CUDA (torchdata's
+# copy of torch's DataLoader tests failed to collect); common_methods_invocations and the modules
+# importing it make jiterator functions at import, which raised; jit_utils asks for
+# torch._C._cuda_getCompiledVersion once CUDA is available.
+TORCH_TEST_HELPERS = (
+    "torch.testing._internal.common_cuda",
+    "torch.testing._internal.common_device_type",
+    "torch.testing._internal.common_methods_invocations",
+    "torch.testing._internal.common_modules",
+    "torch.testing._internal.common_optimizers",
+    "torch.testing._internal.jit_utils",
+    "torch.testing._internal.opinfo.definitions.nested",
+)
+
+
 def test_torchs_own_test_helpers_import_with_the_shim():
-    # common_cuda builds torch.device("cuda:0") at import and asserts that CUDA is not
-    # initialised; under the shim that device object counted as using CUDA, so every test file
-    # importing common_device_type (torchdata's copy of torch's DataLoader tests) failed to
-    # collect. Swept on their own: after another module of a chunk initialised CUDA, common_cuda
+    # Each on its own (--chunk 1): after another module of a chunk initialised CUDA, common_cuda
     # does not check.
-    rc, report = sweep("--module", "torch.testing._internal.common_cuda",
-                       "--module", "torch.testing._internal.common_device_type")
+    args = [a for name in TORCH_TEST_HELPERS for a in ("--module", name)]
+    rc, report = sweep("--chunk", "1", *args)
     assert report["only_with_shim"] == [] and rc == 0, report
     assert report["counts"]["fail_with_shim"] == 0, report
 

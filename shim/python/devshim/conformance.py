@@ -444,6 +444,9 @@ LEFT_OUT = {
     "torch._C._cuda_setStream": "a binding only CUDA builds have, called by torch's test base "
                                 "(tests/shim/test_cuda_masquerade.py): no CPU form to compare "
                                 "with",
+    "torch._C._cuda_getCompiledVersion": "a binding only CUDA builds have, read by torch's "
+                                         "test helpers (tests/shim/test_cuda_masquerade.py): no "
+                                         "CPU form to compare with",
     "torch._C._cuda_setDevice": "a binding only CUDA builds have, called by torch's test base "
                                 "(tests/shim/test_cuda_masquerade.py): no CPU form to compare "
                                 "with",

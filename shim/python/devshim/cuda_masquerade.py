@@ -69,13 +69,14 @@ _INITIALISING = frozenset(f"torch.cuda.{n}" for n in (
 
 # Redirected calls outside torch.cuda that do not initialise CUDA in torch: building or entering
 # a device object, naming a default device (tensors made on it later do), asking for the device
-# module or autocast's dtype, and torch.accelerator's queries that its docs say leave an
+# module or autocast's dtype, the CUDA version torch was built with, and torch.accelerator's queries that its docs say leave an
 # uninitialised accelerator so (is_available, device_count, current_accelerator: "does not
 # poison fork"; synchronize and the memory statistics: "a no-op" or nothing to report before
 # it is initialised). torch.testing._internal.common_cuda builds torch.device("cuda:0") at import
 # and then asserts that CUDA is not initialised.
 _NOT_INITIALISING = frozenset((
     "torch.device", "torch.device.__enter__", "torch.set_default_device",
+    "torch._C._cuda_getCompiledVersion",
     "torch.get_device_module", "torch.get_autocast_gpu_dtype",
     *(f"torch.accelerator.{n}" for n in (
         "is_available", "device_count", "current_accelerator", "synchronize", "empty_cache",
@@ -552,8 +553,20 @@ def replacing_class(cls):
     return make
 
 
+def _cuda_getCompiledVersion():  # noqa: N802 (torch's name)
+    """The CUDA version torch was built with, a binding of CUDA builds that
+    torch.testing._internal.jit_utils asks for at import once CUDA is available: a build without
+    CUDA has none (torch.version.cuda stays None), so 0. Added only where the build lacks it."""
+    _note("torch._C._cuda_getCompiledVersion")
+    return 0
+
+
 def plan(torch):
     patches = []
+    if not hasattr(torch._C, "_cuda_getCompiledVersion"):
+        patches.append(Patch(torch._C, "_cuda_getCompiledVersion",
+                             replacing(_cuda_getCompiledVersion),
+                             ("torch._C._cuda_getCompiledVersion",), when=MASQUERADE))
     for impl in _FUNCTIONS:
         name = impl.__name__
         if hasattr(torch.cuda, name):

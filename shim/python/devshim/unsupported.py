@@ -6,7 +6,9 @@ never a silent wrong answer — for what has no equivalent:
 - CUDA graphs: ``torch.cuda.CUDAGraph``, ``torch.cuda.graph``, ``make_graphed_callables``,
   ``graph_pool_handle``;
 - the jiterator (runtime-compiled CUDA kernels): ``torch.cuda.jiterator._create_jit_fn``,
-  ``_create_multi_output_jit_fn``;
+  ``_create_multi_output_jit_fn`` make their function as torch does (its code is parsed), and
+  calling that function raises: torch itself checks for CUDA only then, and
+  ``torch.testing._internal.common_methods_invocations`` makes four at import;
 - NCCL called directly: ``torch.cuda.nccl.all_reduce``, ``reduce``, ``broadcast``, ``all_gather``,
   ``reduce_scatter``, ``version``, ``unique_id``, ``init_rank`` (``torch.distributed`` with backend
   "nccl" is carried: devshim/distributed.py; ``nccl.is_available`` answers False, as torch does
@@ -43,8 +45,6 @@ _RAISING = (
     ("cuda", "graph", "CUDA graphs", "have"),
     ("cuda", "make_graphed_callables", "CUDA graphs", "have"),
     ("cuda", "graph_pool_handle", "CUDA graphs", "have"),
-    ("cuda.jiterator", "_create_jit_fn", "the CUDA jiterator", "has"),
-    ("cuda.jiterator", "_create_multi_output_jit_fn", "the CUDA jiterator", "has"),
     ("cuda.nccl", "all_reduce", "NCCL collectives", "have"),
     ("cuda.nccl", "reduce", "NCCL collectives", "have"),
     ("cuda.nccl", "broadcast", "NCCL collectives", "have"),
@@ -74,6 +74,12 @@ _RAISING = (
     ("cuda", "utilization", "NVML device queries", "have"),
 )
 
+# Made as torch makes them; what they make raises when called (_raising_when_called).
+_RAISING_WHEN_CALLED = (
+    ("cuda.jiterator", "_create_jit_fn", "the CUDA jiterator", "has"),
+    ("cuda.jiterator", "_create_multi_output_jit_fn", "the CUDA jiterator", "has"),
+)
+
 
 def message(feature: str, verb: str, api: str) -> str:
     return f"devshim: {feature} ({api}) {verb} no equivalent on {runtime.used}"
@@ -95,6 +101,35 @@ def _raising(feature, verb, api):
             raise NotImplementedError(message(feature, verb, api))
 
         return raising
+
+    return make
+
+
+class _Unlaunchable:
+    """A jiterator function off CUDA: torch's own object (its attributes read through), whose
+    call raises NotImplementedError where torch's would launch a CUDA kernel."""
+
+    def __init__(self, jitted, text):
+        self._jitted = jitted
+        self._text = text
+
+    def __getattr__(self, name):
+        jitted = self.__dict__.get("_jitted")  # absent while copy or pickle builds one
+        if jitted is None:
+            raise AttributeError(name)
+        return getattr(jitted, name)
+
+    def __call__(self, *tensors, **kwargs):
+        raise NotImplementedError(self._text)
+
+
+def _raising_when_called(feature, verb, api):
+    def make(original):
+        @wraps(original)
+        def create(*args, **kwargs):
+            return _Unlaunchable(original(*args, **kwargs), message(feature, verb, api))
+
+        return create
 
     return make
 
@@ -155,12 +190,13 @@ def _owner(torch, path):
 
 def plan(torch):
     patches = []
-    for path, name, feature, verb in _RAISING:
-        owner = _owner(torch, path)
-        if owner is not None and hasattr(owner, name):
-            api = f"torch.{path}.{name}"
-            patches.append(Patch(owner, name, _raising(feature, verb, api), (api,),
-                                 when=MASQUERADE, kind=RAISES))
+    for entries, make in ((_RAISING, _raising), (_RAISING_WHEN_CALLED, _raising_when_called)):
+        for path, name, feature, verb in entries:
+            owner = _owner(torch, path)
+            if owner is not None and hasattr(owner, name):
+                api = f"torch.{path}.{name}"
+                patches.append(Patch(owner, name, make(feature, verb, api), (api,),
+                                     when=MASQUERADE, kind=RAISES))
     nvtx = _owner(torch, "cuda.nvtx")
     if nvtx is not None:
         for fn in _NVTX:
