@@ -496,7 +496,8 @@ def test_cuda_only_features_raise_naming_the_feature(shim):
 def test_a_jiterator_function_is_made_as_in_torch_and_raises_when_called(shim):
     # torch checks for CUDA when the function is called, not when it is made:
     # torch.testing._internal.common_methods_invocations makes four at import.
-    square = torch.cuda.jiterator._create_jit_fn("template <typename T> T sq(T x) { return x * x; }")
+    square = torch.cuda.jiterator._create_jit_fn(
+        "template <typename T> T sq(T x) { return x * x; }")
     assert square.kernel_name == "sq" and square.num_outputs == 1
     with pytest.raises(NotImplementedError, match=r"^devshim: the CUDA jiterator \(torch\.cuda"
                                                   r"\.jiterator\._create_jit_fn\) has no "):
