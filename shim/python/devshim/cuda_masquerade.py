@@ -72,8 +72,8 @@ _INITIALISING = frozenset(f"torch.cuda.{n}" for n in (
 # module, autocast's dtype or the CUDA version torch was built with, and torch.accelerator's
 # queries that its docs say leave an uninitialised accelerator so (is_available, device_count,
 # current_accelerator: "does not poison fork"; synchronize and the memory statistics: "a no-op"
-# or nothing to report before it is initialised). torch.testing._internal.common_cuda builds torch.device("cuda:0") at import
-# and then asserts that CUDA is not initialised.
+# or nothing to report before it is initialised). torch.testing._internal.common_cuda builds
+# torch.device("cuda:0") at import and then asserts that CUDA is not initialised.
 _NOT_INITIALISING = frozenset((
     "torch.device", "torch.device.__enter__", "torch.set_default_device",
     "torch._C._cuda_getCompiledVersion",
