@@ -417,10 +417,13 @@ def test_torchs_test_base_runs_a_cuda_test_on_a_stream_of_its_own(shim):
     assert {"torch._C._cuda_setStream", "torch._C._cuda_setDevice"} <= apis()
 
 
+# run by unittest.main: torch's run_tests() wants xmlrunner when the environment says CI.
 DEVICE_TYPE_TESTS = """
+import unittest
+
 import torch
 from torch.testing._internal.common_device_type import instantiate_device_type_tests, onlyCUDA
-from torch.testing._internal.common_utils import TestCase, run_tests
+from torch.testing._internal.common_utils import TestCase
 
 class TestPlacement(TestCase):
     @onlyCUDA
@@ -431,7 +434,7 @@ class TestPlacement(TestCase):
 instantiate_device_type_tests(TestPlacement, globals(), only_for=("cpu", "cuda"))
 
 if __name__ == "__main__":
-    run_tests()
+    unittest.main()
 """
 
 
