@@ -176,6 +176,10 @@ bool is_session_ended_note(std::string_view note) {
   return note.find(kSessionEnded) != std::string_view::npos;
 }
 
+std::string log_path_in(const ProcessSpec& spec, const std::filesystem::path& out_dir) {
+  return spec.log_path.lexically_relative(out_dir).generic_string();
+}
+
 FileRecord file_record(const std::string& rel_path, const CollectedFile& collected,
                        const ProcessResult& result, const ProcessSpec& spec,
                        const std::filesystem::path& out_dir) {
@@ -186,7 +190,7 @@ FileRecord file_record(const std::string& rel_path, const CollectedFile& collect
   rec.signal = result.signal;
   rec.timed_out = result.timed_out;
   rec.duration_s = result.duration_s;
-  rec.log_path = spec.log_path.lexically_relative(out_dir).generic_string();
+  rec.log_path = log_path_in(spec, out_dir);
   rec.started_at = iso8601_utc(result.started_at);
   rec.finished_at = iso8601_utc(result.finished_at);
   rec.parsed_from = collected.parsed_from;

@@ -61,6 +61,9 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
 std::string session_ended_note(std::string_view exception, std::string_view test);
 bool is_session_ended_note(std::string_view note);
 
+/// Where a process's log is from out_dir (the run's output folder), as the store keeps it.
+std::string log_path_in(const ProcessSpec& spec, const std::filesystem::path& out_dir);
+
 /// The store's record of a finished file: its status, counts and how its process ended, its log
 /// relative to out_dir (the run's output folder), start and finish times. The note is left empty:
 /// the run or the rerun says why.

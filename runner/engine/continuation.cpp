@@ -71,7 +71,7 @@ std::string continued_note(const Crashed& c) {
 }
 
 // Takes one finished continuation of c: records the tests it reported that no earlier process
-// of the file did, and its log's path from out_dir (as the file's own). The file is done unless
+// of the file did, and its log's path (log_path_in, as the file's own). The file is done unless
 // it was cut short again after reporting new tests.
 void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessSpec& spec,
           const std::filesystem::path& out_dir, Store& store, std::int64_t run_id) {
@@ -82,7 +82,7 @@ void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessS
     if (c.keys.insert(key_of(t)).second) added.push_back(t);
   }
   if (added.empty()) return;
-  c.logs.push_back(spec.log_path.lexically_relative(out_dir).generic_string());
+  c.logs.push_back(log_path_in(spec, out_dir));
   c.added += added.size();
   c.cases.insert(c.cases.end(), added.begin(), added.end());
   store.add_cases(run_id, c.file.rel_path, added, continued_note(c));
