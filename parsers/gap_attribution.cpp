@@ -55,6 +55,11 @@ bool split_location(std::string_view line, std::string_view& path, int& lineno,
   return false;
 }
 
+// A source line that opens a function.
+bool opens_def(std::string_view source) {
+  return source.starts_with("def ") || source.starts_with("async def ");
+}
+
 // pytest's --tb=long/short text: sections separated by "_ _ _" lines. A long section lists its
 // frame's source from the frame's first line: a function's from its decorators or `def`, a
 // module's from its first line, so a `def` names the frame's function only when the section's
@@ -108,16 +113,12 @@ std::vector<TracebackFrame> pytest_frames(std::string_view text) {
       opening = Opening::kNone;
       continue;
     }
-    const bool is_def = t.rfind("def ", 0) == 0 || t.rfind("async def ", 0) == 0;
     if (opening == Opening::kNone && !t.empty() &&
         (line.rfind("    ", 0) == 0 || line.front() == '>')) {
       const std::string_view source = line.front() == '>' ? trim(line.substr(1)) : t;
-      opening = source.rfind('@', 0) == 0 || source.rfind("def ", 0) == 0 ||
-                        source.rfind("async def ", 0) == 0
-                    ? Opening::kDef
-                    : Opening::kOther;
+      opening = source.rfind('@', 0) == 0 || opens_def(source) ? Opening::kDef : Opening::kOther;
     }
-    if (is_def) {
+    if (opens_def(t)) {
       if (function.empty() && opening == Opening::kDef) {
         std::string_view name = t.substr(t.find("def ") + 4);
         std::size_t end = 0;
@@ -791,10 +792,7 @@ int cuda_branch_at(std::string_view source, int line) {
     if (at < indent) {
       // The header of a block the line is in.
       if (asks_for_cuda(text, false)) return static_cast<int>(j) + 1;
-      if (text.starts_with("def ") || text.starts_with("async def ") ||
-          text.starts_with("class ")) {
-        return 0;
-      }
+      if (opens_def(text) || text.starts_with("class ")) return 0;
       indent = at;
     } else if (at == indent && asks_for_cuda(text, true)) {
       // An earlier statement of the same block: `if not torch.cuda.is_available(): return`
