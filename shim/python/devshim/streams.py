@@ -59,14 +59,18 @@ class Stream:
         _note("torch.cuda.Stream", device)
         self._init(priority)
 
-    def _init(self, priority):
+    def _init(self, priority, stream_id=None):
+        """stream_id: the next free one unless given (the default stream's 0, or an id
+        torch._C._cuda_setStream names)."""
         self.priority = priority
         self.device_index = 0
         self.device_type = runtime.used_type
-        self.stream_id = _next_id[0]
-        _next_id[0] += 1
+        if stream_id is None:
+            stream_id = _next_id[0]
+            _next_id[0] += 1
+        self.stream_id = stream_id
         self.cuda_stream = 0
-        _streams[self.stream_id] = self
+        _streams[stream_id] = self
 
     @property
     def device(self):
@@ -122,8 +126,7 @@ def _default_stream():
     global _default
     if _default is None:
         s = Stream.__new__(Stream)
-        s._init(0)
-        s.stream_id = 0
+        s._init(0, stream_id=0)
         _default = s
     return _default
 
@@ -244,13 +247,10 @@ def _cuda_setStream(stream_id=0, device_index=0, device_type=0):  # noqa: N802 (
     stream of that id becomes current: a live one of this process, the default (id 0), or a
     logical one made with that id."""
     _note("torch._C._cuda_setStream", device_index)
-    if stream_id == 0:
-        _local.stream = _default_stream()
-        return
-    stream = _streams.get(stream_id)
+    stream = _default_stream() if stream_id == 0 else _streams.get(stream_id)
     if stream is None:
-        stream = _logical_stream()
-        stream.stream_id = stream_id
+        stream = Stream.__new__(Stream)
+        stream._init(0, stream_id)
     _local.stream = stream
 
 
