@@ -417,19 +417,41 @@ def test_torchs_test_base_runs_a_cuda_test_on_a_stream_of_its_own(shim):
     assert {"torch._C._cuda_setStream", "torch._C._cuda_setDevice"} <= apis()
 
 
+def test_the_caching_allocators_switch_and_cublas_workspaces_as_a_cuda_build_has_them(shim):
+    assert torch._C._cuda_cudaCachingAllocator_is_enabled() is True
+    with torch.cuda.caching_allocator_disabled():
+        x = torch.ones(2, device="cuda")
+    torch._C._cuda_cudaCachingAllocator_enable(False)
+    assert torch._C._cuda_cudaCachingAllocator_is_enabled() is False
+    torch._C._cuda_cudaCachingAllocator_enable(True)
+    assert torch._C._cuda_cudaCachingAllocator_is_enabled() is True
+    assert torch._C._cuda_clearCublasWorkspaces() is None
+    assert x.sum().item() == 2.0
+    assert {"torch._C._cuda_cudaCachingAllocator_is_enabled",
+            "torch._C._cuda_cudaCachingAllocator_enable",
+            "torch._C._cuda_clearCublasWorkspaces"} <= apis()
+
+
 # run by unittest.main: torch's run_tests() wants xmlrunner when the environment says CI.
 DEVICE_TYPE_TESTS = """
 import unittest
 
 import torch
 from torch.testing._internal.common_device_type import instantiate_device_type_tests, onlyCUDA
-from torch.testing._internal.common_utils import TestCase
+from torch.testing._internal.common_utils import TestCase, skipIfCachingAllocatorDisabled
 
 class TestPlacement(TestCase):
     @onlyCUDA
     def test_ones(self, device):
         x = torch.ones(3, device=device)
         self.assertEqual((x + x).sum().item(), 6.0)
+
+    @onlyCUDA
+    @skipIfCachingAllocatorDisabled
+    def test_uncached(self, device):
+        with torch.cuda.caching_allocator_disabled():
+            x = torch.ones(3, device=device)
+        self.assertEqual(x.sum().item(), 3.0)
 
 instantiate_device_type_tests(TestPlacement, globals(), only_for=("cpu", "cuda"))
 
@@ -440,14 +462,18 @@ if __name__ == "__main__":
 
 def test_a_cuda_device_type_test_of_torchs_test_base_runs(tmp_path):
     # The whole path a library's CUDA device-type tests take: common_cuda imported (it asserts
-    # that CUDA is not initialised), TestPlacementCUDA instantiated, run on a non-default stream.
+    # that CUDA is not initialised), TestPlacementCUDA instantiated, run on a non-default stream,
+    # under torch's memory-leak check (its CUDA-build bindings: cuBLAS workspaces cleared) and
+    # its skip for an uncached allocator (the allocator's switch asked).
     (tmp_path / "test_placement.py").write_text(DEVICE_TYPE_TESTS)
-    done = subprocess.run([sys.executable, "test_placement.py", "-v"], cwd=tmp_path,
-                          env=child_env(activate=True), capture_output=True, text=True,
-                          timeout=300)
+    env = child_env(activate=True)
+    env["PYTORCH_TEST_CUDA_MEM_LEAK_CHECK"] = "1"
+    done = subprocess.run([sys.executable, "test_placement.py", "-v"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "test_ones_cuda (__main__.TestPlacementCUDA" in done.stderr, done.stderr[-3000:]
-    assert "ok" in done.stderr.split("test_ones_cuda", 1)[1].splitlines()[0]
+    assert "test_uncached_cuda (__main__.TestPlacementCUDA" in done.stderr, done.stderr[-3000:]
+    # Both CUDA tests ran and passed; only the two CPU ones ("Only runs on cuda") skipped.
+    assert "Ran 4 tests" in done.stderr and "OK (skipped=2)" in done.stderr, done.stderr[-3000:]
 
 
 def test_events_measure_real_time(shim):

@@ -116,7 +116,10 @@ def test_carried_apis(clean_env):
 
 # Bindings that only a CUDA build of torch has; the masquerade adds them where they are missing.
 CUDA_BUILD_ONLY = {"torch._C._cuda_getCurrentRawStream", "torch._C._cuda_setStream",
-                   "torch._C._cuda_setDevice", "torch._C._cuda_getCompiledVersion"}
+                   "torch._C._cuda_setDevice", "torch._C._cuda_getCompiledVersion",
+                   "torch._C._cuda_cudaCachingAllocator_is_enabled",
+                   "torch._C._cuda_cudaCachingAllocator_enable",
+                   "torch._C._cuda_clearCublasWorkspaces"}
 
 
 def test_every_carried_api_exists_in_torch(clean_env):

@@ -450,6 +450,16 @@ LEFT_OUT = {
     "torch._C._cuda_setDevice": "a binding only CUDA builds have, called by torch's test base "
                                 "(tests/shim/test_cuda_masquerade.py): no CPU form to compare "
                                 "with",
+    "torch._C._cuda_cudaCachingAllocator_is_enabled": "a binding only CUDA builds have, asked "
+                                                      "by torch.cuda.caching_allocator_disabled "
+                                                      "(tests/shim/test_cuda_masquerade.py): no "
+                                                      "CPU form to compare with",
+    "torch._C._cuda_cudaCachingAllocator_enable": "a binding only CUDA builds have "
+                                                  "(tests/shim/test_cuda_masquerade.py): no CPU "
+                                                  "form to compare with",
+    "torch._C._cuda_clearCublasWorkspaces": "a binding only CUDA builds have, called by torch's "
+                                            "test base (tests/shim/test_cuda_masquerade.py): a "
+                                            "no-op, no CPU form to compare with",
     "torch.cuda.nvtx.range_push": "a no-op (tests/shim/test_patches.py)",
     "torch.cuda.nvtx.range_pop": "a no-op (tests/shim/test_patches.py)",
 }

@@ -37,14 +37,17 @@ _getframe = sys._getframe
 _backend = None
 _torch_dir = ""
 _initialized = False
+_caching_allocator_enabled = True
 
 
 def configure(torch, backend) -> None:
-    """Binds the masquerade to the backend of the device used; resets the initialised flag."""
-    global _backend, _torch_dir, _initialized
+    """Binds the masquerade to the backend of the device used; resets the initialised flag and
+    the caching allocator's switch."""
+    global _backend, _torch_dir, _initialized, _caching_allocator_enabled
     _backend = backend
     _torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
     _initialized = False
+    _caching_allocator_enabled = True
 
 
 def _mark_initialized() -> None:
@@ -76,7 +79,8 @@ _INITIALISING = frozenset(f"torch.cuda.{n}" for n in (
 # torch.device("cuda:0") at import and then asserts that CUDA is not initialised.
 _NOT_INITIALISING = frozenset((
     "torch.device", "torch.device.__enter__", "torch.set_default_device",
-    "torch._C._cuda_getCompiledVersion",
+    "torch._C._cuda_getCompiledVersion", "torch._C._cuda_cudaCachingAllocator_is_enabled",
+    "torch._C._cuda_cudaCachingAllocator_enable", "torch._C._cuda_clearCublasWorkspaces",
     "torch.get_device_module", "torch.get_autocast_gpu_dtype",
     *(f"torch.accelerator.{n}" for n in (
         "is_available", "device_count", "current_accelerator", "synchronize", "empty_cache",
@@ -561,12 +565,43 @@ def _cuda_getCompiledVersion():  # noqa: N802 (torch's name)
     return 0
 
 
+def _cuda_cudaCachingAllocator_is_enabled():  # noqa: N802 (torch's name)
+    """Whether CUDA's caching allocator is on, a binding of CUDA builds that
+    ``torch.cuda.caching_allocator_disabled()`` and torch's test base
+    (``skipIfCachingAllocatorDisabled``) ask once CUDA is available: on, as on a CUDA machine
+    by default, until ``_cuda_cudaCachingAllocator_enable(False)``."""
+    _note("torch._C._cuda_cudaCachingAllocator_is_enabled")
+    return _caching_allocator_enabled
+
+
+def _cuda_cudaCachingAllocator_enable(value):  # noqa: N802 (torch's name)
+    """The binding ``torch.cuda.caching_allocator_enable`` calls: remembered for
+    ``_cuda_cudaCachingAllocator_is_enabled``; the device used allocates as it does."""
+    global _caching_allocator_enabled
+    _note("torch._C._cuda_cudaCachingAllocator_enable")
+    _caching_allocator_enabled = bool(value)
+
+
+def _cuda_clearCublasWorkspaces():  # noqa: N802 (torch's name)
+    """Frees cuBLAS's workspaces, a binding of CUDA builds that torch's test base calls around
+    its memory checks (``CudaMemoryLeakCheck``) and BLAS-backend tests: the device used keeps
+    none, so there is nothing to free."""
+    _note("torch._C._cuda_clearCublasWorkspaces")
+
+
+# Bindings of CUDA builds that code reaches once CUDA is available; added only where the build
+# lacks them (a CUDA build's own stay).
+_BINDINGS = (_cuda_getCompiledVersion, _cuda_cudaCachingAllocator_is_enabled,
+             _cuda_cudaCachingAllocator_enable, _cuda_clearCublasWorkspaces)
+
+
 def plan(torch):
     patches = []
-    if not hasattr(torch._C, "_cuda_getCompiledVersion"):
-        patches.append(Patch(torch._C, "_cuda_getCompiledVersion",
-                             replacing(_cuda_getCompiledVersion),
-                             ("torch._C._cuda_getCompiledVersion",), when=MASQUERADE))
+    for binding in _BINDINGS:
+        name = binding.__name__
+        if not hasattr(torch._C, name):
+            patches.append(Patch(torch._C, name, replacing(binding), (f"torch._C.{name}",),
+                                 when=MASQUERADE))
     for impl in _FUNCTIONS:
         name = impl.__name__
         if hasattr(torch.cuda, name):

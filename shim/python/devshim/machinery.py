@@ -38,9 +38,6 @@ original functions, devshim's wrappers, or both:
   masquerade's logical ones, it turned them into stream operators of the graph that crash
   (``streams::record_event`` with no index). ``device_interface_patches`` gives it back torch's
   own: the masquerade's streams and events are then traced as the Python objects they are.
-- Inductor's CUDA-graph checks (``torch._inductor.cudagraph_utils``, imported by the first
-  compile with Inductor): ``inductor_patches`` keeps the caching-allocator check from calling
-  CUDA's allocator binding on the masquerade's word (``torch.compile(mode="reduce-overhead")``).
 - ``torch.overrides``' tables (``get_ignored_functions``, ``get_testing_overrides``,
   ``_get_overridable_functions``, ``_get_tensor_methods``, each cached on first use):
   ``overrides_patches`` makes each hold both identities of every patched function, whenever it is
@@ -65,7 +62,7 @@ from devshim.patching import Patch, wraps
 
 __all__ = ["sync_builtins", "unsync_builtins", "dynamo_rules_patch", "dynamo_wrapper_patches",
            "device_interface_patches",
-           "inductor_patches", "overrides_patches", "parameter_patches"]
+           "overrides_patches", "parameter_patches"]
 
 _registered: dict[int, object] = {}  # id(replacement) -> replacement, entries we added
 
@@ -230,28 +227,6 @@ def device_interface_patches(device_interface, replaced) -> list[Patch]:
             back = staticmethod(original) if static else original
             patches.append(Patch(interface, name, lambda current, back=back: back, ()))
     return patches
-
-
-def inductor_patches(cudagraph_utils) -> list[Patch]:
-    """Patches of Inductor's CUDA-graph checks, while masquerading: the check that the CUDA
-    caching allocator is on (``check_caching_allocator_for_cudagraphs``, asked of every graph
-    ``torch.compile(mode="reduce-overhead")`` lowers) raises no objection. It believed the
-    masquerade's ``torch.cuda.is_available()`` and called the CUDA allocator's binding, which a
-    CPU build lacks (AttributeError ``_cuda_cudaCachingAllocator_is_enabled``); the masquerade
-    has no caching allocator to be off, and the next check skips CUDA graphs for a graph on the
-    CPU, as torch does without devshim."""
-    name = "check_caching_allocator_for_cudagraphs"
-    if not callable(getattr(cudagraph_utils, name, None)):
-        return []
-
-    def make(original):
-        @wraps(original)
-        def check_caching_allocator_for_cudagraphs():
-            return None
-
-        return check_caching_allocator_for_cudagraphs
-
-    return [Patch(cudagraph_utils, name, make, ())]
 
 
 class _Twins:

@@ -263,18 +263,11 @@ def _hide_from_machinery(torch, wrapped, replaced):
                 for patch in machinery.device_interface_patches(device_interface, replaced):
                     _install_quietly(patch)
 
-    def on_cudagraph_utils(cudagraph_utils):
-        with _lock:
-            if _applied and runtime.masquerading:
-                for patch in machinery.inductor_patches(cudagraph_utils):
-                    _install_quietly(patch)
-
     import devshim
 
     devshim.after_import("torch._dynamo.trace_rules", on_dynamo)
     devshim.after_import("torch._dynamo.variables.functions", on_dynamo_functions)
     devshim.after_import("torch._dynamo.device_interface", on_device_interface)
-    devshim.after_import("torch._inductor.cudagraph_utils", on_cudagraph_utils)
 
 
 def _install_quietly(patch):
