@@ -71,8 +71,15 @@ MODULES = {
         if "sweepkit.fine" in sys.modules and os.environ.get("ACTIVATE_TORCH_DEVICE") == "1":
             raise RuntimeError("only after sweepkit.fine, with the shim")
     """,
+    "zz_alone_only.py": """
+        import os, sys
+        if "sweepkit.fine" not in sys.modules and os.environ.get("ACTIVATE_TORCH_DEVICE") == "1":
+            raise RuntimeError("alone, with the shim")
+    """,
     "sub/__init__.py": "",
     "sub/leaf.py": "from sweepkit import fine",
+    "dies/__init__.py": "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+    "dies/leaf.py": "",
     "notapackage/leaf.py": "",
 }
 
@@ -94,21 +101,47 @@ def test_modules_are_listed_from_files_without_importing(sweepkit):
         env={**os.environ, "PYTHONPATH": f"{SHIM_DIR}{os.pathsep}{sweepkit}"},
         capture_output=True, text=True, check=True).stdout.split()
     assert listed[-1] == "NOT"
-    assert listed[:-1] == sorted("sweepkit sweepkit.broken sweepkit.crashes "
-                                 "sweepkit.fine sweepkit.hangs sweepkit.noisy sweepkit.shim_only "
-                                 "sweepkit.sub sweepkit.sub.leaf sweepkit.zz_after_fine".split())
+    assert listed[:-1] == sorted("sweepkit sweepkit.broken sweepkit.crashes sweepkit.dies "
+                                 "sweepkit.dies.leaf sweepkit.fine sweepkit.hangs sweepkit.noisy "
+                                 "sweepkit.shim_only sweepkit.sub sweepkit.sub.leaf "
+                                 "sweepkit.zz_after_fine sweepkit.zz_alone_only".split())
+
+
+FAIL_BOTH_WAYS = ["sweepkit.broken", "sweepkit.crashes", "sweepkit.dies", "sweepkit.dies.leaf",
+                  "sweepkit.hangs"]
 
 
 def test_the_sweep_finds_what_fails_only_with_the_shim(sweepkit):
+    # Each module alone: zz_alone_only fails (no module of the kit imported before it), and
+    # zz_after_fine does not (nothing imported sweepkit.fine before it).
     rc, report = sweep("sweepkit", "--timeout", "5", "--chunk", "20", extra_path=str(sweepkit))
     assert rc == 1
-    assert report["counts"] == {"modules": 10, "fail_without_shim": 3, "fail_with_shim": 5,
-                                "fail_only_with_shim": 1, "order_dependent": 1}
+    assert report["counts"] == {"modules": 13, "fail_without_shim": 5, "fail_with_shim": 7,
+                                "fail_only_with_shim": 2, "order_dependent": 0}
     assert [(o["module"], o["shimmed"]) for o in report["only_with_shim"]] == [
-        ("sweepkit.shim_only", "TypeError: only with the shim")]
+        ("sweepkit.shim_only", "TypeError: only with the shim"),
+        ("sweepkit.zz_alone_only", "RuntimeError: alone, with the shim")]
+    assert report["fail_without_shim"] == FAIL_BOTH_WAYS
+
+
+def test_a_package_that_crashes_fails_every_module_below_it(sweepkit):
+    rc, report = sweep("--module", "sweepkit.dies.leaf", "--module", "sweepkit.fine",
+                       extra_path=str(sweepkit))
+    assert rc == 0 and report["fail_without_shim"] == ["sweepkit.dies.leaf"]
+    assert report["counts"]["fail_with_shim"] == 1
+
+
+def test_together_imports_a_chunk_in_order_and_misses_a_module_failing_alone(sweepkit):
+    # The faster way: zz_after_fine fails after sweepkit.fine in its chunk (then not alone:
+    # order-dependent), and zz_alone_only passes after it, so it goes unseen.
+    rc, report = sweep("sweepkit", "--together", "--timeout", "5", "--chunk", "20",
+                       extra_path=str(sweepkit))
+    assert rc == 1
+    assert report["counts"] == {"modules": 13, "fail_without_shim": 5, "fail_with_shim": 7,
+                                "fail_only_with_shim": 1, "order_dependent": 1}
+    assert [o["module"] for o in report["only_with_shim"]] == ["sweepkit.shim_only"]
     assert [o["module"] for o in report["order_dependent"]] == ["sweepkit.zz_after_fine"]
-    assert report["fail_without_shim"] == ["sweepkit.broken", "sweepkit.crashes",
-                                           "sweepkit.hangs"]
+    assert report["fail_without_shim"] == FAIL_BOTH_WAYS
 
 
 def test_a_crash_or_a_hang_costs_only_that_module(sweepkit):
@@ -152,10 +185,10 @@ TORCH_TEST_HELPERS = (
 
 
 def test_torchs_own_test_helpers_import_with_the_shim():
-    # Each on its own (--chunk 1): after another module of a chunk initialised CUDA, common_cuda
-    # does not check.
+    # Each alone (the sweep's way): after another module had initialised CUDA, common_cuda would
+    # not check.
     args = [a for name in TORCH_TEST_HELPERS for a in ("--module", name)]
-    rc, report = sweep("--chunk", "1", *args)
+    rc, report = sweep(*args)
     assert report["only_with_shim"] == [] and rc == 0, report
     assert report["counts"]["fail_with_shim"] == 0, report
 

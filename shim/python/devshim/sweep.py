@@ -4,10 +4,13 @@
 package is not imported to list them: ``pkgutil.walk_packages`` would, in this process), then
 imports them in child processes of the same interpreter, chunk by chunk, once without the shim
 and once with it (``ACTIVATE_TORCH_DEVICE=1``, the shim folder first on ``PYTHONPATH``, as the
-runner starts a test process). A module that fails only with the shim is imported again alone in
-a fresh process both ways: it is reported as failing with the shim only when it still does
-(otherwise it only failed after another module of its chunk, both ways alike or not, and is listed
-apart as order-dependent).
+runner starts a test process). Each module is imported alone: in a fork of a process that has
+imported only the packages above it, as Python imports them before it (``alone``; where there is
+no fork, or with ``--together``, a chunk's modules are imported one after another in one process,
+which is faster and blind to a module that fails alone but not after another). A module that
+fails only with the shim is imported again alone in a fresh process both ways: it is reported as
+failing with the shim only when it still does (otherwise it is listed apart as order-dependent:
+it failed only after another module of its chunk, or only in a fork).
 
 Contracts:
 - ``modules_of(package)``: the dotted names of the package and every module and subpackage under
@@ -44,15 +47,21 @@ SHIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # {"module": name, "error": null | "Type: message"} on the descriptor given in argv[1]. Its own
 # stdout and stderr are /dev/null (modules print at import); it leaves with os._exit so that
 # threads a module started cannot keep it alive.
+#
+# Alone (argv[2] == "alone"): each module is imported in a fork of a process that has imported
+# its parent packages and nothing else, as a fresh interpreter importing it alone would (Python
+# imports "a", then "a.b", before "a.b.c"): a fork per package holds the packages above it, and a
+# fork per module imports it there. So no module is imported after an unrelated one, and a
+# package is imported once for all the modules below it. A fork that a signal or an exit status
+# ended is reported as {"died": name, "error": "crashed (signal N)" | "exited (N)"}: that module,
+# or the package that all the names below it import first.
+# Together (argv[2] == "together"): the modules are imported one after another in this process.
 _CHILD = r"""
-import json, os, sys, traceback
+import json, os, sys
 out = os.fdopen(int(sys.argv[1]), "w", buffering=1)
 def say(doc):
     out.write(json.dumps(doc) + "\n")
-for line in sys.stdin:
-    name = line.strip()
-    if not name:
-        continue
+def attempt(name):
     say({"start": name})
     try:
         __import__(name)
@@ -61,9 +70,45 @@ for line in sys.stdin:
         text = (str(e).strip().splitlines() or [""])[0][:300]
         error = f"{type(e).__name__}: {text}" if text else type(e).__name__
     say({"module": name, "error": error})
+def visit(base, names, wanted):
+    groups = {}
+    for name in names:
+        head = (name[len(base) + 1:] if base else name).split(".", 1)[0]
+        groups.setdefault(f"{base}.{head}" if base else head, []).append(name)
+    for top, members in groups.items():
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if top in wanted:
+                    attempt(top)
+                else:
+                    try:
+                        __import__(top)
+                    except BaseException:
+                        pass
+                below = [n for n in members if n != top]
+                if below:
+                    visit(top, below, wanted)
+            finally:
+                out.flush()
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            say({"died": top, "error": f"crashed (signal {os.WTERMSIG(status)})"})
+        elif os.WEXITSTATUS(status):
+            say({"died": top, "error": f"exited ({os.WEXITSTATUS(status)})"})
+names = [line.strip() for line in sys.stdin if line.strip()]
+if sys.argv[2] == "alone":
+    visit("", sorted(names), set(names))
+else:
+    for name in names:
+        attempt(name)
 out.flush()
 os._exit(0)
 """
+
+# Whether modules can be imported alone at the cost of a fork each (not on Windows).
+CAN_FORK = hasattr(os, "fork")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,14 +207,23 @@ def _environment(shimmed: bool, shim_dir: str) -> dict:
     return env
 
 
-def _import_chunk(names, shimmed, shim_dir, python, timeout):
-    """{name: outcome} for ``names``, imported in order in as few child processes as it takes."""
+def _fail_below(top, error, names, results) -> None:
+    """``top`` and the names below it (which import it first) that have no outcome fail so."""
+    for name in names:
+        if name not in results and (name == top or name.startswith(top + ".")):
+            results[name] = error
+
+
+def _import_chunk(names, shimmed, shim_dir, python, timeout, alone=CAN_FORK):
+    """{name: outcome} for ``names``, each imported alone (in a fork: see _CHILD) or in order one
+    after another, in as few child processes as it takes."""
     results = {}
     rest = list(names)
     env = _environment(shimmed, shim_dir)
     while rest:
         read_fd, write_fd = os.pipe()
-        child = subprocess.Popen([python, "-c", _CHILD, str(write_fd)], env=env,
+        child = subprocess.Popen([python, "-c", _CHILD, str(write_fd),
+                                  "alone" if alone else "together"], env=env,
                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, pass_fds=(write_fd,), text=True,
                                  start_new_session=True)
@@ -197,8 +251,13 @@ def _import_chunk(names, shimmed, shim_dir, python, timeout):
                 for line in complete:
                     doc = json.loads(line)
                     if "start" in doc:
+                        if started is not None:  # a fork that left with status 0 mid-import
+                            _fail_below(started, "exited (0)", rest, results)
                         started = doc["start"]
                         deadline = time.monotonic() + timeout
+                    elif "died" in doc:
+                        _fail_below(doc["died"], doc["error"], rest, results)
+                        started = None
                     else:
                         results[doc["module"]] = doc["error"]
                         started = None
@@ -220,14 +279,14 @@ def _import_chunk(names, shimmed, shim_dir, python, timeout):
 
 
 def sweep(names, *, jobs=2, chunk=300, shim_dir=SHIM_DIR, python=sys.executable, timeout=300.0,
-          confirm=True) -> Report:
+          confirm=True, alone=CAN_FORK) -> Report:
     """Imports ``names`` without and with the shim (see the module's contracts)."""
     begin = time.monotonic()
     names = sorted(set(names))
     chunks = [names[i:i + chunk] for i in range(0, len(names), chunk)]
     plain, shimmed = {}, {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(_import_chunk, c, mode, shim_dir, python, timeout): mode
+        futures = {pool.submit(_import_chunk, c, mode, shim_dir, python, timeout, alone): mode
                    for c in chunks for mode in (False, True)}
         for future in concurrent.futures.as_completed(futures):
             (shimmed if futures[future] else plain).update(future.result())
@@ -259,7 +318,7 @@ def _print_report(report: Report, packages) -> None:
     for o in report.only_with_shim:
         print(f"  only with the shim: {o.module}: {o.shimmed}")
     for o in report.order_dependent:
-        print(f"  after other modules of its chunk only (not alone): {o.module}: {o.shimmed}")
+        print(f"  not when imported alone in a fresh process: {o.module}: {o.shimmed}")
 
 
 def main(argv=None) -> int:
@@ -274,7 +333,11 @@ def main(argv=None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
                         help="child processes at once (default: the number of cores)")
     parser.add_argument("--chunk", type=int, default=300,
-                        help="modules imported by one child process (default 300)")
+                        help="modules given to one child process (default 300)")
+    parser.add_argument("--together", action="store_true",
+                        help="import a child's modules one after another in it, not each alone "
+                             "in a fork: faster, but blind to a module that fails alone and not "
+                             "after another one (the only way where there is no fork)")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds one import may take before its process is killed")
     parser.add_argument("--shim-dir", default=SHIM_DIR,
@@ -294,7 +357,7 @@ def main(argv=None) -> int:
         except (ValueError, ImportError) as e:
             parser.error(str(e))
     report = sweep(names, jobs=args.jobs, chunk=args.chunk, shim_dir=args.shim_dir,
-                   timeout=args.timeout)
+                   timeout=args.timeout, alone=CAN_FORK and not args.together)
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
     else:
