@@ -1,10 +1,11 @@
 """The import sweep (devshim/sweep.py, ``python -m devshim sweep``): every module imported with
 and without the shim in child processes; the modules that fail only with it.
 
-The tool is checked on a purpose-made package whose modules fail only with the shim, crash, hang,
-print, or fail only after another module; then the torch modules that failed to import under the
-shim before issue 31 are swept for real (the whole of torch is ctest's torch_import_sweep), and so
-is bitsandbytes, a library that imports a CUDA backend once CUDA is available."""
+The tool is checked on a purpose-made package whose modules fail only with the shim, crash (a
+module, a package), hang, print, fail only after another module or only alone; then the torch
+modules that failed to import under the shim before issue 31 are swept for real (the whole of
+torch is ctest's torch_import_sweep), and so is bitsandbytes, a library that imports a CUDA
+backend once CUDA is available."""
 import importlib.util
 import json
 import os
