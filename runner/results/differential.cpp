@@ -236,6 +236,35 @@ std::string without_case_index(std::string_view name, std::size_t cases) {
   return "";
 }
 
+std::vector<std::pair<std::string, std::size_t>> pytest_unique_id_origins(std::string_view name) {
+  std::vector<std::pair<std::string, std::size_t>> origins;
+  const std::size_t open = name.find('[');
+  if (open == std::string_view::npos || name.back() != ']') return origins;
+  const std::size_t close = name.size() - 1;
+  auto digit = [&](std::size_t i) {
+    return std::isdigit(static_cast<unsigned char>(name[i])) != 0;
+  };
+  // Each parametrize's id ends where a "-" or the closing bracket follows.
+  for (std::size_t at = open + 1; at <= close; ++at) {
+    if (at != close && name[at] != '-') continue;
+    std::size_t digits = at;
+    while (digits > open + 1 && digit(digits - 1)) --digits;
+    // No number, or a number alone or after "=" (a value: `[3]`, `[a-3]`, `[n=3]`).
+    if (digits == at || digits == open + 1 || name[digits - 1] == '-' || name[digits - 1] == '=') {
+      continue;
+    }
+    std::size_t occurrence = 0;
+    const auto [end, ec] = std::from_chars(name.data() + digits, name.data() + at, occurrence);
+    if (ec != std::errc() || end != name.data() + at) continue;
+    std::size_t id_end = digits;
+    // "_" separates the number from an id that ends in a digit.
+    if (name[id_end - 1] == '_' && id_end - 1 > open + 1 && digit(id_end - 2)) --id_end;
+    origins.emplace_back(std::string(name.substr(0, id_end)) + std::string(name.substr(at)),
+                         occurrence);
+  }
+  return origins;
+}
+
 namespace {
 
 // The tests each run reports and the other does not (result ids), and the files they are in.
@@ -356,6 +385,109 @@ bool drop_replaced(Alignment& a, const std::vector<std::size_t>& now_rows,
   return dropped;
 }
 
+// A test name whose object addresses are masked: a pytest id of a value it prints with its repr
+// (`<function <lambda> at 0x7ff3c65e42c0>`) names another address in every process.
+std::string without_addresses(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (std::size_t i = 0; i < name.size();) {
+    std::size_t hex = i + 2;
+    if (name.substr(i, 2) == "0x") {
+      while (hex < name.size() && std::isxdigit(static_cast<unsigned char>(name[hex])) != 0) ++hex;
+    }
+    if (hex - i >= 2 + 6) {
+      out += "0x#";
+      i = hex;
+    } else {
+      out += name[i++];
+    }
+  }
+  return out;
+}
+
+// (path, class, test name with addresses masked) of unmatched rows of one side, not in a group
+// yet: the rows as they are, and, by the name each may have had before pytest made it unique
+// (pytest_unique_id_origins), the rows so made and their occurrences.
+using MaskedKey = std::tuple<std::string_view, std::string_view, std::string>;
+struct MaskedSide {
+  std::map<MaskedKey, std::vector<std::size_t>> as_is;
+  std::map<MaskedKey, std::pair<std::vector<std::size_t>, std::set<std::size_t>>> made_unique;
+};
+
+template <typename Names>
+MaskedSide masked_side(const RunResultStatuses& run, const std::vector<std::size_t>& rows,
+                       const std::vector<bool>& paired,
+                       const std::unordered_set<std::int64_t>& unmatched, const Names& names) {
+  MaskedSide side;
+  for (std::size_t i : rows) {
+    if (paired[i] || unmatched.count(run.rows[i].result_id) == 0) continue;
+    auto it = names.find(run.rows[i].test_id);
+    if (it == names.end()) continue;
+    const std::string_view path = run.files[run.rows[i].file], cls = it->second.first;
+    std::string name = without_addresses(it->second.second);
+    for (auto& [origin, occurrence] : pytest_unique_id_origins(name)) {
+      auto& [made, occurrences] = side.made_unique[MaskedKey{path, cls, std::move(origin)}];
+      made.push_back(i);
+      occurrences.insert(occurrence);
+    }
+    side.as_is[MaskedKey{path, cls, std::move(name)}].push_back(i);
+  }
+  return side;
+}
+
+// Cases whose names differ by object addresses only: as many on each side, in the same order
+// (pytest collects in order), are the same cases.
+template <typename Names>
+void pair_by_masked_addresses(Alignment& a, const std::vector<std::size_t>& now_rows,
+                              const std::vector<std::size_t>& other_rows,
+                              const Unmatched& unmatched, const Names& names) {
+  const MaskedSide now = masked_side(a.now, now_rows, a.now_paired, unmatched.now, names);
+  const MaskedSide other = masked_side(a.other, other_rows, a.paired, unmatched.other, names);
+  for (const auto& [key, now_side] : now.as_is) {
+    auto it = other.as_is.find(key);
+    if (it == other.as_is.end() || it->second.size() != now_side.size()) continue;
+    for (std::size_t k = 0; k < now_side.size(); ++k) {
+      a.aligned.rows[it->second[k]].test_id = a.now.rows[now_side[k]].test_id;
+      a.paired[it->second[k]] = true;
+      a.now_paired[now_side[k]] = true;
+    }
+  }
+}
+
+// Cases pytest made unique (pytest_unique_id_origins): a case of one side, unmatched and in no
+// group yet, whose id (addresses masked) the other side has only with pytest's occurrences (0 and
+// 1 at least, as pytest numbers them), is one group with them, counted as cases that cannot be
+// paired.
+template <typename Names>
+void count_made_unique(Alignment& a, const std::vector<std::size_t>& now_rows,
+                       const std::vector<std::size_t>& other_rows, const Unmatched& unmatched,
+                       const Names& names) {
+  const MaskedSide now = masked_side(a.now, now_rows, a.now_paired, unmatched.now, names);
+  const MaskedSide other = masked_side(a.other, other_rows, a.paired, unmatched.other, names);
+  auto group = [&](const MaskedSide& unique_side, const MaskedSide& as_is_side,
+                   bool unique_is_now) {
+    for (const auto& [key, made] : unique_side.made_unique) {
+      const auto& [rows, occurrences] = made;
+      auto origin = as_is_side.as_is.find(key);
+      if (origin == as_is_side.as_is.end() || occurrences.count(0) == 0 ||
+          occurrences.count(1) == 0) {
+        continue;
+      }
+      const auto& now_side = unique_is_now ? rows : origin->second;
+      const auto& other_side = unique_is_now ? origin->second : rows;
+      if (std::any_of(now_side.begin(), now_side.end(), [&](auto i) { return a.now_paired[i]; }) ||
+          std::any_of(other_side.begin(), other_side.end(), [&](auto i) { return a.paired[i]; })) {
+        continue;
+      }
+      count_unpaired(a, now_side, other_side);
+      for (std::size_t i : now_side) a.now_paired[i] = true;
+      for (std::size_t i : other_side) a.paired[i] = true;
+    }
+  };
+  group(now, other, true);
+  group(other, now, false);
+}
+
 // The aligned rows without those dropped.
 RunResultStatuses without_dropped(Alignment& a) {
   std::size_t kept = 0;
@@ -468,6 +600,8 @@ std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResu
     // where a name is the same on both sides (its number now counts other cases).
     count_unpaired(a, now_side, other_side);
   }
+  pair_by_masked_addresses(a, now_rows, other_rows, unmatched, names);
+  count_made_unique(a, now_rows, other_rows, unmatched, names);
   count_changed_values(a, now_rows, other_rows, unmatched, function_of, cases_of);
   const bool replaced = drop_replaced(a, now_rows, other_rows, unmatched, function_of);
   if (!a.aligned.renumbered.empty() || replaced) return without_dropped(a);

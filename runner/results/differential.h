@@ -79,6 +79,16 @@ class RunStatuses {
 /// `[cuda-0]` and `[3]` are values, kept. Empty when the name has no index.
 std::string without_case_index(std::string_view name, std::size_t cases = 0);
 
+/// The names a pytest case may have had before pytest made one of its parametrize ids unique,
+/// each with the occurrence pytest numbered it: where the ids of a parametrize's values collide
+/// (two values that print alike: the CPU's device and `torch.device("cuda")` built as the CPU's),
+/// pytest appends each one's occurrence to it, `test_x[cpu]` → `test_x[cpu0]`, `test_x[cpu1]`,
+/// with "_" after an id that ends in a digit (`[n-1]` → `[n-1_0]`), before the ids of stacked
+/// parametrizes are joined with "-" (`[cpu0-sum]`). One candidate per number that ends an id
+/// part (at a "-" or the "]"), a number alone or after "=" being a value (`[3]`, `[a-3]`,
+/// `[n=3]`); none for `[cpu]`.
+std::vector<std::pair<std::string, std::size_t>> pytest_unique_id_origins(std::string_view name);
+
 /// `other` (a baseline) aligned to `now` where cases were renumbered: `parameterized.expand`
 /// numbers a test's cases in order, and pytest the values it names by index, so a case list that
 /// grows under the shim (a "cuda" case added where CUDA is available) gives other numbers to the
@@ -94,7 +104,9 @@ std::string without_case_index(std::string_view name, std::size_t cases = 0);
 /// one (parameters drawn at random when pytest collects, a value naming the device), and a value
 /// pytest names by index in one run may be one it prints in the other. A pytest case that `other`
 /// skipped and `now` lacks, where `now` has cases of the same test, was replaced by the
-/// masquerade (`[NOTSET]`, a value naming the device): removed, not lost.
+/// masquerade (`[NOTSET]`, a value naming the device): removed, not lost. A case of one run whose
+/// id the other run has only made unique by pytest (pytest_unique_id_origins: at least its
+/// occurrences 0 and 1) is one group with those cases, whose counts decide.
 /// nullopt when no file has a test missing from either run: `other` is aligned as it is. Reads the
 /// names of those files' tests only (Store::test_names).
 std::optional<RunResultStatuses> renumbering_aligned(Store& store, const RunResultStatuses& now,

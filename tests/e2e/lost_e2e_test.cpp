@@ -129,6 +129,25 @@ TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
   EXPECT_NE(runs.output.find("33.3%    -    2    0  2 failed"), std::string::npos) << runs.output;
 }
 
+// pytest makes colliding ids unique: under the shim a [cpu, cuda] device list prints "cpu" twice
+// (torch.device("cuda") built as the CPU's), so each baseline case [cpu] is [cpu0] and [cpu1]
+// (BackPACK: 1,641 "lost" and as many "unlocked" before). Grouped with their origin, not lost;
+// the counts still prove test_without_the_shim's regression. An id naming an object's address
+// (another in each process) is the same case, compared.
+TEST_F(LostE2E, CasesPytestMadeUniqueAreRenumberedNotLost) {
+  auto r = differential("unique-ids");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("against baseline run 1: 1 regression (0 failing, 0 lost, at least 1 "
+                          "renumbered), 0 unlocked"),
+            std::string::npos)
+      << r.output;
+  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto& d = json["differential"];
+  EXPECT_EQ(d["counts"], (nlohmann::json{{"compatible", 1}, {"renumbered", 12}})) << d.dump(1);
+  EXPECT_EQ(d["renumbered_failing"], 2);
+  EXPECT_EQ(d["renumbered_regressions"], 1) << "test_without_the_shim: [cpu] passed, both fail";
+}
+
 TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
   auto r = differential("shim-import-error");
   // The baseline passes 4 tests and skips 1; the shim run reports none of them.

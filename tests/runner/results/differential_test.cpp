@@ -128,5 +128,29 @@ TEST(WithoutCaseIndex, TakesOutPytestsIndexedIds) {
   EXPECT_EQ(without_case_index("test_x[device0]"), "") << "no case count: no index";
 }
 
+// pytest makes colliding ids unique by their occurrence (BackPACK's devices under the shim:
+// torch.device("cpu") and torch.device("cuda") built as the CPU's both print "cpu").
+TEST(PytestUniqueIdOrigins, TakeOutTheOccurrencePytestAppended) {
+  using Origins = std::vector<std::pair<std::string, std::size_t>>;
+  EXPECT_EQ(pytest_unique_id_origins("test_x[cpu0]"), (Origins{{"test_x[cpu]", 0}}));
+  EXPECT_EQ(pytest_unique_id_origins("test_x[dev=cpu-N=1-works=True1]"),
+            (Origins{{"test_x[dev=cpu-N=1-works=True]", 1}}));
+  EXPECT_EQ(pytest_unique_id_origins("test_x[n-1_0]"), (Origins{{"test_x[n-1]", 0}}))
+      << "an id ending in a digit gets a '_' before its occurrence";
+  EXPECT_EQ(pytest_unique_id_origins("test_x[foo_12]"), (Origins{{"test_x[foo_]", 12}}));
+  // Stacked parametrizes: the number ends the id of one of them.
+  EXPECT_EQ(pytest_unique_id_origins("test_mjp[dev=cpu-LeakyReLU(0.1)1-sum_batch=True]"),
+            (Origins{{"test_mjp[dev=cpu-LeakyReLU(0.1)-sum_batch=True]", 1}}));
+  EXPECT_EQ(pytest_unique_id_origins("test_x[cpu0-n2]"),
+            (Origins{{"test_x[cpu-n2]", 0}, {"test_x[cpu0-n]", 2}}));
+  EXPECT_EQ(pytest_unique_id_origins("test_x[cpu]"), Origins{});
+  EXPECT_EQ(pytest_unique_id_origins("test_x[3]"), Origins{}) << "a number alone is a value";
+  EXPECT_EQ(pytest_unique_id_origins("test_x[a-3]"), Origins{});
+  EXPECT_EQ(pytest_unique_id_origins("test_x[n=3]"), Origins{});
+  EXPECT_EQ(pytest_unique_id_origins("test_x"), Origins{});
+  EXPECT_EQ(pytest_unique_id_origins("test_x[cpu0"), Origins{}) << "no closing bracket";
+  EXPECT_EQ(pytest_unique_id_origins("test_x[a99999999999999999999999]"), Origins{});
+}
+
 }  // namespace
 }  // namespace devshim
