@@ -3,12 +3,13 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "parsers/text.h"
+
 namespace devshim {
 
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool is_word(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
@@ -92,10 +93,8 @@ std::string normalize_message(std::string_view s) {
       if (!out.empty() && i < s.size()) out.push_back(' ');
       continue;
     }
-    if (!word_before && c == '0' && i + 2 < s.size() && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
-        is_hex(s[i + 2])) {
-      i += 2;
-      while (i < s.size() && is_hex(s[i])) ++i;
+    if (std::size_t n = word_before ? 0 : hex_number_length(s, i); n > 0) {
+      i += n;
       out += "<hex>";
       continue;
     }

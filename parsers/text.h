@@ -42,6 +42,18 @@ constexpr std::string_view cut_utf8(std::string_view s, std::size_t n) {
   return s.substr(0, n);
 }
 
+/// The length of the hex number at s[i], "0x" or "0X" and its hex digits (the address in a
+/// repr: `<function f at 0x7ff3c65e42c0>`); 0 when there is none (no digit after the "0x").
+constexpr std::size_t hex_number_length(std::string_view s, std::size_t i) {
+  auto hex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
+  if (s.substr(i, 2) != "0x" && s.substr(i, 2) != "0X") return 0;
+  std::size_t end = i + 2;
+  while (end < s.size() && hex(s[end])) ++end;
+  return end == i + 2 ? 0 : end - i;
+}
+
 /// Whether s starts with "http://" or "https://" (the scheme in any case) and has more after it.
 constexpr bool is_web_url(std::string_view s) {
   auto starts = [s](std::string_view scheme) {

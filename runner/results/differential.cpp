@@ -391,13 +391,10 @@ std::string without_addresses(std::string_view name) {
   std::string out;
   out.reserve(name.size());
   for (std::size_t i = 0; i < name.size();) {
-    std::size_t hex = i + 2;
-    if (name.substr(i, 2) == "0x") {
-      while (hex < name.size() && std::isxdigit(static_cast<unsigned char>(name[hex])) != 0) ++hex;
-    }
-    if (hex - i >= 2 + 6) {
+    // Six hex digits at least: an address, not a value such as 0x1f.
+    if (const std::size_t n = hex_number_length(name, i); n >= 2 + 6 && name[i + 1] == 'x') {
       out += "0x#";
-      i = hex;
+      i += n;
     } else {
       out += name[i++];
     }
