@@ -39,6 +39,11 @@ class LostE2E : public ::testing::Test {
     return runner({(fs::path(E2E_SUITES_DIR) / suite).string(), "--differential", "--fail-on",
                    "regressions", "--out", out().string(), "--python", TEST_PYTHON, "-j", "1"});
   }
+  // The shim run's report.json and report.md.
+  nlohmann::json report_json() const {
+    return nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  }
+  std::string report_md() const { return testing::read_file(out() / "report.md"); }
   TempDir dir_;
 };
 
@@ -56,10 +61,10 @@ TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
                           "test), so the run's own exit 1"),
             std::string::npos)
       << r.output;
-  const std::string md = testing::read_file(out() / "report.md");
+  const std::string md = report_md();
   EXPECT_NE(md.find("Nothing compared: baseline run 1 passed no test"), std::string::npos) << md;
   EXPECT_EQ(md.find("None: every test"), std::string::npos) << md;
-  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto json = report_json();
   EXPECT_EQ(json["differential"]["baseline_passed"], 0);
   auto runs = runner({"runs"});
   EXPECT_NE(runs.output.find("   -    -    0  2 error"), std::string::npos) << "reg is -, not 0\n"
@@ -76,14 +81,14 @@ TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
   EXPECT_NE(r.output.find("against baseline run 1: 0 regressions (0 failing, 0 lost), 2 unlocked"),
             std::string::npos)
       << r.output;
-  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto json = report_json();
   EXPECT_EQ(json["differential"]["counts"]["compatible"], 2) << json["differential"].dump(1);
   EXPECT_FALSE(json["differential"]["counts"].contains("lost"));
   // test_place_0..1 without the shim, _0.._3 with it: the same names are other cases, so none
   // is compared, and none is unlocked either.
   EXPECT_EQ(json["differential"]["counts"]["renumbered"], 4);
   EXPECT_EQ(json["differential"]["renumbered_failing"], 2);
-  const std::string md = testing::read_file(out() / "report.md");
+  const std::string md = report_md();
   EXPECT_NE(md.find("4 tests of this run are renumbered parameterized cases, not compared with "
                     "the baseline one by one (which case is which cannot be told from their "
                     "names); 2 of them fail. Their counts prove none of them a regression"),
@@ -108,14 +113,14 @@ TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
                           "cases against baseline run 1, so exit 1"),
             std::string::npos)
       << r.output;
-  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto json = report_json();
   const auto& d = json["differential"];
   EXPECT_EQ(d["counts"]["renumbered"], 12) << d.dump(1);
   EXPECT_FALSE(d["counts"].contains("lost")) << "pytest's [zeros-device1] is renumbered, not lost";
   EXPECT_EQ(d["renumbered_failing"], 8);
   EXPECT_EQ(d["renumbered_regressions"], 2)
       << "test_sees: 4 fail, 2 added; test_place and test_made_on: none";
-  const std::string md = testing::read_file(out() / "report.md");
+  const std::string md = report_md();
   for (const char* said :
        {"No test compared one by one fails that passed without the shim, but renumbered cases "
         "hold at least 2 regressions (below).",
@@ -141,7 +146,7 @@ TEST_F(LostE2E, CasesPytestMadeUniqueAreRenumberedNotLost) {
                           "renumbered), 0 unlocked"),
             std::string::npos)
       << r.output;
-  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto json = report_json();
   const auto& d = json["differential"];
   EXPECT_EQ(d["counts"], (nlohmann::json{{"compatible", 1}, {"renumbered", 12}})) << d.dump(1);
   EXPECT_EQ(d["renumbered_failing"], 2);
@@ -160,7 +165,7 @@ TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
   EXPECT_NE(r.output.find(std::string("error test_first.py (")), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(kError), std::string::npos) << "on the terminal too";
 
-  const std::string md = testing::read_file(out() / "report.md");
+  const std::string md = report_md();
   EXPECT_EQ(md.find("None: every test that passed without the shim passes with it."),
             std::string::npos)
       << md;
@@ -172,7 +177,7 @@ TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
                     "scripted | tests/helpers.py:8 in \\_import\\_optimizers"),
             std::string::npos)
       << md;
-  const auto json = nlohmann::json::parse(testing::read_file(out() / "report.json"));
+  const auto json = report_json();
   EXPECT_EQ(json["differential"]["counts"]["lost"], 5);
   EXPECT_EQ(json["differential"]["lost"].size(), 5U);
   EXPECT_EQ(json["differential"]["baseline_passed"], 4);
@@ -237,7 +242,7 @@ TEST_F(LostE2E, TryingTheSuggestedSettingRecordsHowManyItFixes) {
   EXPECT_EQ(plain->trial.tests, 1);
   EXPECT_EQ(plain->trial.passed, 0);
   for (const GapEntry& e : GapLog(store).for_run(2)) EXPECT_FALSE(e.action.empty()) << e.api;
-  const std::string md = testing::read_file(out() / "report.md");
+  const std::string md = report_md();
   EXPECT_NE(md.find("TORCHDEVICE\\_DEVICE\\_OBJECTS=redirect: 1 of 1 pass (run 2)"),
             std::string::npos)
       << md;
