@@ -131,7 +131,9 @@ Zygote::State Zygote::poll_ready() {
 Zygote::State Zygote::take_ready_line(const std::string& line) {
   const json ready = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!ready.is_object() || !ready.value("ready", false)) {
-    give_up("zygote: " + (ready.is_object() ? ready.value("error", line) : line));
+    // It said so and is leaving by itself: time to run what its preloads registered to clean up
+    // (their temporary directories) before it is killed.
+    give_up("zygote: " + (ready.is_object() ? ready.value("error", line) : line), kExitGrace);
     return state_;
   }
   preloaded_ = ready.value("preloaded", std::vector<std::string>{});
@@ -140,11 +142,11 @@ Zygote::State Zygote::take_ready_line(const std::string& line) {
   return state_;
 }
 
-void Zygote::give_up(const std::string& why) {
+void Zygote::give_up(const std::string& why, std::chrono::milliseconds grace) {
   if (state_ == State::kFailed) return;
   state_ = State::kFailed;
   why_ = why;
-  shut_down();
+  shut_down(grace);
 }
 
 Zygote::~Zygote() {

@@ -48,11 +48,14 @@ class Zygote {
 
   /// Reads the ready line if it has come, without waiting. kReady: fork_child serves; kFailed:
   /// it cannot serve (why() says why: a preload failed, it died, it was not ready within
-  /// ready_timeout), and it is gone; kStarting: not yet (reply_fd() turns readable when there
-  /// is something to read).
+  /// ready_timeout), and it is gone (one that said a preload failed had kExitGrace to leave as
+  /// an interpreter does, cleaning up after the preloads it had imported); kStarting: not yet
+  /// (reply_fd() turns readable when there is something to read).
   State poll_ready();
-  /// Gives up on a zygote still starting: kills it; why() is why.
-  void give_up(const std::string& why);
+  /// Gives up on a zygote still starting: waits up to grace for it to exit by itself, then kills
+  /// it; why() is why.
+  void give_up(const std::string& why,
+               std::chrono::milliseconds grace = std::chrono::milliseconds(0));
   State state() const { return state_; }
   const std::string& why() const { return why_; }
   int reply_fd() const { return from_zygote_; }

@@ -139,6 +139,13 @@ TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
   EXPECT_EQ(o.files.at("test_a_mutates.py"), "passed");
   EXPECT_EQ(o.files.at("test_b_sees_fresh.py"), "failed");
   EXPECT_EQ(o.tests.size(), 5U);
+  // The zygote had imported warm_state before the failing preload: it left as an interpreter
+  // does, removing that preload's temporary directory, rather than being killed at once.
+  const std::string zygote_log = testing::read_file(out() / "zygote-shim.log");
+  const auto at = zygote_log.find("preload workdir ");
+  ASSERT_NE(at, std::string::npos) << zygote_log;
+  const fs::path workdir = zygote_log.substr(at + 16, zygote_log.find('\n', at) - at - 16);
+  EXPECT_FALSE(fs::exists(workdir)) << workdir << " outlived the failed zygote";
 }
 
 TEST_F(WarmE2E, AnOptionalPreloadThatRaisesIsSkippedAndTheRunStaysWarm) {

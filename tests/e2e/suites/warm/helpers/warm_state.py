@@ -9,6 +9,7 @@ imported_in = os.getpid()
 # A resource the preload owns, removed by a weakref finalizer when its owner exits: warm, the
 # zygote, once the run is over; never a child that leaves before the next file needs it.
 workdir = tempfile.TemporaryDirectory(prefix="devshim-e2e-warm-")
+print(f"preload workdir {workdir.name}", file=sys.stderr)  # for a test to check it is removed
 
 
 def startup():
