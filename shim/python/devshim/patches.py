@@ -66,6 +66,7 @@ from devshim import (
     devices,
     distributed,
     legacy,
+    libraries,
     log,
     machinery,
     optimizers,
@@ -227,6 +228,8 @@ def apply(torch):
                 if original is not patching.MISSING:
                     (wrapped if patch.wraps_original else replaced).append((original, new))
         _hide_from_machinery(torch, wrapped, replaced)
+        if runtime.masquerading:
+            libraries.watch()
 
 
 def _hide_from_machinery(torch, wrapped, replaced):
