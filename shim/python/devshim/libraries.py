@@ -49,18 +49,18 @@ def _setup_device(original):
     def setup_device(self, device, *args, **kwargs):
         if getattr(device, "type", None) == runtime.used_type != "cuda":
             record.hit(LIGHTNING_API, "cuda", str(device))
-            device = devices.as_written("cuda")  # no index: the policy's object kept none
+            device = devices.as_written("cuda")  # no index: the device object says none
         return original(self, device, *args, **kwargs)
 
     return setup_device
 
 
 def _patch_lightning(module) -> None:
+    if not (runtime.masquerading and devices.redirect_objects):
+        return
     cls = getattr(module, "CUDAAccelerator", None)
     if cls is None or "setup_device" not in vars(cls):
         logger.error("%s: no CUDAAccelerator.setup_device to patch", module.__name__)
-        return
-    if not (runtime.masquerading and devices.redirect_objects):
         return
     try:
         patching.install(Patch(cls, "setup_device", _setup_device, (LIGHTNING_API,),
