@@ -56,8 +56,6 @@ def _setup_device(original):
 
 
 def _patch_lightning(module) -> None:
-    if not (runtime.masquerading and devices.redirect_objects):
-        return
     cls = getattr(module, "CUDAAccelerator", None)
     if cls is None or "setup_device" not in vars(cls):
         logger.error("%s: no CUDAAccelerator.setup_device to patch", module.__name__)
@@ -71,7 +69,11 @@ def _patch_lightning(module) -> None:
 
 
 def watch() -> None:
-    """Patches each library's check when (or, if it already is, as soon as) it is imported."""
+    """Patches each library's check when (or, if it already is, as soon as) it is imported, while
+    the shim masquerades with a device-object policy that redirects (the activation's settings:
+    deactivate() drops what is still waiting)."""
+    if not (runtime.masquerading and devices.redirect_objects):
+        return
     import devshim
 
     for name in LIGHTNING_ACCELERATOR_MODULES:

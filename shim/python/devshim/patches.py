@@ -228,8 +228,7 @@ def apply(torch):
                 if original is not patching.MISSING:
                     (wrapped if patch.wraps_original else replaced).append((original, new))
         _hide_from_machinery(torch, wrapped, replaced)
-        if runtime.masquerading:
-            libraries.watch()
+        libraries.watch()
 
 
 def _hide_from_machinery(torch, wrapped, replaced):
