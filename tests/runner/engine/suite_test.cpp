@@ -3,12 +3,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
 #include "runner/base/error.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
 
+using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
 namespace fs = std::filesystem;
@@ -238,6 +243,45 @@ TEST_F(SuiteTest, GtestShardsMustBeAWholeNumberAndOnlyForGtest) {
       << e;
   e = load_error(R"({"name": "g", "project_root": "../project", "framework": "catch2"})");
   EXPECT_NE(e.find("(unittest, pytest, gtest)"), std::string::npos) << e;
+}
+
+// Every suite file shipped under suites/ loads: a key misspelt or of the wrong type there is a
+// UsageError for whoever runs it at night. A suite whose project lives outside this repository
+// (project_root_env) is pointed at an empty project with its tests folder; one that lives inside
+// (cuda-idioms) loads as it is.
+TEST_F(SuiteTest, EveryBundledSuiteFileLoads) {
+  const fs::path suites = fs::path(DEVSHIM_SOURCE_DIR) / "suites";
+  int loaded = 0;
+  for (const auto& entry : fs::directory_iterator(suites)) {
+    const fs::path file = entry.path() / "suite.json";
+    if (!fs::exists(file)) continue;
+    SCOPED_TRACE(file.string());
+    const auto json = nlohmann::json::parse(read_file(file));
+    const std::string env = json.value("project_root_env", "");
+    const fs::path project = dir_ / entry.path().filename();
+    std::optional<std::string> before;
+    if (!env.empty()) {
+      if (const char* value = ::getenv(env.c_str())) before = value;
+      fs::create_directories(project / json.value("tests_dir", "tests"));
+      ::setenv(env.c_str(), project.c_str(), 1);
+    }
+    try {
+      const Suite suite = load_suite(entry.path());
+      EXPECT_EQ(suite.name, entry.path().filename().string());
+      if (!env.empty()) {
+        EXPECT_EQ(suite.project_root, project);
+      }
+      ++loaded;
+    } catch (const UsageError& e) {
+      ADD_FAILURE() << e.what();
+    }
+    if (before) {
+      ::setenv(env.c_str(), before->c_str(), 1);
+    } else if (!env.empty()) {
+      ::unsetenv(env.c_str());
+    }
+  }
+  EXPECT_GE(loaded, 8);
 }
 
 }  // namespace
