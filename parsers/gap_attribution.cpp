@@ -273,8 +273,10 @@ std::string_view rewritten_assertion(const std::vector<std::string_view>& lines)
 
 // Which named device gap an AssertionError is, from its explanation (failure_explanation):
 // kGapDeviceIdentity when its assertion compares device objects, the device used with a CUDA
-// one; kGapDeviceType when it compares device type strings or reads the type or index of a
-// device the shim used (pytest's "+ where" lines); empty otherwise.
+// one, itself or through a call that pytest shows returning False with both as its arguments
+// ("+  where False = device_eq(device(type='cpu'), device(type='cuda'))"); kGapDeviceType when
+// it compares device type strings or reads the type or index of a device the shim used
+// (pytest's "+ where" lines); empty otherwise.
 std::string_view device_gap(std::string_view exception, std::string_view explanation) {
   if (!has(exception, "AssertionError")) return {};
   const std::vector<std::string_view> lines = lines_of(explanation);
@@ -282,6 +284,12 @@ std::string_view device_gap(std::string_view exception, std::string_view explana
   const std::string_view rewritten = rewritten_assertion(lines);
   for (std::string_view line : {assertion, rewritten}) {
     if (names_used_device_object(line) && names_cuda_device_object(line)) {
+      return kGapDeviceIdentity;
+    }
+  }
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::string_view l = lines[i];
+    if (has(l, "where False = ") && names_used_device_object(l) && names_cuda_device_object(l)) {
       return kGapDeviceIdentity;
     }
   }
