@@ -147,6 +147,26 @@ def test_compile_with_inductor_and_cuda_graphs_asked_for(shim):
             assert torch.allclose(compiled(x), model(x))
 
 
+def test_compile_with_max_autotune(shim):
+    # After benchmarking a choice whose inputs are on no GPU, Inductor's max-autotune synchronises
+    # the "cuda" device interface if it says CUDA is available, as the masquerade does; the
+    # interface held torch's own synchronize, which a CPU build cannot run (AttributeError:
+    # torch._C._cuda_synchronize). Seen in MACE's compile_benchmark[...-max-autotune].
+    import torch._inductor.config
+    from torch._dynamo.device_interface import get_interface_for_device
+
+    interface = get_interface_for_device("cuda")
+    assert interface.is_available() and interface.device_count() == torch.cuda.device_count()
+    interface.synchronize()
+
+    def f(a, b):
+        return torch.bmm(a * 2.0, b)
+
+    a, b = torch.randn(8, 16, 4), torch.randn(8, 4, 4)
+    with torch._inductor.config.patch(force_disable_caches=True):
+        torch.testing.assert_close(torch.compile(f, mode="max-autotune")(a, b), f(a, b))
+
+
 def test_compile_looks_patched_functions_up_in_a_dict_keyed_by_them(shim):
     # tensordict's __torch_function__ (its compile tests, fullgraph): `func not in HANDLED`, then
     # HANDLED[func], a dict built at import, after the shim, so keyed by devshim's wrappers.

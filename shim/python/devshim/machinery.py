@@ -37,7 +37,11 @@ original functions, devshim's wrappers, or both:
   ``current_stream``, ... to recognise CUDA's streams and events in a graph. Holding the
   masquerade's logical ones, it turned them into stream operators of the graph that crash
   (``streams::record_event`` with no index). ``device_interface_patches`` gives it back torch's
-  own: the masquerade's streams and events are then traced as the Python objects they are.
+  own for those: the masquerade's streams and events are then traced as the Python objects they
+  are. The interface's calls that run, not trace (``synchronize``, ``device_count``,
+  ``memory_allocated``, ...), hold the masquerade's, whether Dynamo was imported before
+  activation or after: Inductor's max-autotune synchronises "cuda" when the interface says it is
+  available, which torch's own ``synchronize`` cannot do on a CPU build.
 - ``torch.overrides``' tables (``get_ignored_functions``, ``get_testing_overrides``,
   ``_get_overridable_functions``, ``_get_tensor_methods``, each cached on first use):
   ``overrides_patches`` makes each hold both identities of every patched function, whenever it is
@@ -214,17 +218,30 @@ def dynamo_wrapper_patches(functions, wrapped) -> list[Patch]:
             if hasattr(tracker, name)]
 
 
+# The attributes of Dynamo's device interface by which it recognises a stream or an event in the
+# code it traces (torch._dynamo.variables.builder and .torch compare a call's target with them).
+_TRACED_INTERFACE_NAMES = frozenset({
+    "Event", "Stream", "current_stream", "default_stream", "stream", "set_stream",
+    "_set_stream_by_id", "get_raw_stream"})
+
+
 def device_interface_patches(device_interface, replaced) -> list[Patch]:
-    """Patches of Dynamo's CUDA device interface: each attribute that holds one of the
-    ``replaced`` replacements (as is, or as a staticmethod) holds torch's original again."""
+    """Patches of Dynamo's CUDA device interface, whichever of torch's functions or the
+    ``replaced`` replacements it took when it was made (Dynamo imported before activation or
+    after): each attribute by which it recognises streams and events in a graph
+    (``_TRACED_INTERFACE_NAMES``) holds torch's original, as is or as a staticmethod; every other
+    one holds the replacement, as ``torch.cuda`` does: torch calls them (``synchronize`` after an
+    autotuning benchmark, ``device_count``)."""
     interface = getattr(device_interface, "CudaInterface", None)
     originals = {id(new): original for original, new in replaced}
+    replacements = {id(original): new for original, new in replaced}
     patches = []
     for name, value in list(vars(interface).items()) if interface is not None else ():
         static = isinstance(value, staticmethod)
-        original = originals.get(id(value.__func__ if static else value))
-        if original is not None:
-            back = staticmethod(original) if static else original
+        held = id(value.__func__ if static else value)
+        wanted = (originals if name in _TRACED_INTERFACE_NAMES else replacements).get(held)
+        if wanted is not None:
+            back = staticmethod(wanted) if static else wanted
             patches.append(Patch(interface, name, lambda current, back=back: back, ()))
     return patches
 
