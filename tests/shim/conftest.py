@@ -8,6 +8,7 @@ torch attribute back.
 import contextlib
 import os
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -54,6 +55,13 @@ def child_env(extra_path=None, activate=False):
     if activate:
         env["ACTIVATE_TORCH_DEVICE"] = "1"
     return env
+
+
+def run_shimmed(code, timeout=300):
+    """``python -c code`` in a child process with the shim on (child_env(activate=True)): its
+    CompletedProcess, output captured as text."""
+    return subprocess.run([sys.executable, "-c", code], env=child_env(activate=True),
+                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

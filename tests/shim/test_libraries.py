@@ -5,8 +5,6 @@ device object, and Lightning (requirements-dev.txt) refused it in ``CUDAAccelera
 every ``Trainer(accelerator="gpu")`` and ``Fabric(accelerator="cuda")`` raised
 ``MisconfigurationException: Device should be GPU, got cpu instead`` before it placed anything.
 """
-import subprocess
-import sys
 import textwrap
 
 import lightning.fabric.accelerators.cuda  # noqa: F401 - imported before any test activates the shim
@@ -14,7 +12,7 @@ import lightning.pytorch.accelerators.cuda  # noqa: F401
 import pytest
 import torch
 
-from conftest import child_env, cpu_only, recorded_apis
+from conftest import cpu_only, recorded_apis, run_shimmed
 from devshim import libraries
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch), reason="the masquerade is for machines "
@@ -51,8 +49,7 @@ def test_a_trainer_on_the_gpu_fits_in_a_fresh_process_under_the_default_policy()
         assert next(model.parameters()).device == torch.device("cuda", 0)
         print("fitted", trainer.global_step, next(model.parameters()).device)
     """)
-    done = subprocess.run([sys.executable, "-c", script], env=child_env(activate=True),
-                          capture_output=True, text=True, timeout=300)
+    done = run_shimmed(script)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "fitted 2 cpu" in done.stdout, done.stdout
 
@@ -103,8 +100,7 @@ def test_a_ddp_spawn_trainer_on_the_gpu_fits_under_the_default_policy():
             trainer.fit(BoringModel())
             print("fitted", trainer.state.status)
     """)
-    done = subprocess.run([sys.executable, "-c", script], env=child_env(activate=True),
-                          capture_output=True, text=True, timeout=300)
+    done = run_shimmed(script)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "fitted TrainerStatus.FINISHED" in done.stdout, done.stdout
 

@@ -7,17 +7,14 @@ factory (TypeError from inspect), torch.distributed.optim at import, custom_op w
 torch.device parameter (infer_schema), fx code generation of a device (NameError), ..."""
 import copy
 import io
-import os
 import pickle
-import subprocess
-import sys
 import typing
 import zipfile
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from conftest import SHIM_DIR, cpu_only  # noqa: E402
+from conftest import cpu_only, run_shimmed  # noqa: E402
 from devshim import record  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cpu_only(torch),
@@ -93,13 +90,6 @@ def test_custom_op_with_a_torch_device_parameter(shim):
         return x.to(device).clone()
 
     assert torch.equal(move(torch.ones(2), torch.device("cpu")), torch.ones(2))
-
-
-def run_shimmed(code):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHDEVICE_")}
-    env.update(ACTIVATE_TORCH_DEVICE="1", PYTHONPATH=str(SHIM_DIR))
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=300)
 
 
 def test_torch_modules_that_script_or_register_ops_at_import():

@@ -218,11 +218,7 @@ def apply(torch):
         wrapped, replaced = [], []  # (original, new): wrappers, replacements (Patch.wraps_original)
         for patch in plan(torch):
             if patch.when == REDIRECT or (patch.when == MASQUERADE and runtime.masquerading):
-                try:
-                    patching.install(patch)
-                except Exception as e:  # one torch attribute must not stop the program
-                    logger.error("could not patch %s: %s: %s", ", ".join(patch.apis),
-                                 type(e).__name__, e)
+                if not patching.install_or_log(patch):
                     continue
                 _, _, original, new = patching.installed()[-1]
                 if original is not patching.MISSING:
@@ -246,38 +242,31 @@ def _hide_from_machinery(torch, wrapped, replaced):
         logger.error("TorchScript's emit hooks: %s: %s", type(e).__name__, e)
     for patch in [*machinery.overrides_patches(torch, pairs),
                   *machinery.parameter_patches(torch, pairs)]:
-        _install_quietly(patch)
+        patching.install_or_log(patch)
 
     def on_dynamo(trace_rules):
         with _lock:
             if _applied and hasattr(trace_rules, "get_torch_obj_rule_map"):
-                _install_quietly(machinery.dynamo_rules_patch(trace_rules, wrapped, replaced))
+                patching.install_or_log(
+                    machinery.dynamo_rules_patch(trace_rules, wrapped, replaced))
 
     def on_dynamo_functions(functions):
         with _lock:
             if _applied:
                 for patch in machinery.dynamo_wrapper_patches(functions, wrapped):
-                    _install_quietly(patch)
+                    patching.install_or_log(patch)
 
     def on_device_interface(device_interface):
         with _lock:
             if _applied:
                 for patch in machinery.device_interface_patches(device_interface, replaced):
-                    _install_quietly(patch)
+                    patching.install_or_log(patch)
 
     import devshim
 
     devshim.after_import("torch._dynamo.trace_rules", on_dynamo)
     devshim.after_import("torch._dynamo.variables.functions", on_dynamo_functions)
     devshim.after_import("torch._dynamo.device_interface", on_device_interface)
-
-
-def _install_quietly(patch):
-    try:
-        patching.install(patch)
-    except Exception as e:  # another torch version: that table keeps its own view
-        logger.error("could not patch %s.%s: %s: %s", getattr(patch.owner, "__name__", "?"),
-                     patch.name, type(e).__name__, e)
 
 
 def refresh_from_environ():

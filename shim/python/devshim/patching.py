@@ -31,8 +31,9 @@ from typing import Any, Callable
 from devshim import native
 from devshim.log import logger
 
-__all__ = ["Patch", "install", "restore_all", "installed", "wraps", "copy_signature", "MISSING",
-           "REDIRECT", "MASQUERADE", "CARRIES", "RAISES", "ATTRIBUTE", "CONSTRUCTOR"]
+__all__ = ["Patch", "install", "install_or_log", "restore_all", "installed", "wraps",
+           "copy_signature", "MISSING", "REDIRECT", "MASQUERADE", "CARRIES", "RAISES", "ATTRIBUTE",
+           "CONSTRUCTOR"]
 
 MISSING = object()
 
@@ -117,6 +118,20 @@ def install(patch: Patch) -> None:
         _installed.append((owner, name, original, owned, replacement))
         logger.debug("patched %s.%s (%s)", getattr(owner, "__name__", owner), name,
                      ", ".join(patch.apis))
+
+
+def install_or_log(patch: Patch) -> bool:
+    """``install(patch)``; a failure (an attribute another version of the library lacks or holds
+    differently) is logged as an error naming the patch's APIs and answered False: one attribute
+    must not stop the program."""
+    try:
+        install(patch)
+    except Exception as e:
+        logger.error("could not patch %s.%s (%s): %s: %s",
+                     getattr(patch.owner, "__qualname__", getattr(patch.owner, "__name__", "?")),
+                     patch.name, ", ".join(patch.apis), type(e).__name__, e)
+        return False
+    return True
 
 
 def restore_all() -> None:
