@@ -74,7 +74,7 @@ def test_document_format():
     assert doc == {"format": "devshim-redirections/1", "shim": "python", "pid": 1234,
                    "policy": "default",
                    "hardware": {"accelerator": None, "mps": False, "cuda_device_count": 0},
-                   "redirections": [entry()]}
+                   "redirections": [entry()], "cuda_path_tests": []}
     assert record.document([], "default", Hardware(mps=True))["hardware"]["accelerator"] == "mps"
 
 
@@ -136,7 +136,8 @@ def test_two_processes_write_one_record(tmp_path):
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     doc = json.loads(path.read_text())
-    assert set(doc) == {"format", "shim", "pid", "policy", "hardware", "redirections"}
+    assert set(doc) == {"format", "shim", "pid", "policy", "hardware", "redirections",
+                        "cuda_path_tests"}
     assert ((doc["format"], doc["shim"], doc["policy"])
             == ("devshim-redirections/1", "python", "default"))
     assert doc["hardware"] == {"accelerator": None, "mps": False, "cuda_device_count": 0}

@@ -79,6 +79,7 @@ from devshim import (
     serialization,
     streams,
     tensors,
+    test_hooks,
     tunable,
     unsupported,
 )
@@ -199,9 +200,11 @@ def apply(torch):
         record.compiling = getattr(getattr(torch, "compiler", None), "is_compiling", bool)
         logger.debug("hardware %s, policy %s, mode %s, a 'cuda' request lands on %s",
                      hardware, runtime.policy, runtime.mode, runtime.used)
-        if _settings.record_path and not _atexit_registered:
-            atexit.register(_write_record)
-            _atexit_registered = True
+        if _settings.record_path:
+            test_hooks.install()
+            if not _atexit_registered:
+                atexit.register(_write_record)
+                _atexit_registered = True
         _applied = True
         if runtime.mode != "redirect":
             return
@@ -280,9 +283,11 @@ def refresh_from_environ():
         if not _applied:
             return
         _settings = dataclasses.replace(_settings, record_path=config.from_environ().record_path)
-        if _settings.record_path and not _atexit_registered:
-            atexit.register(_write_record)
-            _atexit_registered = True
+        if _settings.record_path:
+            test_hooks.install()
+            if not _atexit_registered:
+                atexit.register(_write_record)
+                _atexit_registered = True
 
 
 def _backend_for(torch):
@@ -303,6 +308,7 @@ def remove():
         record.drop_site_caches()
         record._first_hit_listeners[:] = []
         record.compiling = bool
+        test_hooks.uninstalled()
         _applied = False
 
 

@@ -18,11 +18,17 @@ are plain integer increments under the GIL: exact for single-threaded programs; 
 threads can at worst lose an increment. A forked child starts with zero counts (its parent writes
 its own).
 
+Tests that took a CUDA path: ``test_started(name)`` and ``test_finished()`` bracket one test
+(devshim/test_hooks.py calls them: pytest's setup and call phases, unittest's ``TestCase.run``);
+a test during which any row's count grew — a redirected device request or a masqueraded
+``torch.cuda`` call made by the program — is named in the record's ``cuda_path_tests``. The hot
+path pays nothing for it: the counts are summed at each end of a test (O(rows)).
+
 ``write(path)`` (registered with atexit when TORCHDEVICE_RECORD is set) merges this process's
 rows into the file under an exclusive flock on ``path + ".lock"``: read what is there, sum counts
-per row key keeping the first call site, write a temporary file beside it, os.replace. A file
-that is not a record of this format is replaced (and a WARNING logged); no failure of ``write``
-ever propagates.
+per row key keeping the first call site, join the named tests, write a temporary file beside it,
+os.replace. A file that is not a record of this format is replaced (and a WARNING logged); no
+failure of ``write`` ever propagates.
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ import threading
 from devshim.log import logger
 
 __all__ = ["FORMAT", "INSIDE", "SiteCache", "hit", "hit_at", "first_hit", "site_cache", "rows",
-           "document", "merge", "write", "reset", "set_internal_dirs"]
+           "document", "merge", "write", "reset", "set_internal_dirs", "test_started",
+           "test_finished", "current_test", "cuda_path_tests"]
 
 FORMAT = "devshim-redirections/1"
 _WALK_LIMIT = 64
@@ -51,6 +58,8 @@ _internal_dirs = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
 _lock = threading.Lock()
 _first_hit_listeners = []  # called with the api on the first hit of every new row
 compiling = bool  # torch.compiler.is_compiling once torch is patched (compiling() is False)
+_cuda_path_tests: set[str] = set()  # tests during which a row's count grew
+_test = None  # (name, sum of the counts when it started) while a test runs
 # A row: [count, api, requested, used, file, line, function]
 
 
@@ -233,6 +242,36 @@ def first_hit(frame, api, requested, used):
     return row, cacheable
 
 
+def _total() -> int:
+    return sum(row[0] for row in list(_rows.values()))
+
+
+def test_started(name: str) -> None:
+    """A test named ``name`` (its target inside its file: "Class::test[params]") begins."""
+    global _test
+    _test = (name, _total())
+
+
+def test_finished() -> None:
+    """The test begun last ends: named in ``cuda_path_tests`` when a count grew meanwhile."""
+    global _test
+    if _test is not None:
+        name, before = _test
+        _test = None
+        if _total() != before:
+            _cuda_path_tests.add(name)
+
+
+def current_test() -> str | None:
+    """The test between test_started and test_finished, or None."""
+    return None if _test is None else _test[0]
+
+
+def cuda_path_tests() -> list[str]:
+    """The tests of this process that took a CUDA path, sorted."""
+    return sorted(_cuda_path_tests)
+
+
 def rows() -> list[dict]:
     """This process's rows with a positive count, as record entries, sorted."""
     out = []
@@ -245,24 +284,32 @@ def rows() -> list[dict]:
 
 
 def reset() -> None:
-    """Forgets every row and call site (for tests, and in a forked child: see _after_fork)."""
+    """Forgets every row, call site and named test (for tests)."""
+    global _test
     with _lock:
         for cache in _site_caches:
             cache.clear()
         _rows.clear()
+        _cuda_path_tests.clear()
+        _test = None
 
 
 def _after_fork() -> None:
-    # The child keeps the rows (and call sites), not the parent's counts: the parent writes those.
+    # The child keeps the rows (and call sites), not the parent's counts or tests: the parent
+    # writes those.
+    global _test
     for row in _rows.values():
         row[0] = 0
+    _cuda_path_tests.clear()
+    _test = None
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def document(entries: list[dict], policy: str, hardware, pid: int | None = None) -> dict:
+def document(entries: list[dict], policy: str, hardware, pid: int | None = None,
+             tests: list[str] | None = None) -> dict:
     """A whole record: the format of docs/shim.md, "The redirection record"."""
     return {
         "format": FORMAT,
@@ -272,6 +319,7 @@ def document(entries: list[dict], policy: str, hardware, pid: int | None = None)
         "hardware": {"accelerator": hardware.accelerator, "mps": hardware.mps,
                      "cuda_device_count": hardware.cuda_device_count},
         "redirections": entries,
+        "cuda_path_tests": sorted(tests or []),
     }
 
 
@@ -292,12 +340,20 @@ def merge(existing: list[dict], new: list[dict]) -> list[dict]:
     return sorted(merged.values(), key=_entry_key)
 
 
+def _valid_tests(doc) -> list[str] | None:
+    """The named tests of a parsed record (none: []), or None when they are not a list of str."""
+    tests = doc.get("cuda_path_tests", [])
+    if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+        return None
+    return tests
+
+
 def _valid_entries(doc) -> list[dict] | None:
     """The entries of a parsed record, or None when it is not a record this code can merge."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return None
     entries = doc.get("redirections")
-    if not isinstance(entries, list):
+    if not isinstance(entries, list) or _valid_tests(doc) is None:
         return None
     for e in entries:
         if not (isinstance(e, dict) and all(isinstance(e.get(k), str) and e.get(k)
@@ -317,17 +373,20 @@ def write(path: str, policy: str, hardware) -> bool:
         with open(path + ".lock", "a+") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             existing: list[dict] = []
+            tests = set(_cuda_path_tests)
             if os.path.exists(path):
                 try:
                     with open(path, encoding="utf-8") as f:
-                        found = _valid_entries(json.load(f))
+                        old = json.load(f)
+                    found = _valid_entries(old)
                 except (OSError, ValueError):
                     found = None
                 if found is None:
                     logger.warning("%s is not a %s record; replacing it", path, FORMAT)
                 else:
                     existing = found
-            doc = document(merge(existing, rows()), policy, hardware)
+                    tests.update(_valid_tests(old))
+            doc = document(merge(existing, rows()), policy, hardware, tests=sorted(tests))
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".",
                                        suffix=".tmp")
             try:
