@@ -71,6 +71,9 @@ inline constexpr std::string_view kGapNetworkUnreachable = "network unreachable"
 /// Kind of the entries of files that reported no test (their import or collection failed, or
 /// their process died before the first test): runner/results/gap_log.h.
 inline constexpr std::string_view kGapFileError = "file_error";
+/// Kind of the entries of files that reported no test with the same error without the shim: the
+/// suite's environment (a module not installed), not a shim gap (runner/results/gap_log.h).
+inline constexpr std::string_view kGapEnvironment = "environment";
 
 /// The line the pytest parser puts between a subprocess.CalledProcessError's own traceback and
 /// the Python traceback its test's "Captured stderr call" ends with: the child process's failure.

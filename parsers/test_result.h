@@ -36,6 +36,10 @@ struct TestCase {
   /// Set on the test that was running when its process died: "crashed", "timeout" or
   /// "interrupted" (its status is then error). Empty otherwise.
   std::string culprit;
+  /// Under the shim: the shim's redirection record names the test (it made a redirected device
+  /// request or called a masqueraded torch.cuda function while it ran). Set by the runner from
+  /// the record, never by a parser.
+  bool cuda_path = false;
 };
 
 /// Whether a result stands for its file's import or collection error, not for a test: pytest's

@@ -176,6 +176,8 @@ h2 .count, h3 .count { color: var(--muted); font-weight: 400; }
 .status-no_tests { background: var(--no_tests); }
 .status-interrupted { background: var(--interrupted); }
 .status-not_run { background: var(--not_run); }
+.cuda-path { display: inline-block; margin-left: .3em; padding: 0 .35em; border: 1px solid #0969da;
+  border-radius: .8em; color: #0969da; font-size: .8em; white-space: nowrap; }
 .summary { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr));
   gap: 1rem; }
 .card { border: 1px solid var(--border); border-radius: 8px; padding: 0.8rem 1rem; }
@@ -426,6 +428,7 @@ class Page {
         "<div id=\"later-sections\" class=\"later-sections\">";
     previous();
     flaky();
+    cuda_path();
     differential();
     out_ += "</div>\n";
     file_errors();
@@ -433,6 +436,7 @@ class Page {
     clusters();
     failures();
     gaps();
+    environment_entries();
     redirections();
     files();
     out_ += "</main>\n";
@@ -659,7 +663,8 @@ class Page {
         report_.flaky.empty()
             ? std::string()
             : fmt::format("<a href=\"#flaky\">Flaky ({})</a>", report_.flaky.size()),
-        std::string(report_.differential ? "<a href=\"#differential\">Differential</a>" : "") +
+        std::string(report_.cuda_path ? "<a href=\"#cuda-path\">CUDA path</a>" : "") +
+            std::string(report_.differential ? "<a href=\"#differential\">Differential</a>" : "") +
             (file_error_count() == 0 ? std::string()
                                      : fmt::format("<a href=\"#file-errors\">File errors ({})</a>",
                                                    file_error_count())),
@@ -784,6 +789,25 @@ class Page {
     out_ += "</ul>\n</section>\n";
   }
 
+  // Shim runs: the tests that took a CUDA path, and how they did (the run's headline).
+  void cuda_path() {
+    if (!report_.cuda_path) return;
+    const ReportCudaPath& c = *report_.cuda_path;
+    out_ += "<section id=\"cuda-path\">\n<h2>CUDA path</h2>\n<p>";
+    text(cuda_path_text(c));
+    out_ += "</p>\n";
+    if (c.tests > 0) {
+      out_ += fmt::format(
+          "<table><thead><tr><th>Why</th><th>Tests</th></tr></thead><tbody>\n"
+          "<tr><td>the shim's record names it: a redirected device request or a masqueraded "
+          "torch.cuda call while it set up or ran</td><td class=\"num\">{}</td></tr>\n"
+          "<tr><td>skipped without the shim, ran with it</td><td class=\"num\">{}</td></tr>\n"
+          "<tr><td>new under the shim</td><td class=\"num\">{}</td></tr>\n</tbody></table>\n",
+          c.recorded, c.unskipped, c.new_tests);
+    }
+    out_ += "</section>\n";
+  }
+
   // Differential runs: the class of every test (shim on vs. the baseline run), regressions
   // listed with their links.
   void differential() {
@@ -842,6 +866,12 @@ class Page {
     folded_tests("Unlocked", d.unlocked);
     folded_tests("Newly skipped", d.newly_skipped);
     folded_tests("Failing with and without the shim", d.broken_both);
+    if (const std::string added = new_under_shim_text(d); !added.empty()) {
+      out_ += "<h3>New under the shim</h3>\n<p>";
+      text(added);
+      out_ += "</p>\n";
+      if (!d.new_failed.empty()) folded_tests("New under the shim, failing", d.new_failed);
+    }
     out_ += "</section>\n";
   }
 
@@ -1053,6 +1083,7 @@ class Page {
       }
       const TestCase& t = row.test->test;
       status_badge(to_string(t.status));
+      if (row.test->cuda_path) out_ += "<span class=\"cuda-path\">CUDA path</span>";
       out_ += "</td><td class=\"path\">";
       name_text(row.file->file.path);
       out_ += "</td><td class=\"test\">";
@@ -1109,6 +1140,32 @@ class Page {
       if (!g.equivalent.empty()) action += "\nequivalent: " + g.equivalent;
       if (!g.trial.setting.empty()) action += "\ntrial: " + gap_trial_text(g.trial);
       long_text(action);
+      out_ += "</td><td>";
+      std::string tests;
+      for (const auto& t : g.test_list) {
+        tests += (tests.empty() ? "" : "\n") + label(t.file, t.classname, t.name);
+      }
+      long_text(tests);
+      out_ += "</td></tr>\n";
+    }
+    out_ += "</tbody>\n</table>\n</section>\n";
+  }
+
+  // What fails the same way without the shim: the suite's environment, not a shim gap.
+  void environment_entries() {
+    const auto& list = report_.environment_entries;
+    if (list.empty()) return;
+    out_ += fmt::format(
+        "<section id=\"environment-entries\">\n<h2>Environment <span class=\"count\">({})</span>"
+        "</h2>\n<p class=\"hint\">What fails the same way without the shim: the suite's "
+        "environment, not a shim gap.</p>\n<table class=\"gaps\">\n<thead><tr><th>Error</th>"
+        "<th>Files</th><th>Action</th><th>Affected</th></tr></thead>\n<tbody>\n",
+        list.size());
+    for (const auto& g : list) {
+      out_ += "<tr><td class=\"path\">";
+      text(g.api);
+      out_ += fmt::format("</td><td class=\"num\">{}</td><td>", g.files);
+      long_text(g.action);
       out_ += "</td><td>";
       std::string tests;
       for (const auto& t : g.test_list) {

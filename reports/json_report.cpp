@@ -117,6 +117,7 @@ json case_json(const Report& r, const std::string& file, const ReportCase& c) {
                             {"line", t.source.line > 0 ? json(t.source.line) : json(nullptr)}}},
       {"links", links_json(c.links)},
       {"diff_class", json_text(c.diff_class)},
+      {"cuda_path", c.cuda_path},
       {"change", json_text(c.change)},
       {"flaky", c.flaky},
       {"attempts", attempts_json(c.attempts)},
@@ -217,7 +218,23 @@ json differential_json(const Report& r) {
           {"lost", diff_tests_json(r, d.lost)},
           {"unlocked", diff_tests_json(r, d.unlocked)},
           {"newly_skipped", diff_tests_json(r, d.newly_skipped)},
-          {"broken_both", diff_tests_json(r, d.broken_both)}};
+          {"broken_both", diff_tests_json(r, d.broken_both)},
+          {"new_under_shim", new_under_shim(d)},
+          {"new_failed", diff_tests_json(r, d.new_failed)}};
+}
+
+// The tests of a shim run that took a CUDA path; null for other runs.
+json cuda_path_json(const Report& r) {
+  if (!r.cuda_path) return nullptr;
+  const ReportCudaPath& c = *r.cuda_path;
+  return {
+      {"tests", c.tests},
+      {"passed", c.passed},
+      {"failed", c.failed},
+      {"skipped", c.skipped},
+      {"failed_without_shim", c.failed_without_shim ? json(*c.failed_without_shim) : json(nullptr)},
+      {"by_reason", {{"recorded", c.recorded}, {"unskipped", c.unskipped}, {"new", c.new_tests}}},
+      {"headline", cuda_path_text(c)}};
 }
 
 // What the shim rewrote, one entry per API and device pair.
@@ -243,15 +260,17 @@ json redirections_json(const Report& r) {
   return redirections;
 }
 
-// The gap-log entries the run's failures under the shim are attributed to.
-json gaps_json(const Report& r) {
+// The gap-log entries the run's failures under the shim are attributed to (or those of kind
+// environment: the same failure without the shim).
+json gaps_json(const Report& r, const std::vector<GapEntry>& entries) {
   json gaps = json::array();
-  for (const auto& g : r.gaps) {
+  for (const auto& g : entries) {
     json tests = json::array();
     for (const auto& t : g.test_list) {
       tests.push_back({{"file", t.file}, {"classname", t.classname}, {"name", t.name}});
     }
-    gaps.push_back({{"api", g.api},
+    gaps.push_back({{"suite", g.suite},
+                    {"api", g.api},
                     {"kind", g.kind},
                     {"status", g.status},
                     {"severity", g.severity},
@@ -302,13 +321,15 @@ json render_json(const Report& r) {
                             : json(nullptr)},
           {"later_runs", later_runs_json(r)},
           {"flaky", flaky_json(r)},
+          {"cuda_path", cuda_path_json(r)},
           {"differential", differential_json(r)},
           {"run", run_json(r)},
           {"summary", summary_json(r)},
           {"files", files_json(r)},
           {"clusters", clusters_json(r)},
           {"redirections", redirections_json(r)},
-          {"gaps", gaps_json(r)}};
+          {"gaps", gaps_json(r, r.gaps)},
+          {"environment_entries", gaps_json(r, r.environment_entries)}};
 }
 
 std::string dump_report_json(const json& report) {

@@ -1,4 +1,4 @@
-// report.json: the report for tools. Format: docs/report-format.md (schema_version 2; later
+// report.json: the report for tools. Format: docs/report-format.md (schema_version 4; later
 // versions add keys and never rename these).
 #pragma once
 
@@ -8,7 +8,7 @@
 
 namespace devshim {
 
-inline constexpr int kReportSchemaVersion = 3;
+inline constexpr int kReportSchemaVersion = 4;
 
 /// {"schema_version", "run", "summary", "files": [{"path", "status", "duration_s", "log",
 /// "cases": [{"classname", "name", "status", "duration_s", "message", "signature",

@@ -86,6 +86,11 @@ std::string render_junit(const Report& r) {
     for (const auto& c : f.cases) {
       const TestCase& t = c.test;
       auto tc = add_case(t.classname, t.name, t.duration_s, t.source);
+      if (c.cuda_path) {  // as pytest writes a test's record_property
+        auto p = tc.append_child("properties").append_child("property");
+        p.append_attribute("name") = "devshim.cuda_path";
+        p.append_attribute("value") = "true";
+      }
       const std::string message = failure_text(t);
       auto detail = [&](const char* tag) {
         auto e = tc.append_child(tag);

@@ -390,6 +390,28 @@ void differential_section(const Report& r, std::string& out) {
   listed_tests(r.run, "Unlocked", d.unlocked, "None.\n", out);
   listed_tests(r.run, "Newly skipped", d.newly_skipped, "None.\n", out);
   listed_tests(r.run, "Failing with and without the shim", d.broken_both, "None.\n", out);
+  if (const std::string added = new_under_shim_text(d); !added.empty()) {
+    out += "\n### New under the shim\n\n" + added + "\n";
+    if (!d.new_failed.empty()) {
+      out += "\nFailing:\n\n";
+      listed_tests_body(r.run, d.new_failed, out);
+    }
+  }
+}
+
+// The headline of a shim run: the tests that took a CUDA path, and how they did.
+void cuda_path_section(const Report& r, std::string& out) {
+  if (!r.cuda_path) return;
+  const ReportCudaPath& c = *r.cuda_path;
+  out += "\n## CUDA path\n\n" + cuda_path_text(c) + "\n";
+  if (c.tests == 0) return;
+  out += fmt::format(
+      "\n| why | tests |\n| --- | --- |\n"
+      "| the shim's record names it: a redirected device request or a masqueraded torch.cuda "
+      "call while it set up or ran | {} |\n"
+      "| skipped without the shim, ran with it | {} |\n"
+      "| new under the shim | {} |\n",
+      c.recorded, c.unskipped, c.new_tests);
 }
 
 // Files that reported no test, and what stopped each (its exception and innermost frames).
@@ -473,6 +495,7 @@ void failing_tests_section(const Report& r, std::string& out) {
       any = true;
       std::string status(to_string(c.test.status));
       if (!c.test.culprit.empty()) status += " (" + c.test.culprit + ")";
+      if (c.cuda_path) status += " · CUDA path";
       std::string message = failure_text(c.test);
       out += fmt::format("| {} | {} | {} | {} |\n", status,
                          md_cell(test_label(r.run, f.file.path, c.test.classname, c.test.name)),
@@ -496,6 +519,24 @@ void failing_tests_section(const Report& r, std::string& out) {
   out += "```sh\n" + commands + "```\n";
   if (more > 0) out += fmt::format("\n… and {} more (`runner show` prints each).\n", more);
   out += "\n</details>\n";
+}
+
+// What fails the same way without the shim (gap log entries of kind environment): the suite's
+// environment, not the shim's.
+void environment_entries_section(const Report& r, std::string& out) {
+  if (r.environment_entries.empty()) return;
+  out +=
+      "\n## Environment\n\nWhat fails the same way without the shim: the suite's environment, "
+      "not a shim gap (`runner gaps --kind environment`).\n\n"
+      "| error | files | action | example |\n| --- | --- | --- | --- |\n";
+  for (const GapEntry& g : r.environment_entries) {
+    const std::string example =
+        g.test_list.empty() ? ""
+                            : test_label(r.run, g.test_list.front().file,
+                                         g.test_list.front().classname, g.test_list.front().name);
+    out += fmt::format("| {} | {} | {} | {} |\n", md_cell(g.api, 160), g.files,
+                       md_cell(g.action, 300), md_cell(example, 200));
+  }
 }
 
 // The torch APIs the failures under the shim are attributed to, the most tests first.
@@ -555,7 +596,7 @@ void files_section(const Report& r, std::string& out) {
   std::string failing, passing;
   int passed = 0;
   for (const auto& f : r.files) {
-    if (f.status == "passed" || f.status == "no_tests") {
+    if (f.status == "passed") {
       passing += file_row(f);
       ++passed;
     } else {
@@ -575,12 +616,14 @@ std::string render_markdown(const Report& r) {
                      r.run.mode);
   environment_section(r, out);
   previous_section(r, out);
+  cuda_path_section(r, out);
   differential_section(r, out);
   file_errors_section(r, out);
   summary_section(r, out);
   clusters_section(r, out);
   failing_tests_section(r, out);
   gaps_section(r, out);
+  environment_entries_section(r, out);
   redirections_section(r, out);
   files_section(r, out);
   return out;

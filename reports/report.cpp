@@ -134,14 +134,19 @@ std::vector<ReportLaterRun> later_runs(Store& store, std::int64_t run_id,
   return out;
 }
 
+int count(const std::map<std::string, int>& counts, const char* key) {
+  return class_count(counts, key);
+}
+
 }  // namespace
+
+int class_count(const std::map<std::string, int>& counts, const char* cls) {
+  auto it = counts.find(cls);
+  return it == counts.end() ? 0 : it->second;
+}
 
 nlohmann::json run_summary(const Report& r) {
   using nlohmann::json;
-  auto count = [](const std::map<std::string, int>& counts, const char* key) {
-    auto it = counts.find(key);
-    return it == counts.end() ? 0 : it->second;
-  };
   int failing_files = 0;
   for (const auto& [status, n] : r.summary.files) {
     if (status != "passed" && status != "no_tests" && status != "not_run") failing_files += n;
@@ -157,6 +162,7 @@ nlohmann::json run_summary(const Report& r) {
          {"file_errors", file_errors},
          {"flaky", r.flaky.size()},
          {"gaps", r.gaps.size()},
+         {"environment_entries", r.environment_entries.size()},
          {"previous_run", nullptr},
          {"new_failures", nullptr},
          {"fixed", nullptr},
@@ -165,7 +171,14 @@ nlohmann::json run_summary(const Report& r) {
          {"baseline_passed", nullptr},
          {"lost", nullptr},
          {"unlocked", nullptr},
-         {"newly_skipped", nullptr}};
+         {"newly_skipped", nullptr},
+         {"new_under_shim", nullptr},
+         {"cuda_path_tests", nullptr},
+         {"cuda_path_passed", nullptr}};
+  if (r.cuda_path) {
+    s["cuda_path_tests"] = r.cuda_path->tests;
+    s["cuda_path_passed"] = r.cuda_path->passed;
+  }
   if (r.previous) {
     s["previous_run"] = r.previous->previous_run;
     s["new_failures"] = r.previous->new_failures.size() + r.previous->lost.size();
@@ -182,6 +195,7 @@ nlohmann::json run_summary(const Report& r) {
     s["lost"] = count(d.counts, "lost");
     s["unlocked"] = count(d.counts, "unlocked");
     s["newly_skipped"] = count(d.counts, "newly_skipped");
+    s["new_under_shim"] = new_under_shim(d);
   }
   return s;
 }
@@ -228,6 +242,39 @@ std::string regressions_by_gap_text(const ReportDifferential& d,
     first = false;
   }
   return out + ".";
+}
+
+int new_under_shim(const ReportDifferential& d) {
+  int n = 0;
+  for (const char* cls : {"new_passed", "new_failed", "new_skipped"}) n += count(d.counts, cls);
+  return n;
+}
+
+std::string new_under_shim_text(const ReportDifferential& d) {
+  const int added = new_under_shim(d);
+  if (added == 0) return "";
+  const int passed = count(d.counts, "new_passed"), failed = count(d.counts, "new_failed"),
+            skipped = count(d.counts, "new_skipped");
+  return fmt::format(
+      "{} test{} of this run {} not in the baseline, whose file{} ran to {} end: cases that exist "
+      "only where CUDA is \"available\" (a device list that gains a \"cuda\" device, a test "
+      "defined under `if torch.cuda.is_available()`), compared with nothing. {} pass{}, {} "
+      "fail{}, {} skip{}.",
+      added, added == 1 ? "" : "s", added == 1 ? "is" : "are", added == 1 ? "" : "s",
+      added == 1 ? "its" : "their", passed, passed == 1 ? "es" : "", failed, failed == 1 ? "s" : "",
+      skipped, skipped == 1 ? "s" : "");
+}
+
+std::string cuda_path_text(const ReportCudaPath& c) {
+  if (c.tests == 0) return "No test took a CUDA path under the shim.";
+  const std::string natively =
+      c.failed_without_shim
+          ? fmt::format(" ({} of them fail{} without the shim too)", *c.failed_without_shim,
+                        *c.failed_without_shim == 1 ? "s" : "")
+          : "";
+  return fmt::format(
+      "{} test{} took a CUDA path under the shim: {} passed, {} failed{}, {} skipped.", c.tests,
+      c.tests == 1 ? "" : "s", c.passed, c.failed, natively, c.skipped);
 }
 
 int regressions_total(const ReportDifferential& d) {
@@ -376,6 +423,7 @@ void list_differential(ReportDifferential& d, const std::string& file, const Rep
                                                 : rc.diff_class == "newly_skipped"
                                                     ? &d.newly_skipped
                                                 : rc.diff_class == "broken_both" ? &d.broken_both
+                                                : rc.diff_class == "new_failed"  ? &d.new_failed
                                                                                  : nullptr;
   if (list == nullptr) return;
   list->push_back(
@@ -394,6 +442,7 @@ struct RowOutcome {
   std::int8_t diff = -1;
   std::int8_t change = -1;
   bool full = false;
+  bool cuda_path = false;  // shim runs: ReportCudaPath's test
 };
 
 std::int8_t class_index(const std::vector<std::pair<std::string, std::string>>& classes,
@@ -418,19 +467,20 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
   }
   const std::int8_t unlocked = class_index(differential_classes(), "unlocked");
   const std::int8_t newly_skipped = class_index(differential_classes(), "newly_skipped");
-  const std::int8_t renumbered = class_index(differential_classes(), "renumbered");
   const std::int8_t fixed = class_index(change_classes(), "fixed");
   const std::int8_t missing_before = class_index(change_classes(), "missing_before");
   std::vector<RowOutcome> out(now.rows.size());
   for (std::size_t k = 0; k < now.rows.size(); ++k) {
     const RunResultStatuses::Row& row = now.rows[k];
     RowOutcome& o = out[k];
+    bool is_new = false;
     if (r.differential) {
       o.baseline = baseline.find(row);
-      o.diff = baseline.renumbered(row)
-                   ? renumbered
-                   : class_index(differential_classes(), diff_class(o.baseline, row.status));
+      is_new = baseline.is_new(row);
+      o.diff = class_index(differential_classes(), baseline.diff_class_of(row));
     }
+    o.cuda_path =
+        r.run.mode == "shim" && took_cuda_path(row.cuda_path, o.baseline, row.status, is_new);
     if (r.previous) {
       o.previous = previous.find(row);
       o.change = class_index(change_classes(), change_class(o.previous, row.status, row.flaky,
@@ -439,6 +489,48 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
     o.full = cases == ReportCases::kAll || is_failure(row.status) || row.culprit || row.signature ||
              row.flaky || file_rerun[row.file] || o.diff == unlocked || o.diff == newly_skipped ||
              o.change == fixed || o.change == missing_before;
+  }
+  return out;
+}
+
+// One test of a shim run that took a CUDA path, counted by its outcome and its reason.
+void count_cuda_path(ReportCudaPath& c, const RunResultStatuses::Row& row,
+                     std::optional<CaseStatus> baseline) {
+  ++c.tests;
+  if (is_failure(row.status)) {
+    ++c.failed;
+    if (c.failed_without_shim && baseline && is_failure(*baseline)) ++*c.failed_without_shim;
+  } else if (row.status == CaseStatus::kSkipped) {
+    ++c.skipped;
+  } else {
+    ++c.passed;
+  }
+  if (row.cuda_path) {
+    ++c.recorded;
+  } else if (baseline == CaseStatus::kSkipped) {
+    ++c.unskipped;
+  } else {
+    ++c.new_tests;
+  }
+}
+
+// The tests of `other` that passed (passed, xfailed, xpassed) in the files of `files`.
+int passed_in_files(const RunResultStatuses& other, const std::vector<FileRecord>& files) {
+  std::set<std::string_view> paths;
+  for (const FileRecord& f : files) paths.insert(f.path);
+  int n = 0;
+  for (const RunResultStatuses::Row& row : other.rows) {
+    if (is_differential_pass(row.status) && paths.count(other.files[row.file]) > 0) ++n;
+  }
+  return n;
+}
+
+// The paths of the files that ran to their end (passed or failed): where a test another run has
+// and they lack is new there (RunStatuses::is_new).
+std::set<std::string> complete_files(const std::vector<FileRecord>& files) {
+  std::set<std::string> out;
+  for (const FileRecord& f : files) {
+    if (f.status == FileStatus::kPassed || f.status == FileStatus::kFailed) out.insert(f.path);
   }
   return out;
 }
@@ -497,6 +589,7 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
       ++file_statuses[static_cast<std::size_t>(row.status)];
       if (o.diff >= 0) ++diff_counts[static_cast<std::size_t>(o.diff)];
       if (o.diff == renumbered && is_failure(row.status)) ++r.differential->renumbered_failing;
+      if (o.cuda_path) count_cuda_path(*r.cuda_path, row, o.baseline);
       if (o.change >= 0) ++change_counts[static_cast<std::size_t>(o.change)];
       if (next_full == full.size() || full[next_full].result_id != row.result_id) {
         reports_test = true;  // not read in full: it did not fail
@@ -510,6 +603,7 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
       rc.flaky = sc.flaky;
       rc.test = std::move(sc.test);
       if (o.diff >= 0) rc.diff_class = differential_classes()[o.diff].first;
+      rc.cuda_path = o.cuda_path;
       if (o.change >= 0) rc.change = change_classes()[o.change].first;
       rc.previous_status = o.previous;
       if (r.differential) list_differential(*r.differential, f.path, rc, o.baseline);
@@ -596,13 +690,6 @@ void add_missing(Store& store, Report& r, const RunResultStatuses& now,
     }
     d.counts["lost"] = static_cast<int>(d.lost.size());
     if (d.lost.empty()) d.counts.erase("lost");
-    for (const char* cls : {"compatible", "regression", "newly_skipped"}) {
-      if (auto it = d.counts.find(cls); it != d.counts.end()) d.baseline_passed += it->second;
-    }
-    for (const auto& t : d.lost) {
-      const auto status = parse_case_status(t.baseline_status);
-      d.baseline_passed += status && is_differential_pass(*status) ? 1 : 0;
-    }
   }
   if (r.previous && previous != nullptr) {
     ReportPrevious& p = *r.previous;
@@ -625,7 +712,7 @@ void name_gaps(const std::vector<GapEntry>& gaps, ReportDifferential& d) {
   for (const GapEntry& e : gaps) {
     for (const GapTest& t : e.test_list) by_test.emplace(Key{t.file, t.classname, t.name}, &e.api);
   }
-  for (auto* list : {&d.regressions, &d.lost, &d.newly_skipped, &d.broken_both}) {
+  for (auto* list : {&d.regressions, &d.lost, &d.newly_skipped, &d.broken_both, &d.new_failed}) {
     for (auto& t : *list) {
       auto it = by_test.find(Key{t.file, t.classname, t.name});
       if (it != by_test.end()) t.gap = *it->second;
@@ -665,6 +752,25 @@ nlohmann::json environment_of(const RunRecord& run) {
 }
 
 }  // namespace
+
+CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run) {
+  CudaPathOfRun out;
+  if (run.mode != "shim") return out;
+  const RunResultStatuses now = store.result_statuses(run.id);
+  RunStatuses baseline;
+  if (run.baseline_run > 0) {
+    out.counts.failed_without_shim = 0;
+    baseline = RunStatuses(now, aligned_statuses(store, now, run.baseline_run),
+                           complete_files(store.files(run.baseline_run)));
+  }
+  for (const RunResultStatuses::Row& row : now.rows) {
+    const std::optional<CaseStatus> before = baseline.find(row);
+    if (!took_cuda_path(row.cuda_path, before, row.status, baseline.is_new(row))) continue;
+    count_cuda_path(out.counts, row, before);
+    out.results.insert(row.result_id);
+  }
+  return out;
+}
 
 LinkBase run_link_base(const RunRecord& run, const fs::path& report_dir) {
   LinkBase base{run.project_root, {}, fs::absolute(report_dir), run.source_url, run.project_commit};
@@ -711,11 +817,16 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
         other_report_links(store, run->baseline_run, dir);
     // Aligned to this run: cases the shim renumbered are the same tests (renumbering_aligned).
     baseline_read = reader.read(run->baseline_run);
+    r.differential->baseline_passed = passed_in_files(*baseline_read, store.files(run_id));
     if (auto aligned = renumbering_aligned(store, now, *baseline_read)) {
       r.differential->renumbered_regressions = static_cast<int>(aligned->renumbered_regressions);
       baseline_read = std::make_shared<const RunResultStatuses>(std::move(*aligned));
     }
-    baseline = RunStatuses(now, *baseline_read);
+    baseline = RunStatuses(now, *baseline_read, complete_files(store.files(run->baseline_run)));
+  }
+  if (run->mode == "shim") {
+    r.cuda_path.emplace();
+    if (r.differential) r.cuda_path->failed_without_shim = 0;
   }
   RunStatuses previous;  // the run compared with: its previous run, or --against's
   std::shared_ptr<const RunResultStatuses> previous_read;
@@ -745,9 +856,13 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   for (auto& cl : r.clusters) {
     cl.message = normalize_message(cl.example_message);
   }
-  r.gaps = GapLog(store).for_run(run_id);
-  std::stable_sort(r.gaps.begin(), r.gaps.end(),
-                   [](const GapEntry& a, const GapEntry& b) { return a.tests > b.tests; });
+  for (GapEntry& e : GapLog(store).for_run(run_id)) {
+    (e.kind == kGapEnvironment ? r.environment_entries : r.gaps).push_back(std::move(e));
+  }
+  for (auto* list : {&r.gaps, &r.environment_entries}) {
+    std::stable_sort(list->begin(), list->end(),
+                     [](const GapEntry& a, const GapEntry& b) { return a.tests > b.tests; });
+  }
   r.redirections = report_redirections(store, run_id, links_for);
   std::stable_sort(r.clusters.begin(), r.clusters.end(),
                    [](const ReportCluster& a, const ReportCluster& b) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -44,14 +45,48 @@ struct ReportCase {
   /// The test's page across runs, relative to the report's folder (`runner site` sets it for
   /// the tests it has a page of); empty: none.
   std::string test_page;
+  bool cuda_path = false;  ///< shim runs: it took a CUDA path (ReportCudaPath)
 };
+
+/// The tests of a shim run that took a CUDA path (shared/DESIGN.md's vocabulary): the shim's
+/// redirection record names them (a redirected device request or a masqueraded torch.cuda call
+/// made while the test set up or ran, TestCase::cuda_path), or, against a baseline, the baseline
+/// skipped them and this run did not, or they are new under the shim. The headline of a shim run
+/// (cuda_path_text).
+struct ReportCudaPath {
+  int tests = 0;
+  int passed = 0;   ///< passed, xfailed, xpassed
+  int failed = 0;   ///< failed, error
+  int skipped = 0;  ///< skipped under the shim (a record names a test that skipped in its body)
+  /// Of the failed, those that failed in the baseline too (broken_both: on the CPU without the
+  /// shim); nullopt without a baseline.
+  std::optional<int> failed_without_shim;
+  /// By reason, each test counted under the first that holds: named by the record, run where
+  /// the baseline skipped, new under the shim.
+  int recorded = 0, unskipped = 0, new_tests = 0;
+};
+
+/// The tests of a recorded shim run that took a CUDA path, as build_report finds them, without
+/// a report: their counts and result ids (StoredCase::result_id). Empty for a baseline run.
+struct CudaPathOfRun {
+  ReportCudaPath counts;
+  std::unordered_set<std::int64_t> results;
+};
+CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run);
+
+/// "551 tests took a CUDA path under the shim: 551 passed, 0 failed (0 of them fail without the
+/// shim too), 0 skipped." (the parenthesis only against a baseline); "No test took a CUDA path
+/// under the shim." when none did.
+std::string cuda_path_text(const ReportCudaPath& c);
 
 /// A shim run compared with its baseline (shim off) run, test by test (shared/DESIGN.md):
 /// compatible (pass/pass), regression (pass → fail), lost (reported by the baseline, missing
 /// from the shim run, in a file the shim run planned: counted as a regression), unlocked (skip
 /// or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or fail → skip),
-/// newly_skipped (pass → skip). xfailed and xpassed count as passes; a test missing from the
-/// baseline counts as a failure there.
+/// newly_skipped (pass → skip), new_passed / new_failed / new_skipped (not in the baseline, whose
+/// file ran to its end: RunStatuses::is_new). xfailed and xpassed count as passes; another test
+/// missing from the baseline (its file stopped early or reported no test there) counts as a
+/// failure there.
 struct ReportDifferential {
   std::int64_t baseline_run = 0;
   /// The baseline run's report.md and report.html relative to this report's folder; empty when
@@ -61,8 +96,9 @@ struct ReportDifferential {
   /// newly_skipped tests whose skip reason says they want no GPU (skip_wants_no_gpu): expected
   /// under the CUDA masquerade.
   int masquerade_skips = 0;
-  /// Tests the baseline run passed (its compatible, regression and newly_skipped tests, and the
-  /// lost ones it passed). 0: nothing was compared, so "no regression" says nothing.
+  /// Tests the baseline run passed in the files this run has (passed, xfailed, xpassed), whether
+  /// or not each could be paired with one of this run's. 0: nothing was compared, so "no
+  /// regression" says nothing.
   int baseline_passed = 0;
   /// Tests of class renumbered that fail under the shim.
   int renumbered_failing = 0;
@@ -83,7 +119,18 @@ struct ReportDifferential {
   std::vector<Test> unlocked;
   std::vector<Test> newly_skipped;
   std::vector<Test> broken_both;
+  std::vector<Test> new_failed;  ///< new under the shim, failing (baseline_status "absent")
 };
+
+/// The tests new under the shim (new_passed + new_failed + new_skipped).
+int new_under_shim(const ReportDifferential& d);
+
+/// What the reports say of the tests new under the shim: how many, what they are, how many
+/// pass, fail and skip; "" when there are none.
+std::string new_under_shim_text(const ReportDifferential& d);
+
+/// counts[cls], 0 when absent.
+int class_count(const std::map<std::string, int>& counts, const char* cls);
 
 /// The regressions and lost tests counted by the gap entry that names each, most first (ties by
 /// name); "" for the tests no entry names, last.
@@ -238,14 +285,17 @@ struct Report {
   std::vector<ReportCluster> clusters;
   std::optional<ReportDifferential> differential;  ///< set when the run has a baseline run
   std::optional<ReportPrevious> previous;          ///< set when the run has a previous run
+  std::optional<ReportCudaPath> cuda_path;         ///< set for shim runs
   /// Set when it has none only because the versions differ (ReportOtherVersions).
   std::optional<ReportOtherVersions> other_versions;
   std::vector<ReportLaterRun> later_runs;  ///< runs naming this one, oldest first
   std::vector<ReportFlaky> flaky;          ///< tests that passed on a rerun
   std::vector<ReportRedirection> redirections;
   /// Entries of the API gap log with evidence in this run (runner/gap_log.h), most affected
-  /// tests first; test_list holds this run's affected tests.
+  /// tests first; test_list holds this run's affected tests. Shim gaps only: the entries of kind
+  /// environment (the same failure without the shim) are environment_entries.
   std::vector<GapEntry> gaps;
+  std::vector<GapEntry> environment_entries;
 };
 
 /// The sentence the reports show for report.other_versions (names both runs' versions and the

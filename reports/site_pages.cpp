@@ -46,6 +46,8 @@ json chart_point(const SiteRun& r, const std::string& to_root) {
           {"flaky", summary_value(r, "flaky")},
           {"duration_s", summary_value(r, "duration_s")},
           {"gaps", summary_value(r, "gaps")},
+          {"cuda_path_tests", summary_value(r, "cuda_path_tests")},
+          {"cuda_path_passed", summary_value(r, "cuda_path_passed")},
           {"href", fmt::format("{}runs/{}/report.html", to_root, r.run.id)}};
 }
 
@@ -77,7 +79,8 @@ std::string runs_table(const std::vector<SiteRun>& runs, const std::string& to_r
       "<th>Started (UTC)</th><th>Commit</th><th data-type=\"number\">Tests</th>"
       "<th data-type=\"number\">Pass rate</th><th data-type=\"number\">New failures</th>"
       "<th data-type=\"number\">Regressions</th><th data-type=\"number\">Duration (s)</th>"
-      "</tr></thead><tbody>\n";
+      "<th data-type=\"number\" title=\"tests that took a CUDA path under the shim: passed of "
+      "all\">CUDA path</th></tr></thead><tbody>\n";
   for (const SiteRun& r : runs) {
     const json pass = summary_value(r, "pass_rate");
     const json duration = summary_value(r, "duration_s");
@@ -100,6 +103,12 @@ std::string runs_table(const std::vector<SiteRun>& runs, const std::string& to_r
     out += duration.is_number()
                ? fmt::format("<td class=\"num\" data-value=\"{0:.0f}\">{0:.0f}</td>",
                              duration.get<double>())
+               : "<td class=\"num\" data-value=\"-1\">-</td>";
+    const json cuda_tests = summary_value(r, "cuda_path_tests");
+    const json cuda_passed = summary_value(r, "cuda_path_passed");
+    out += cuda_tests.is_number() && cuda_passed.is_number()
+               ? fmt::format("<td class=\"num\" data-value=\"{0}\">{0} of {1}</td>",
+                             cuda_passed.dump(), cuda_tests.dump())
                : "<td class=\"num\" data-value=\"-1\">-</td>";
     out += "</tr>\n";
   }
@@ -293,21 +302,21 @@ std::string render_site_gaps(const std::vector<GapEntry>& gaps,
   std::string out = head("devshim · API gap log", false);
   out += "<body>\n<header class=\"run\"><h1>API gap log</h1><p class=\"hint\">";
   out += fmt::format(
-      "{} entries: torch APIs the shim does not carry well yet (docs/gaps.md), biggest impact "
-      "first",
+      "{} entries: torch APIs the shim does not carry well yet (docs/gaps.md), each of the suite "
+      "whose runs showed it, biggest impact first",
       gaps.size());
   out += "</p></header>\n" + nav("") + "<main>\n";
   std::string table =
-      "<table id=\"gaps-table\"><thead><tr><th>API</th><th>Kind</th><th>Status</th>"
-      "<th>Severity</th><th>Tests</th><th>First seen</th><th>Last seen</th><th>Fixed in</th>"
-      "<th>Action</th></tr></thead><tbody>\n";
+      "<table id=\"gaps-table\"><thead><tr><th>Suite</th><th>API</th><th>Kind</th>"
+      "<th>Status</th><th>Severity</th><th>Tests</th><th>First seen</th><th>Last seen</th>"
+      "<th>Fixed in</th><th>Action</th></tr></thead><tbody>\n";
   for (const GapEntry& g : gaps) {
     table += fmt::format(
-        "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        esc(g.api), esc(g.kind), esc(g.status), esc(g.severity), g.tests,
-        run_link(g.first_seen_run, g.first_seen_at), run_link(g.last_seen_run, g.last_seen_at),
-        run_link(g.fixed_in_run, ""), esc(g.action));
+        "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        g.suite.empty() ? "-" : esc(g.suite), esc(g.api), esc(g.kind), esc(g.status),
+        esc(g.severity), g.tests, run_link(g.first_seen_run, g.first_seen_at),
+        run_link(g.last_seen_run, g.last_seen_at), run_link(g.fixed_in_run, ""), esc(g.action));
   }
   table += "</tbody></table>\n";
   out += scroll(table) + "</main>\n";

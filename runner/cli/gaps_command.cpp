@@ -73,14 +73,15 @@ void require_db(const fs::path& db) {
 
 std::string gaps_markdown(const std::vector<GapEntry>& entries) {
   std::string out =
-      "| API | kind | status | severity | tests | first seen | last seen | action | equivalent "
-      "| trial | note |\n"
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+      "| suite | API | kind | status | severity | tests | first seen | last seen | action | "
+      "equivalent | trial | note |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& e : entries) {
     out += fmt::format(
-        "| `{}` | {} | {}{} | {}{} | {} | {} | {} | {}{} | {}{} | {} | {} |\n", cell(e.api), e.kind,
-        e.status, e.status_by_person ? " (set)" : "", e.severity,
-        e.severity_by_person ? " (set)" : "", e.tests,
+        "| {} | `{}` | {} | {}{} | {}{} | {} | {} | {} | {}{} | {}{} | {} | {} |\n",
+        e.suite.empty() ? "-" : cell(e.suite), cell(e.api), e.kind, e.status,
+        e.status_by_person ? " (set)" : "", e.severity, e.severity_by_person ? " (set)" : "",
+        e.tests,
         e.first_seen_run > 0 ? fmt::format("run {}", e.first_seen_run)
                              : e.first_seen_at.substr(0, 10),
         e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at.substr(0, 10),
@@ -102,7 +103,8 @@ std::string gaps_json(const std::vector<GapEntry>& entries) {
                        {"carried_from", opt_run(t.carried_from)}});
     }
     auto opt_text = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
-    list.push_back({{"api", e.api},
+    list.push_back({{"suite", e.suite.empty() ? json(nullptr) : json(e.suite)},
+                    {"api", e.api},
                     {"kind", e.kind},
                     {"status", e.status},
                     {"status_set_by_person", e.status_by_person},
@@ -127,39 +129,43 @@ std::string gaps_json(const std::vector<GapEntry>& entries) {
   return list.dump(1) + "\n";
 }
 
-int gaps_list(const fs::path& db, const std::string& status, const std::string& kind) {
+int gaps_list(const fs::path& db, const std::string& status, const std::string& kind,
+              const std::optional<std::string>& suite) {
   require_db(db);
   Store store(db, Store::Purpose::kRead);
   auto log = open_log(store);
   std::vector<GapEntry> shown;
-  for (auto& e : log.list()) {
+  std::size_t suite_width = 5;  // "SUITE"
+  for (auto& e : log.list(suite)) {
     if ((!status.empty() && e.status != status) || (!kind.empty() && e.kind != kind)) continue;
+    suite_width = std::max(suite_width, printable(e.suite).size());
     shown.push_back(std::move(e));
   }
   // The API last: unattributed entries are named by their message (up to 130 characters), and
-  // a padded first column pushed every other column off a terminal.
+  // a padded first column pushed every other column off a terminal. Suite "-": torch's surface.
   for (std::size_t i = 0; i < shown.size(); ++i) {
     const GapEntry& e = shown[i];
     if (i == 0) {
-      fmt::print("{:>5}  {:<9} {:<8} {:<15} {:<9} {}\n", "TESTS", "SEVERITY", "STATUS", "KIND",
-                 "LAST SEEN", "API");
+      fmt::print("{:>5}  {:<9} {:<8} {:<15} {:<9} {:<{}} {}\n", "TESTS", "SEVERITY", "STATUS",
+                 "KIND", "LAST SEEN", "SUITE", suite_width, "API");
     }
-    fmt::print("{:>5}  {:<9} {:<8} {:<15} {:<9} {}\n", e.tests, e.severity, e.status, e.kind,
+    fmt::print("{:>5}  {:<9} {:<8} {:<15} {:<9} {:<{}} {}\n", e.tests, e.severity, e.status, e.kind,
                e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at,
-               printable(e.api));
+               e.suite.empty() ? "-" : printable(e.suite), suite_width, printable(e.api));
   }
-  if (shown.empty())
-    fmt::print("No gap entries{}.\n", status.empty() && kind.empty() ? "" : " match");
+  if (shown.empty()) {
+    fmt::print("No gap entries{}.\n", status.empty() && kind.empty() && !suite ? "" : " match");
+  }
   return kExitOk;
 }
 
-int gaps_show(const fs::path& db, const std::string& api) {
-  require_db(db);
-  Store store(db, Store::Purpose::kRead);
-  auto e = open_log(store).entry(api);
-  if (!e) throw UsageError(fmt::format("no gap entry for \"{}\" (see `runner gaps list`)", api));
-  fmt::print("{}\n  kind      {}\n  status    {}{}\n  severity  {}{}\n", e->api, e->kind, e->status,
-             e->status_by_person ? " (set by a person)" : "", e->severity,
+namespace {
+
+void show_entry(Store& store, const GapEntry& entry) {
+  const GapEntry* e = &entry;
+  fmt::print("{}\n  suite     {}\n  kind      {}\n  status    {}{}\n  severity  {}{}\n", e->api,
+             e->suite.empty() ? "- (torch's surface, or entered by a person)" : e->suite, e->kind,
+             e->status, e->status_by_person ? " (set by a person)" : "", e->severity,
              e->severity_by_person ? " (set by a person)" : " (from impact)");
   fmt::print("  seen      first {}, last {}{}\n",
              e->first_seen_run > 0 ? fmt::format("run {}", e->first_seen_run) : e->first_seen_at,
@@ -190,14 +196,41 @@ int gaps_show(const fs::path& db, const std::string& api) {
     fmt::print("    {}{}\n", printable(test_label(run, t.file, t.classname, t.name)),
                t.carried_from > 0 ? fmt::format("  (last run in run {})", t.carried_from) : "");
   }
+}
+
+}  // namespace
+
+int gaps_show(const fs::path& db, const std::string& api, const std::optional<std::string>& suite) {
+  require_db(db);
+  Store store(db, Store::Purpose::kRead);
+  GapLog log = open_log(store);
+  std::vector<GapEntry> entries;
+  if (suite) {
+    if (auto e = log.entry(api, suite)) entries.push_back(std::move(*e));
+  } else {
+    entries = log.entries(api);
+  }
+  if (entries.empty()) {
+    throw UsageError(fmt::format("no gap entry for \"{}\"{} (see `runner gaps list`)", api,
+                                 suite ? fmt::format(" of suite \"{}\"", *suite) : ""));
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) fmt::print("\n");
+    show_entry(store, entries[i]);
+  }
   return kExitOk;
 }
 
 int gaps_set(const fs::path& db, const std::string& api, const GapEdit& edit) {
   fs::create_directories(fs::absolute(db).parent_path());
-  Store store(db);
-  open_log(store).set(api, edit);
-  return gaps_show(db, api);
+  std::string suite;
+  {
+    Store store(db);
+    GapLog log = open_log(store);
+    suite = log.suite_of(api, edit.suite);
+    log.set(api, edit);
+  }
+  return gaps_show(db, api, suite);
 }
 
 int gaps_scan(const fs::path& db, const std::string& python, const fs::path& shim_dir) {
@@ -243,7 +276,8 @@ int gaps_scan(const fs::path& db, const std::string& python, const fs::path& shi
   return kExitOk;
 }
 
-int gaps_export(const fs::path& db, const std::string& format, const fs::path& out) {
+int gaps_export(const fs::path& db, const std::string& format, const fs::path& out,
+                const std::optional<std::string>& suite) {
   if (format != "md" && format != "json") {
     throw UsageError(fmt::format("--format must be md or json, not \"{}\"", format));
   }
@@ -251,7 +285,7 @@ int gaps_export(const fs::path& db, const std::string& format, const fs::path& o
   Store store(db, Store::Purpose::kRead);
   auto log = open_log(store);
   std::vector<GapEntry> entries;
-  for (const auto& e : log.list()) entries.push_back(*log.entry(e.api));
+  for (const auto& e : log.list(suite)) entries.push_back(*log.entry(e.api, e.suite));
   std::string text;
   if (format == "json") {
     text = gaps_json(entries);

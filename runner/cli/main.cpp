@@ -93,11 +93,17 @@ struct ReportsAtTheEnd {
         return it == d.counts.end() ? 0 : it->second;
       };
       const int regressions = devshim::regressions_total(d);
+      // Tests the baseline did not have: "N new under the shim (M pass)", after the unlocked.
+      const int added = devshim::new_under_shim(d);
+      const std::string new_tests =
+          added > 0 ? fmt::format(", {} new under the shim ({} pass{})", added, count("new_passed"),
+                                  count("new_passed") == 1 ? "es" : "")
+                    : "";
       if (regressions == 0 && d.baseline_passed == 0) {
         std::printf(
             "runner: against baseline run %lld: nothing compared (the baseline passed no test), "
-            "%d unlocked\n",
-            static_cast<long long>(d.baseline_run), count("unlocked"));
+            "%d unlocked%s\n",
+            static_cast<long long>(d.baseline_run), count("unlocked"), new_tests.c_str());
       } else {
         const std::string renumbered =
             d.renumbered_regressions > 0
@@ -105,10 +111,14 @@ struct ReportsAtTheEnd {
                 : "";
         std::printf(
             "runner: against baseline run %lld: %d regression%s (%d failing, %d lost%s), %d "
-            "unlocked\n",
+            "unlocked%s\n",
             static_cast<long long>(d.baseline_run), regressions, regressions == 1 ? "" : "s",
-            count("regression"), count("lost"), renumbered.c_str(), count("unlocked"));
+            count("regression"), count("lost"), renumbered.c_str(), count("unlocked"),
+            new_tests.c_str());
       }
+    }
+    if (report.cuda_path) {
+      std::printf("runner: %s\n", devshim::cuda_path_text(*report.cuda_path).c_str());
     }
     if (policy != devshim::FailOn::kAny) verdict = std::move(report);
     return written;
@@ -366,32 +376,43 @@ int devices_main(int argc, char** argv) {
 int gaps_main(int argc, char** argv) {
   CLI::App app{
       "The API gap log: torch APIs the shim does not carry well yet (docs/gaps.md).\n\n"
-      "  runner gaps [list] [--status S] [--kind K]   every entry\n"
-      "  runner gaps show API                         one entry and its tests\n"
-      "  runner gaps set API [--severity ...] [--status ...] [--action ...] [--note ...]\n"
+      "  runner gaps [list] [--suite S] [--status S] [--kind K]   every entry (of every suite)\n"
+      "  runner gaps show API [--suite S]             its entries and their tests\n"
+      "  runner gaps set API [--suite S] [--severity ...] [--status ...] [--action ...] "
+      "[--note ...]\n"
       "  runner gaps scan [--python PY]               torch's CUDA surface vs the shim\n"
-      "  runner gaps export --format md|json [-o F]   a status page",
+      "  runner gaps export --format md|json [-o F] [--suite S]   a status page",
       "runner gaps"};
   app.require_subcommand(0, 1);
   std::string db;
   add_db_option(app, db);
+  // Each entry belongs to the suite whose runs showed it ("" for torch's surface, gaps scan).
+  std::optional<std::string> suite;
+  auto add_suite_option = [&](CLI::App& sub, const char* what) {
+    sub.add_option("--suite", suite, what);
+  };
+  add_suite_option(app, "only this suite's entries (default: every suite's)");
   auto* list = app.add_subcommand("list", "every entry, biggest impact first");
   std::string status, kind;
   list->add_option("--status", status, "only entries with this status (open, fixed, wontfix)");
   list->add_option("--kind", kind,
                    "only this kind (failing, unpatched, unsupported_op, cuda_only, unattributed, "
-                   "newly_skipped, masquerade_skip, file_error)");
+                   "newly_skipped, masquerade_skip, file_error, environment)");
+  add_suite_option(*list, "only this suite's entries (default: every suite's)");
   auto* show = app.add_subcommand("show", "one entry and its affected tests");
   std::string api;
   show->add_option("api", api, "the API, e.g. torch.cuda.get_device_properties")->required();
+  add_suite_option(*show, "only this suite's entry (default: every suite's)");
   auto* set = app.add_subcommand("set", "set fields by hand; later runs never overwrite them");
   devshim::GapEdit edit;
   set->add_option("api", api, "the API")->required();
+  set->add_option("--suite", edit.suite,
+                  "the suite whose entry it is (needed when several suites have one)");
   set->add_option("--severity", edit.severity, "critical, high, medium, low, or auto");
   set->add_option("--status", edit.status, "open, fixed, wontfix, or auto");
   set->add_option("--kind", edit.kind,
                   "failing, unpatched, unsupported_op, cuda_only, unattributed, newly_skipped, "
-                  "masquerade_skip, file_error");
+                  "masquerade_skip, file_error, environment");
   set->add_option("--action", edit.action,
                   "what to do (replaces the runs' own action); auto: the runs' again");
   set->add_option("--note", edit.note, "free text");
@@ -405,20 +426,21 @@ int gaps_main(int argc, char** argv) {
   std::string format = "md", out;
   exp->add_option("--format", format, "md or json")->capture_default_str();
   exp->add_option("-o,--out", out, "file to write (default: stdout)");
+  add_suite_option(*exp, "only this suite's entries (default: every suite's)");
   for (auto* sub : {list, show, set, scan, exp}) {
     add_db_option(*sub, db);
   }
   if (auto done = parse(app, argc, argv)) return *done;
   const fs::path db_path = database(db);
-  if (*show) return devshim::gaps_show(db_path, api);
+  if (*show) return devshim::gaps_show(db_path, api, suite);
   if (*set) return devshim::gaps_set(db_path, api, edit);
   if (*scan) {
     return devshim::gaps_scan(
         db_path, python,
         shim_dir.empty() ? devshim::default_shim_dir() : std::filesystem::path(shim_dir));
   }
-  if (*exp) return devshim::gaps_export(db_path, format, out);
-  return devshim::gaps_list(db_path, status, kind);
+  if (*exp) return devshim::gaps_export(db_path, format, out, suite);
+  return devshim::gaps_list(db_path, status, kind, suite);
 }
 
 int compare_main(int argc, char** argv) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parsers/text.h"
+#include "reports/report.h"
 #include "runner/base/error.h"
 #include "runner/base/printable.h"
 #include "runner/results/differential.h"
@@ -52,6 +53,7 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
   std::map<std::string, std::vector<StoredCase>> cases_by_file;
   for (auto& c : store.cases(rec.id)) cases_by_file[c.file].push_back(std::move(c));
   std::map<std::string, std::vector<StoredCase>> lost = lost_by_file(store, rec);
+  const CudaPathOfRun cuda_path = cuda_path_of_run(store, rec);
   json files = json::array();
   for (const auto& f : store.files(rec.id)) {
     const std::string fstatus = f.status ? std::string(to_string(*f.status)) : "not_run";
@@ -72,6 +74,7 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
            {"status", status},
            {"culprit", opt_text(t.culprit)},
            {"flaky", c.flaky},
+           {"cuda_path", cuda_path.results.count(c.result_id) > 0},
            {"duration_s", t.duration_s},
            {"message", opt_text(failure_text(t))},
            {"source", t.source.line > 0 ? json{{"path", t.source.path}, {"line", t.source.line}}
@@ -113,6 +116,11 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
             {"project_commit", opt_text(rec.project_commit)},
             {"out_dir", rec.out_dir},
             {"baseline_run", rec.baseline_run > 0 ? json(rec.baseline_run) : json(nullptr)}}},
+          {"cuda_path", rec.mode == "shim" ? json{{"tests", cuda_path.counts.tests},
+                                                  {"passed", cuda_path.counts.passed},
+                                                  {"failed", cuda_path.counts.failed},
+                                                  {"skipped", cuda_path.counts.skipped}}
+                                           : json(nullptr)},
           {"files", std::move(files)}};
 }
 
@@ -182,6 +190,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
   std::size_t lost_total = 0;
   for (const auto& [path, tests] : lost) lost_total += tests.size();
 
+  const CudaPathOfRun cuda_path = cuda_path_of_run(store, *rec);
   std::map<std::string, int> file_counts, test_counts;
   int files_shown = 0;
   int passed_hidden = 0;
@@ -229,8 +238,9 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
       std::string what = failure_text(t);
       if (what.size() > 160) what = std::string(cut_utf8(what, 157)) + "...";
       const TestIds ids = test_ids(*rec, f.path, t.classname, t.name);
-      fmt::print("  {:<9} {}{}{}\n", to_string(t.status), printable(ids.native),
-                 t.culprit.empty() ? "" : " [" + t.culprit + "]", printable(where));
+      fmt::print("  {:<9} {}{}{}{}\n", to_string(t.status), printable(ids.native),
+                 t.culprit.empty() ? "" : " [" + t.culprit + "]",
+                 cuda_path.results.count(c->result_id) > 0 ? " [CUDA path]" : "", printable(where));
       if (!what.empty()) fmt::print("            {}\n", printable(what));
       if (is_failure(t.status) || !t.culprit.empty()) {
         if (const std::string command = rerun_command(*rec, ids); !command.empty()) {
@@ -253,6 +263,7 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
         "lost:  {} test{} of baseline run {} missing from this run (counted as regressions)\n",
         lost_total, lost_total == 1 ? "" : "s", rec->baseline_run);
   }
+  if (rec->mode == "shim") fmt::print("{}\n", cuda_path_text(cuda_path.counts));
   if (rec->status == "interrupted" && rec->framework != "imported") {
     fmt::print("Interrupted: finish it with  runner {} --resume {}\n", rec->suite_file, id);
   }

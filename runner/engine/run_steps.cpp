@@ -109,6 +109,8 @@ class RunObserver : public PoolObserver {
       // the file's group), so the lock has nothing more to guard.
       std::error_code ec;
       fs::remove(it->second + ".lock", ec);
+      mark_cuda_path(framework_name(plan_.suite.framework), plan_.suite.tests_dir,
+                     plan_.files[i].rel_path, record.cuda_path_tests, collected.cases);
     }
     any_failure_ = any_failure_ || is_failure(*rec.status);
     if (r.warm) {
@@ -413,6 +415,7 @@ std::vector<ProcessSpec> plan_processes(const RunPlan& plan) {
       std::error_code ec;
       fs::remove(record, ec);  // an earlier run's record in a reused --out is not this run's
       spec.env[kRecordVar] = record.string();
+      framework_traits(plan.suite.framework).name_tests_in_record(spec);
     }
     specs.push_back(std::move(spec));
   }

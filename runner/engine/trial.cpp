@@ -105,7 +105,7 @@ bool trial_of(const std::string& setting, const std::vector<const GapEntry*>& en
       if (it != file->second.end() && passes(it->second)) ++passed;
     }
     passed_all += static_cast<std::size_t>(passed);
-    t.gaps.record_trial(e->api, t.run_id, setting, tried, passed);
+    t.gaps.record_trial(e->suite, e->api, t.run_id, setting, tried, passed);
     t.log.line(fmt::format("Trial of {}: {}: {} of {} tests pass", setting, e->api, passed, tried));
   }
   std::printf("runner: with %s, %zu of the %zu tests pass\n", setting.c_str(), passed_all, tests);

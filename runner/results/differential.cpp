@@ -25,6 +25,11 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes() {
       {"broken_both", "fails with the shim, did not pass without it"},
       {"newly_skipped", "passed without the shim, skipped with it"},
       {"skipped_both", "skipped with the shim, did not pass without it"},
+      {"new_passed",
+       "new under the shim: the baseline ran its file and did not have it (a case added where "
+       "CUDA is \"available\"); passes"},
+      {"new_failed", "new under the shim, fails"},
+      {"new_skipped", "new under the shim, skipped"},
       {"renumbered",
        "a parameterized case numbered otherwise with the shim (cases added where CUDA is "
        "there) or whose values changed (drawn at random, naming the device), with no one case of "
@@ -47,6 +52,17 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
   if (after == kPass) return before == kPass ? "compatible" : "unlocked";
   if (after == kFail) return before == kPass ? "regression" : "broken_both";
   return before == kPass ? "newly_skipped" : "skipped_both";
+}
+
+std::string new_class(CaseStatus shim) {
+  if (is_differential_pass(shim)) return "new_passed";
+  return shim == CaseStatus::kSkipped ? "new_skipped" : "new_failed";
+}
+
+bool took_cuda_path(bool recorded, std::optional<CaseStatus> baseline, CaseStatus shim,
+                    bool is_new) {
+  const bool unskipped = baseline == CaseStatus::kSkipped && shim != CaseStatus::kSkipped;
+  return recorded || unskipped || is_new;
 }
 
 bool counts_as_regression(std::string_view diff_class) {
@@ -128,7 +144,12 @@ std::uint64_t key_of(std::uint32_t file, std::int64_t test_id) {
 
 }  // namespace
 
-RunStatuses::RunStatuses(const RunResultStatuses& now, const RunResultStatuses& other) {
+RunStatuses::RunStatuses(const RunResultStatuses& now, const RunResultStatuses& other,
+                         const std::set<std::string>& complete_files)
+    : complete_(now.files.size()) {
+  for (std::size_t i = 0; i < now.files.size(); ++i) {
+    complete_[i] = complete_files.count(now.files[i]) > 0;
+  }
   // The other run's file index -> now's (both lists sorted; absent from now: not needed).
   std::vector<std::optional<std::uint32_t>> to_now(other.files.size());
   for (std::size_t i = 0; i < other.files.size(); ++i) {
@@ -152,6 +173,16 @@ RunStatuses::RunStatuses(const RunResultStatuses& now, const RunResultStatuses& 
 
 bool RunStatuses::renumbered(const RunResultStatuses::Row& row) const {
   return renumbered_.count(key_of(row.file, row.test_id)) > 0;
+}
+
+bool RunStatuses::is_new(const RunResultStatuses::Row& row) const {
+  return row.file < complete_.size() && complete_[row.file] && !renumbered(row) && !find(row);
+}
+
+std::string RunStatuses::diff_class_of(const RunResultStatuses::Row& row) const {
+  if (renumbered(row)) return "renumbered";
+  if (is_new(row)) return new_class(row.status);
+  return diff_class(find(row), row.status);
 }
 
 std::optional<CaseStatus> RunStatuses::find(const RunResultStatuses::Row& row) const {
@@ -408,7 +439,8 @@ std::string without_addresses(std::string_view name) {
 using MaskedKey = std::tuple<std::string_view, std::string_view, std::string>;
 struct MaskedSide {
   std::map<MaskedKey, std::vector<std::size_t>> as_is;
-  std::map<MaskedKey, std::pair<std::vector<std::size_t>, std::set<std::size_t>>> made_unique;
+  /// Each row with the occurrence pytest numbered it, in the run's order.
+  std::map<MaskedKey, std::vector<std::pair<std::size_t, std::size_t>>> made_unique;
 };
 
 template <typename Names>
@@ -423,9 +455,7 @@ MaskedSide masked_side(const RunResultStatuses& run, const std::vector<std::size
     const std::string_view path = run.files[run.rows[i].file], cls = it->second.first;
     std::string name = without_addresses(it->second.second);
     for (auto& [origin, occurrence] : pytest_unique_id_origins(name)) {
-      auto& [made, occurrences] = side.made_unique[MaskedKey{path, cls, std::move(origin)}];
-      made.push_back(i);
-      occurrences.insert(occurrence);
+      side.made_unique[MaskedKey{path, cls, std::move(origin)}].emplace_back(i, occurrence);
     }
     side.as_is[MaskedKey{path, cls, std::move(name)}].push_back(i);
   }
@@ -453,8 +483,10 @@ void pair_by_masked_addresses(Alignment& a, const std::vector<std::size_t>& now_
 
 // Cases pytest made unique (pytest_unique_id_origins): a case of one side, unmatched and in no
 // group yet, whose id (addresses masked) the other side has only with pytest's occurrences (0 and
-// 1 at least, as pytest numbers them), is one group with them, counted as cases that cannot be
-// paired.
+// 1 at least, as pytest numbers them), is one group with them. Where `other` has the one case
+// `[cpu]` and `now` its occurrences `[cpu0]`, `[cpu1]`, ... (a device list that gains a "cuda"
+// device printing as the CPU's), occurrence 0 is other's case, compared, and the others are new
+// in `now` (RunStatuses::is_new). Any other shape is counted as cases that cannot be paired.
 template <typename Names>
 void count_made_unique(Alignment& a, const std::vector<std::size_t>& now_rows,
                        const std::vector<std::size_t>& other_rows, const Unmatched& unmatched,
@@ -464,7 +496,12 @@ void count_made_unique(Alignment& a, const std::vector<std::size_t>& now_rows,
   auto group = [&](const MaskedSide& unique_side, const MaskedSide& as_is_side,
                    bool unique_is_now) {
     for (const auto& [key, made] : unique_side.made_unique) {
-      const auto& [rows, occurrences] = made;
+      std::vector<std::size_t> rows;
+      std::set<std::size_t> occurrences;
+      for (const auto& [row, occurrence] : made) {
+        rows.push_back(row);
+        occurrences.insert(occurrence);
+      }
       auto origin = as_is_side.as_is.find(key);
       if (origin == as_is_side.as_is.end() || occurrences.count(0) == 0 ||
           occurrences.count(1) == 0) {
@@ -476,7 +513,16 @@ void count_made_unique(Alignment& a, const std::vector<std::size_t>& now_rows,
           std::any_of(other_side.begin(), other_side.end(), [&](auto i) { return a.paired[i]; })) {
         continue;
       }
-      count_unpaired(a, now_side, other_side);
+      const auto first =
+          std::find_if(made.begin(), made.end(), [](const auto& m) { return m.second == 0; });
+      const bool one_origin =
+          origin->second.size() == 1 &&
+          std::count_if(made.begin(), made.end(), [](const auto& m) { return m.second == 0; }) == 1;
+      if (unique_is_now && one_origin) {
+        a.aligned.rows[other_side.front()].test_id = a.now.rows[first->first].test_id;
+      } else {
+        count_unpaired(a, now_side, other_side);
+      }
       for (std::size_t i : now_side) a.now_paired[i] = true;
       for (std::size_t i : other_side) a.paired[i] = true;
     }
@@ -642,7 +688,8 @@ RunResultStatuses statuses_of(const std::vector<StoredCase>& cases) {
                         .status = c.test.status,
                         .flaky = c.flaky,
                         .culprit = !c.test.culprit.empty(),
-                        .signature = !c.signature.empty()});
+                        .signature = !c.signature.empty(),
+                        .cuda_path = c.test.cuda_path});
   }
   return out;
 }

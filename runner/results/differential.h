@@ -22,9 +22,21 @@ namespace devshim {
 /// compatible (pass/pass), regression (pass → fail), lost (reported by the baseline, missing
 /// from the shim run: its file failed to import or collect, crashed or timed out before it),
 /// unlocked (skip or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or
-/// fail → skip), newly_skipped (pass → skip), renumbered (a parameterized case the shim run
-/// numbers otherwise, with no one baseline case to compare with: renumbering_aligned).
+/// fail → skip), newly_skipped (pass → skip), new_passed / new_failed / new_skipped (new under
+/// the shim: a test the baseline did not have in a file it ran to its end, such as a case a
+/// device list gains where CUDA is "available": RunStatuses::is_new), renumbered (a
+/// parameterized case the shim run numbers otherwise, with no one baseline case to compare with:
+/// renumbering_aligned).
 const std::vector<std::pair<std::string, std::string>>& differential_classes();
+
+/// The class of a test new under the shim by its status: new_passed, new_failed, new_skipped.
+std::string new_class(CaseStatus shim);
+
+/// Whether a test of a shim run took a CUDA path (shared/DESIGN.md's vocabulary): the shim's
+/// record names it (`recorded`: TestCase::cuda_path), or its baseline skipped it and the shim
+/// run did not (`baseline`: its status there), or it is new under the shim (RunStatuses::is_new).
+bool took_cuda_path(bool recorded, std::optional<CaseStatus> baseline, CaseStatus shim,
+                    bool is_new);
 
 /// Whether tests of a differential class count as regressions (`--fail-on regressions`, the
 /// reports' and `runner runs`' regression counts): regression and lost.
@@ -49,8 +61,11 @@ bool skip_wants_no_gpu(std::string_view reason);
 class RunStatuses {
  public:
   RunStatuses() = default;  ///< no other run: every lookup is nullopt
-  /// other's statuses of the tests of now (both read from the same store).
-  RunStatuses(const RunResultStatuses& now, const RunResultStatuses& other);
+  /// other's statuses of the tests of now (both read from the same store). complete_files: the
+  /// paths of other's files that ran to their end (FileRecord status passed or failed), where a
+  /// test of now that other lacks is new (is_new); elsewhere it counts as failed in other.
+  RunStatuses(const RunResultStatuses& now, const RunResultStatuses& other,
+              const std::set<std::string>& complete_files = {});
 
   /// The other run's status of row of now; nullopt when the other run has no such test in a file
   /// of that path.
@@ -60,6 +75,13 @@ class RunStatuses {
   /// (RunResultStatuses::renumbered): its class is "renumbered", not compared.
   bool renumbered(const RunResultStatuses::Row& row) const;
 
+  /// Whether row of now is a test other did not have in a file other ran to its end (given to
+  /// the constructor), and not renumbered: new under the shim.
+  bool is_new(const RunResultStatuses::Row& row) const;
+
+  /// row's differential class: renumbered, a new class (is_new), else diff_class.
+  std::string diff_class_of(const RunResultStatuses::Row& row) const;
+
   /// The paths of the other run's files with at least one failing result.
   const std::set<std::string>& failing_files() const { return failing_files_; }
 
@@ -67,6 +89,7 @@ class RunStatuses {
   std::unordered_map<std::uint64_t, CaseStatus> by_key_;
   std::unordered_set<std::uint64_t> renumbered_;
   std::set<std::string> failing_files_;
+  std::vector<bool> complete_;  // by now's file index: other ran that file to its end
 };
 
 /// A test name without its case indexes. unittest `parameterized.expand`'s: the first

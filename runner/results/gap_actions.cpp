@@ -20,7 +20,8 @@ namespace {
 // ("keep|redirect": the first the run did not use: keep after redirect-indexed too, which
 // answers index reads and the CUDA type of torch.device("cuda") alike), the run does not say
 // which it used; and whether the entries are beyond the shim (GapAction::beyond_the_shim). First
-// match wins. Placeholders: {api}, {device}, {setting}, {attributed} (a file error's torch API),
+// match wins. Placeholders: {api}, {device}, {setting}, {carry} (carry a file error's torch API,
+// or read its error when it names none), {module} (the module a "No module named" error names),
 // {equivalent} (kEquivalents).
 struct ActionRule {
   std::string_view kind;
@@ -47,7 +48,7 @@ constexpr std::string_view kSessionEnded =
     "file did not run; a test that does so on purpose (of an interrupt handler) is best run in a "
     "file of its own or deselected with -k";
 
-constexpr std::array<ActionRule, 27> kActions = {{
+constexpr std::array<ActionRule, 30> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -119,9 +120,24 @@ constexpr std::array<ActionRule, 27> kActions = {{
      "is there, and their kernels need the CUDA toolkit and a CUDA device; skip the test where "
      "CUDA is absent, or build the extension's CPU sources if it has any",
      "", "", "", "", kBeyondTheShim},
+    {"environment", "environment: *No module named *",
+     "not the shim's: the file fails to import without the shim too, for want of the module "
+     "{module}; install it into the suite's interpreter (its test extras), or leave the file out "
+     "of the suite",
+     "", "", "", "", kBeyondTheShim},
+    {"environment", "",
+     "not the shim's: the file reports no test without the shim either, with the same error; fix "
+     "the suite's environment or the file (its error names what it lacks)",
+     "", "", "", "", kBeyondTheShim},
+    {"file_error", "file error: *No module named *",
+     "make the file import under the shim: it lacks the module {module} there and loses every "
+     "test of it; if the baseline lacks it too (--differential tells: an environment entry), "
+     "install it into the suite's interpreter; if only the shim's run imports it (a CUDA-only "
+     "package chosen because CUDA is \"available\"), {carry}",
+     "", "", "", ""},
     {"file_error", "",
      "make the file import under the shim: its import or collection fails there and loses every "
-     "test of it; carry {attributed}, where the error is raised (the innermost frames)",
+     "test of it; {carry}",
      "", "", "", ""},
     {"cuda_only", "",
      "none on {device}: the shim raises NotImplementedError on purpose; skip the test where "
@@ -232,6 +248,22 @@ bool api_matches(std::string_view pattern, std::string_view api) {
   return fnmatch(std::string(pattern).c_str(), std::string(api).c_str(), 0) == 0;
 }
 
+// The module of "... No module named 'x.y'": "x.y" (as the message names it); else "it names".
+std::string missing_module(std::string_view api) {
+  constexpr std::string_view kNamed = "No module named ";
+  const std::size_t at = api.find(kNamed);
+  if (at == std::string_view::npos) return "it names";
+  std::string_view rest = api.substr(at + kNamed.size());
+  if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) {
+    const char quote = rest.front();
+    rest.remove_prefix(1);
+    rest = rest.substr(0, rest.find(quote));
+  } else {
+    rest = rest.substr(0, rest.find(' '));
+  }
+  return rest.empty() ? std::string("it names") : std::string(rest);
+}
+
 std::string replaced(std::string_view text, std::string_view key, std::string_view value) {
   std::string out(text);
   for (std::size_t at = out.find(key); at != std::string::npos;
@@ -322,9 +354,14 @@ GapAction gap_action(std::string_view kind, std::string_view api, std::string_vi
     *text = replaced(*text, "{api}", api);
     *text = replaced(*text, "{device}", device);
     *text = replaced(*text, "{setting}", setting);
-    *text = replaced(*text, "{attributed}",
-                     attributed.empty() ? std::string("the API the innermost torch frame names")
-                                        : std::string(attributed));
+    *text = replaced(*text, "{carry}",
+                     attributed.empty()
+                         ? std::string("read its error: it names no torch API (no frame in torch "
+                                       "or the shim), so the innermost frames of the file or its "
+                                       "imports say what fails")
+                         : "carry " + std::string(attributed) +
+                               ", where the error is raised (the innermost frames)");
+    *text = replaced(*text, "{module}", missing_module(api));
   }
   if (settings.device.empty() && equivalent.find("the device used") != std::string::npos) {
     equivalent.clear();  // "torch.device(\"the device used\")" names nothing

@@ -23,12 +23,13 @@ namespace devshim {
 namespace {
 
 constexpr const char* kColumns =
-    "g.api, g.kind, g.status, g.status_by, g.severity, g.severity_by, g.equivalent, g.action, "
-    "g.note, g.why, g.first_seen_run, g.last_seen_run, g.fixed_in_run, g.first_seen_at, "
+    "g.suite, g.api, g.kind, g.status, g.status_by, g.severity, g.severity_by, g.equivalent, "
+    "g.action, g.note, g.why, g.first_seen_run, g.last_seen_run, g.fixed_in_run, g.first_seen_at, "
     "g.last_seen_at, g.updated_at, g.action_by, g.equivalent_by, g.setting, g.trial_setting, "
     "g.trial_run, g.trial_tests, g.trial_passed, "
-    "(SELECT COUNT(*) FROM gap_tests t WHERE t.api = g.api AND t.run_id = g.last_seen_run), "
-    "(SELECT COUNT(DISTINCT t.file) FROM gap_tests t WHERE t.api = g.api "
+    "(SELECT COUNT(*) FROM gap_tests t WHERE t.suite = g.suite AND t.api = g.api "
+    " AND t.run_id = g.last_seen_run), "
+    "(SELECT COUNT(DISTINCT t.file) FROM gap_tests t WHERE t.suite = g.suite AND t.api = g.api "
     " AND t.run_id = g.last_seen_run)";
 
 bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
@@ -168,17 +169,59 @@ std::string file_error_api(const FileError& e) {
                              : fmt::format("file error: {}: {}", e.exception, message);
 }
 
+// The entry of a file's error that its baseline had too: "environment: <Exception>: <message>".
+std::string environment_api(const FileError& e) {
+  return "environment: " + file_error_api(e).substr(std::string_view("file error: ").size());
+}
+
+// Of `errors` (files of a shim run that reported no test), the paths whose file reported no test
+// in the baseline either, with the same error (exception and normalized message): the suite's
+// environment, not the shim. Reads the baseline's results of those files only.
+std::set<std::string> failing_so_without_the_shim(Store& store, std::int64_t baseline_run,
+                                                  const RunResultStatuses& baseline,
+                                                  const std::map<std::string, FileError>& errors) {
+  std::set<std::string> same;
+  if (errors.empty()) return same;
+  std::vector<std::int64_t> ids;
+  for (const RunResultStatuses::Row& row : baseline.rows) {
+    if (errors.count(baseline.files[row.file]) > 0) ids.push_back(row.result_id);
+  }
+  std::map<std::string, std::vector<StoredCase>> cases;
+  for (StoredCase& c : store.cases_by_id(ids)) cases[c.file].push_back(std::move(c));
+  for (const FileRecord& f : store.files(baseline_run)) {
+    const auto shim = errors.find(f.path);
+    if (shim == errors.end()) continue;
+    std::vector<const TestCase*> tests;
+    for (const StoredCase& c : cases[f.path]) tests.push_back(&c.test);
+    const std::optional<FileError> before = file_error(f, tests);
+    if (before && file_error_api(*before) == file_error_api(shim->second)) same.insert(f.path);
+  }
+  return same;
+}
+
 // Files that reported no test, with their error, and the lost tests of every file (`lost`,
-// lost_cases): entries.
+// lost_cases): entries. A file whose error its baseline had too (`environment`) is an
+// environment entry.
 void add_file_evidence(const std::vector<StoredCase>& lost_tests,
                        const std::vector<FileRecord>& records,
                        const std::map<std::string, FileError>& errors,
+                       const std::set<std::string>& environment,
                        std::map<std::string, Seen>& seen) {
   std::map<std::string, std::vector<GapTest>> lost;
   for (const StoredCase& c : lost_tests) {
     lost[c.file].push_back({c.file, c.test.classname, c.test.name});
   }
   for (const auto& [path, e] : errors) {
+    if (environment.count(path) > 0) {
+      Seen& s = seen[environment_api(e)];
+      if (s.tests.empty()) {
+        s.attribution = {environment_api(e), std::string(kGapEnvironment),
+                         "fails without the shim too: the file reported no test without the shim "
+                         "either, with the same error"};
+      }
+      s.tests.push_back({path, "", kGapFileTest});
+      continue;
+    }
     Seen& s = seen[file_error_api(e)];
     if (s.tests.empty()) {
       const auto at = attribute_failure(e.exception, e.message, e.traceback);
@@ -296,9 +339,13 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
     if (s.tests.empty()) s.attribution = *a;
     s.tests.push_back({c.file, c.test.classname, c.test.name});
   }
-  add_file_evidence(has_baseline ? lost_cases(store, statuses, baseline_statuses, files)
-                                 : std::vector<StoredCase>(),
-                    files, errors, seen);
+  add_file_evidence(
+      has_baseline ? lost_cases(store, statuses, baseline_statuses, files)
+                   : std::vector<StoredCase>(),
+      files, errors,
+      has_baseline ? failing_so_without_the_shim(store, run.baseline_run, baseline_statuses, errors)
+                   : std::set<std::string>(),
+      seen);
   return seen;
 }
 
@@ -403,14 +450,15 @@ int GapLog::update_from_run(std::int64_t run_id) {
   const ShimSettings settings = shim_settings_of(
       nlohmann::json::parse(run->environment.empty() ? "{}" : run->environment, nullptr, false));
 
+  const std::string& suite = run->suite;
   const std::string now = iso8601_utc_now();
   sql::Transaction tx(db_);
   sql::Statement upsert(
       db_,
       "INSERT INTO gaps (api, kind, why, first_seen_run, last_seen_run, first_seen_at, "
-      "last_seen_at, updated_at, action, equivalent, setting) "
-      "VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5, ?5, ?6, ?7, ?8) "
-      "ON CONFLICT (api) DO UPDATE SET kind = excluded.kind, why = excluded.why, "
+      "last_seen_at, updated_at, action, equivalent, setting, suite) "
+      "VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5, ?5, ?6, ?7, ?8, ?9) "
+      "ON CONFLICT (suite, api) DO UPDATE SET kind = excluded.kind, why = excluded.why, "
       "last_seen_run = excluded.last_seen_run, last_seen_at = excluded.last_seen_at, "
       "updated_at = excluded.updated_at, "
       "status = CASE WHEN status_by = 'auto' THEN 'open' ELSE status END, "
@@ -420,23 +468,23 @@ int GapLog::update_from_run(std::int64_t run_id) {
       "ELSE equivalent END, setting = excluded.setting");
   sql::Statement test(db_,
                       "INSERT OR IGNORE INTO gap_tests (api, run_id, file, classname, name, "
-                      "carried_from) VALUES (?,?,?,?,?,?)");
-  sql::Statement last_seen(db_, "SELECT last_seen_run FROM gaps WHERE api = ?");
+                      "carried_from, suite) VALUES (?,?,?,?,?,?,?)");
+  sql::Statement last_seen(db_, "SELECT last_seen_run FROM gaps WHERE api = ? AND suite = ?");
   sql::Statement earlier_tests(db_,
                                "SELECT file, classname, name, coalesce(carried_from, run_id) "
-                               "FROM gap_tests WHERE api = ? AND run_id = ?");
+                               "FROM gap_tests WHERE api = ? AND run_id = ? AND suite = ?");
   auto or_null = [](const std::string& text) {
     return text.empty() ? std::nullopt : std::optional<std::string>(text);
   };
   for (const auto& [api, s] : seen) {
     // The tests the entry's last run of other targets showed, that this run did not run.
     std::vector<GapTest> carried;
-    last_seen.bind(1, api);
+    last_seen.bind(1, api).bind(2, suite);
     const std::int64_t previous = last_seen.step() ? last_seen.opt_int64(0).value_or(0) : 0;
     last_seen.reset();
     const auto earlier = previous > 0 && previous < run_id ? store_.run(previous) : std::nullopt;
     if (earlier && earlier->suite == run->suite && !same_scope(*earlier, *run)) {
-      earlier_tests.bind(1, api).bind(2, previous);
+      earlier_tests.bind(1, api).bind(2, previous).bind(3, suite);
       while (earlier_tests.step()) {
         GapTest t{earlier_tests.text(0), earlier_tests.text(1), earlier_tests.text(2),
                   earlier_tests.int64(3)};
@@ -453,16 +501,17 @@ int GapLog::update_from_run(std::int64_t run_id) {
         .bind(6, what.action)
         .bind(7, or_null(what.equivalent))
         .bind(8, or_null(what.setting))
+        .bind(9, suite)
         .run();
     for (const auto& t : s.tests) {
       test.bind(1, api).bind(2, run_id).bind(3, t.file).bind(4, t.classname).bind(5, t.name);
-      test.bind_null(6).run();
+      test.bind_null(6).bind(7, suite).run();
     }
     for (const auto& t : carried) {
       test.bind(1, api).bind(2, run_id).bind(3, t.file).bind(4, t.classname).bind(5, t.name);
-      test.bind(6, t.carried_from).run();
+      test.bind(6, t.carried_from).bind(7, suite).run();
     }
-    refresh_severity(api);
+    refresh_severity(suite, api);
   }
   // Open entries last seen in an earlier run of the same scope, and not seen now: fixed, unless
   // a test of theirs fails now with the same signature as an evidence of another entry (the
@@ -474,21 +523,22 @@ int GapLog::update_from_run(std::int64_t run_id) {
                       "SELECT api, last_seen_run, status_by = 'auto' AND severity_by = 'auto' "
                       "AND action_by = 'auto' AND equivalent_by = 'auto' AND note IS NULL "
                       "FROM gaps WHERE status = 'open' AND status_by = 'auto' AND kind != "
-                      "'unpatched' AND last_seen_run IS NOT NULL AND last_seen_run < ?");
-  open.bind(1, run_id);
+                      "'unpatched' AND last_seen_run IS NOT NULL AND last_seen_run < ? "
+                      "AND suite = ?");
+  open.bind(1, run_id).bind(2, suite);
   std::vector<std::tuple<std::string, std::int64_t, bool>> candidates;
   while (open.step()) candidates.emplace_back(open.text(0), open.int64(1), open.int64(2) != 0);
   open.reset();
   sql::Statement fix(db_,
                      "UPDATE gaps SET status = 'fixed', fixed_in_run = ?, updated_at = ? "
-                     "WHERE api = ?");
-  sql::Statement drop(db_, "DELETE FROM gaps WHERE api = ?");
+                     "WHERE api = ? AND suite = ?");
+  sql::Statement drop(db_, "DELETE FROM gaps WHERE api = ? AND suite = ?");
   for (const auto& [api, last, untouched] : candidates) {
     if (seen.count(api) > 0) continue;
     auto earlier = store_.run(last);
     if (!earlier || !same_scope(*earlier, *run)) continue;
     bool moved = false;
-    earlier_tests.bind(1, api).bind(2, last);
+    earlier_tests.bind(1, api).bind(2, last).bind(3, suite);
     while (!moved && earlier_tests.step()) {
       moved = moved_failures.moved(
           earlier_tests.int64(3),
@@ -496,27 +546,29 @@ int GapLog::update_from_run(std::int64_t run_id) {
     }
     earlier_tests.reset();
     if (moved && untouched) {
-      drop.bind(1, api).run();
+      drop.bind(1, api).bind(2, suite).run();
     } else if (!moved) {
-      fix.bind(1, run_id).bind(2, now).bind(3, api).run();
+      fix.bind(1, run_id).bind(2, now).bind(3, api).bind(4, suite).run();
     }
   }
   tx.commit();
   return static_cast<int>(seen.size());
 }
 
-void GapLog::record_trial(const std::string& api, std::int64_t run_id, const std::string& setting,
-                          int tests, int passed) {
+void GapLog::record_trial(const std::string& suite, const std::string& api, std::int64_t run_id,
+                          const std::string& setting, int tests, int passed) {
   sql::Statement s(db_,
                    "UPDATE gaps SET trial_setting = ?, trial_run = ?, trial_tests = ?, "
-                   "trial_passed = ?, updated_at = ? WHERE api = ?");
+                   "trial_passed = ?, updated_at = ? WHERE api = ? AND suite = ?");
   s.bind(1, setting).bind(2, run_id).bind(3, tests).bind(4, passed).bind(5, iso8601_utc_now());
-  s.bind(6, api).run();
+  s.bind(6, api).bind(7, suite).run();
 }
 
-void GapLog::refresh_severity(const std::string& api) {
-  sql::Statement s(db_, "UPDATE gaps SET severity = ? WHERE api = ? AND severity_by = 'auto'");
-  auto e = entry(api);
+void GapLog::refresh_severity(const std::string& suite, const std::string& api) {
+  sql::Statement s(db_,
+                   "UPDATE gaps SET severity = ? WHERE api = ? AND suite = ? AND "
+                   "severity_by = 'auto'");
+  auto e = entry(api, suite);
   if (!e) return;
   // An uncarried API no test tripped over, and an expected skip, weigh least; an entry no
   // change of the shim can fix weighs at most medium, however many tests it holds.
@@ -525,7 +577,7 @@ void GapLog::refresh_severity(const std::string& api) {
   if (severity_rank(sev) < severity_rank("medium") && gap_beyond_the_shim(e->kind, api)) {
     sev = "medium";
   }
-  s.bind(1, sev).bind(2, api).run();
+  s.bind(1, sev).bind(2, api).bind(3, suite).run();
 }
 
 std::pair<int, int> GapLog::apply_scan(const std::vector<std::string>& surface,
@@ -535,12 +587,12 @@ std::pair<int, int> GapLog::apply_scan(const std::vector<std::string>& surface,
   int added = 0, fixed = 0;
   sql::Transaction tx(db_);
   sql::Statement insert(db_,
-                        "INSERT OR IGNORE INTO gaps (api, kind, why, first_seen_at, "
-                        "last_seen_at, updated_at) VALUES (?1, 'unpatched', "
+                        "INSERT OR IGNORE INTO gaps (suite, api, kind, why, first_seen_at, "
+                        "last_seen_at, updated_at) VALUES ('', ?1, 'unpatched', "
                         "'torch has it; the shim does not declare it', ?2, ?2, ?2)");
   sql::Statement reopen(db_,
                         "UPDATE gaps SET status = 'open', fixed_in_run = NULL, last_seen_at = ?2, "
-                        "updated_at = ?2 WHERE api = ?1 AND kind = 'unpatched' AND "
+                        "updated_at = ?2 WHERE suite = '' AND api = ?1 AND kind = 'unpatched' AND "
                         "status_by = 'auto' AND status = 'fixed'");
   for (const auto& api : surface) {
     if (carried_set.count(api) > 0) continue;
@@ -552,12 +604,14 @@ std::pair<int, int> GapLog::apply_scan(const std::vector<std::string>& surface,
     }
   }
   sql::Statement unpatched(db_,
-                           "SELECT api FROM gaps WHERE kind = 'unpatched' AND status = 'open' "
-                           "AND status_by = 'auto'");
+                           "SELECT api FROM gaps WHERE suite = '' AND kind = 'unpatched' AND "
+                           "status = 'open' AND status_by = 'auto'");
   std::vector<std::string> open;
   while (unpatched.step()) open.push_back(unpatched.text(0));
   unpatched.reset();
-  sql::Statement fix(db_, "UPDATE gaps SET status = 'fixed', updated_at = ? WHERE api = ?");
+  sql::Statement fix(db_,
+                     "UPDATE gaps SET status = 'fixed', updated_at = ? WHERE suite = '' AND "
+                     "api = ?");
   for (const auto& api : open) {
     if (carried_set.count(api) == 0) continue;
     fix.bind(1, now).bind(2, api).run();
@@ -565,6 +619,21 @@ std::pair<int, int> GapLog::apply_scan(const std::vector<std::string>& surface,
   }
   tx.commit();
   return {added, fixed};
+}
+
+std::string GapLog::suite_of(const std::string& api, const std::optional<std::string>& suite) {
+  if (suite) return *suite;
+  sql::Statement s(db_, "SELECT suite FROM gaps WHERE api = ? ORDER BY suite");
+  s.bind(1, api);
+  std::vector<std::string> suites;
+  while (s.step()) suites.push_back(s.text(0));
+  if (suites.size() <= 1) return suites.empty() ? std::string() : suites.front();
+  std::string names;
+  for (const std::string& name : suites) {
+    names += (names.empty() ? "" : ", ") + (name.empty() ? std::string("\"\" (no suite)") : name);
+  }
+  throw UsageError(fmt::format("gaps: \"{}\" is an entry of {} suites ({}): name one with --suite",
+                               api, suites.size(), names));
 }
 
 void GapLog::set(const std::string& api, const GapEdit& edit) {
@@ -580,25 +649,28 @@ void GapLog::set(const std::string& api, const GapEdit& edit) {
   }
   if (edit.kind &&
       !one_of(*edit.kind, {"failing", "unpatched", "unsupported_op", "cuda_only", "unattributed",
-                           "newly_skipped", "masquerade_skip", "file_error"})) {
+                           "newly_skipped", "masquerade_skip", "file_error", "environment"})) {
     throw UsageError(fmt::format(
         "gaps set: --kind must be failing, unpatched, unsupported_op, cuda_only, unattributed, "
-        "newly_skipped, masquerade_skip or file_error, not \"{}\"",
+        "newly_skipped, masquerade_skip, file_error or environment, not \"{}\"",
         *edit.kind));
   }
+  const std::string suite = suite_of(api, edit.suite);
   const std::string now = iso8601_utc_now();
   sql::Transaction tx(db_);
-  sql::Statement insert(db_,
-                        "INSERT OR IGNORE INTO gaps (api, kind, why, first_seen_at, last_seen_at, "
-                        "updated_at) VALUES (?1, ?2, 'entered by a person', ?3, ?3, ?3)");
-  insert.bind(1, api).bind(2, edit.kind.value_or("failing")).bind(3, now).run();
-  auto update = [&](const char* sql_text, const std::string& value) {
-    sql::Statement u(db_, sql_text);
-    u.bind(1, value).bind(2, now).bind(3, api).run();
+  sql::Statement insert(
+      db_,
+      "INSERT OR IGNORE INTO gaps (api, kind, why, first_seen_at, last_seen_at, "
+      "updated_at, suite) VALUES (?1, ?2, 'entered by a person', ?3, ?3, ?3, ?4)");
+  insert.bind(1, api).bind(2, edit.kind.value_or("failing")).bind(3, now).bind(4, suite).run();
+  // Each statement's WHERE ends "api = ?3": the suite is ?4.
+  auto update = [&](const std::string& sql_text, const std::string& value) {
+    sql::Statement u(db_, sql_text + " AND suite = ?4");
+    u.bind(1, value).bind(2, now).bind(3, api).bind(4, suite).run();
   };
   if (edit.severity) {
     if (*edit.severity == "auto") {
-      update("UPDATE gaps SET severity_by = 'auto', updated_at = ?2 WHERE api = ?3 AND ?1 = ?1",
+      update("UPDATE gaps SET severity_by = 'auto', updated_at = ?2 WHERE ?1 = ?1 AND api = ?3",
              "");
     } else {
       update(
@@ -608,7 +680,7 @@ void GapLog::set(const std::string& api, const GapEdit& edit) {
   }
   if (edit.status) {
     if (*edit.status == "auto") {
-      update("UPDATE gaps SET status_by = 'auto', updated_at = ?2 WHERE api = ?3 AND ?1 = ?1", "");
+      update("UPDATE gaps SET status_by = 'auto', updated_at = ?2 WHERE ?1 = ?1 AND api = ?3", "");
     } else {
       update("UPDATE gaps SET status = ?1, status_by = 'person', updated_at = ?2 WHERE api = ?3",
              *edit.status);
@@ -620,22 +692,20 @@ void GapLog::set(const std::string& api, const GapEdit& edit) {
        {std::pair{&edit.action, "action"}, std::pair{&edit.equivalent, "equivalent"}}) {
     if (!*value) continue;
     if (**value == "auto") {
-      update(fmt::format("UPDATE gaps SET {0}_by = 'auto', updated_at = ?2 WHERE api = ?3 AND "
-                         "?1 = ?1",
-                         column)
-                 .c_str(),
+      update(fmt::format("UPDATE gaps SET {0}_by = 'auto', updated_at = ?2 WHERE ?1 = ?1 AND "
+                         "api = ?3",
+                         column),
              "");
     } else {
       update(fmt::format("UPDATE gaps SET {0} = ?1, {0}_by = 'person', updated_at = ?2 WHERE "
                          "api = ?3",
-                         column)
-                 .c_str(),
+                         column),
              **value);
     }
   }
   if (edit.note) update("UPDATE gaps SET note = ?1, updated_at = ?2 WHERE api = ?3", *edit.note);
   tx.commit();
-  refresh_severity(api);
+  refresh_severity(suite, api);
 }
 
 std::vector<GapEntry> GapLog::query(const std::string& where,
@@ -646,42 +716,43 @@ std::vector<GapEntry> GapLog::query(const std::string& where,
   std::vector<GapEntry> out;
   while (s.step()) {
     GapEntry e;
-    e.api = s.text(0);
-    e.kind = s.text(1);
-    e.status = s.text(2);
-    e.status_by_person = s.text(3) == "person";
-    e.severity = s.text(4);
-    e.severity_by_person = s.text(5) == "person";
-    e.equivalent = s.text(6);
-    e.action = s.text(7);
-    e.note = s.text(8);
-    e.why = s.text(9);
-    e.first_seen_run = s.opt_int64(10).value_or(0);
-    e.last_seen_run = s.opt_int64(11).value_or(0);
-    e.fixed_in_run = s.opt_int64(12).value_or(0);
-    e.first_seen_at = s.text(13);
-    e.last_seen_at = s.text(14);
-    e.updated_at = s.text(15);
-    e.action_by_person = s.text(16) == "person";
-    e.equivalent_by_person = s.text(17) == "person";
-    e.setting = s.text(18);
-    e.trial.setting = s.text(19);
-    e.trial.run = s.opt_int64(20).value_or(0);
-    e.trial.tests = static_cast<int>(s.opt_int64(21).value_or(0));
-    e.trial.passed = static_cast<int>(s.opt_int64(22).value_or(0));
-    e.tests = static_cast<int>(s.int64(23));
-    e.files = static_cast<int>(s.int64(24));
+    e.suite = s.text(0);
+    e.api = s.text(1);
+    e.kind = s.text(2);
+    e.status = s.text(3);
+    e.status_by_person = s.text(4) == "person";
+    e.severity = s.text(5);
+    e.severity_by_person = s.text(6) == "person";
+    e.equivalent = s.text(7);
+    e.action = s.text(8);
+    e.note = s.text(9);
+    e.why = s.text(10);
+    e.first_seen_run = s.opt_int64(11).value_or(0);
+    e.last_seen_run = s.opt_int64(12).value_or(0);
+    e.fixed_in_run = s.opt_int64(13).value_or(0);
+    e.first_seen_at = s.text(14);
+    e.last_seen_at = s.text(15);
+    e.updated_at = s.text(16);
+    e.action_by_person = s.text(17) == "person";
+    e.equivalent_by_person = s.text(18) == "person";
+    e.setting = s.text(19);
+    e.trial.setting = s.text(20);
+    e.trial.run = s.opt_int64(21).value_or(0);
+    e.trial.tests = static_cast<int>(s.opt_int64(22).value_or(0));
+    e.trial.passed = static_cast<int>(s.opt_int64(23).value_or(0));
+    e.tests = static_cast<int>(s.int64(24));
+    e.files = static_cast<int>(s.int64(25));
     out.push_back(std::move(e));
   }
   if (with_tests) {
     // A run's own evidence (tests_run) leaves out the tests carried into it.
     sql::Statement t(db_, fmt::format("SELECT file, classname, name, carried_from FROM gap_tests "
-                                      "WHERE api = ? AND run_id = ? {} "
+                                      "WHERE api = ? AND suite = ? AND run_id = ? {} "
                                       "ORDER BY file, classname, name",
                                       tests_run > 0 ? "AND carried_from IS NULL" : ""));
     for (auto& e : out) {
       const std::int64_t run = tests_run > 0 ? tests_run : e.last_seen_run;
-      t.bind(1, e.api).bind(2, run);
+      t.bind(1, e.api).bind(2, e.suite).bind(3, run);
       while (t.step()) {
         e.test_list.push_back({t.text(0), t.text(1), t.text(2), t.opt_int64(3).value_or(0)});
       }
@@ -703,23 +774,38 @@ std::vector<GapEntry> GapLog::query(const std::string& where,
       return severity_rank(a.severity) < severity_rank(b.severity);
     }
     if (a.tests != b.tests) return a.tests > b.tests;
-    return a.api < b.api;
+    return std::tie(a.api, a.suite) < std::tie(b.api, b.suite);
   });
   return out;
 }
 
-std::vector<GapEntry> GapLog::list() { return query("", nullptr, false, 0); }
+std::vector<GapEntry> GapLog::list(const std::optional<std::string>& suite) {
+  if (!suite) return query("", nullptr, false, 0);
+  return query(
+      "WHERE g.suite = ?", [&](sql::Statement& s) { s.bind(1, *suite); }, false, 0);
+}
 
-std::optional<GapEntry> GapLog::entry(const std::string& api) {
-  auto found = query(
-      "WHERE g.api = ?", [&](sql::Statement& s) { s.bind(1, api); }, true, 0);
+std::optional<GapEntry> GapLog::entry(const std::string& api,
+                                      const std::optional<std::string>& suite) {
+  auto found = suite ? query(
+                           "WHERE g.api = ? AND g.suite = ?",
+                           [&](sql::Statement& s) { s.bind(1, api).bind(2, *suite); }, true, 0)
+                     : query(
+                           "WHERE g.api = ? ORDER BY coalesce(g.last_seen_run, 0) DESC LIMIT 1",
+                           [&](sql::Statement& s) { s.bind(1, api); }, true, 0);
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
 }
 
+std::vector<GapEntry> GapLog::entries(const std::string& api) {
+  return query(
+      "WHERE g.api = ?", [&](sql::Statement& s) { s.bind(1, api); }, true, 0);
+}
+
 std::vector<GapEntry> GapLog::for_run(std::int64_t run_id) {
   return query(
-      "WHERE g.api IN (SELECT api FROM gap_tests WHERE run_id = ? AND carried_from IS NULL)",
+      "WHERE (g.suite, g.api) IN (SELECT suite, api FROM gap_tests WHERE run_id = ? AND "
+      "carried_from IS NULL)",
       [&](sql::Statement& s) { s.bind(1, run_id); }, true, run_id);
 }
 

@@ -38,9 +38,13 @@ struct GapTrial {
 };
 
 struct GapEntry {
+  /// The suite whose runs showed it: each suite has entries of its own, so that one suite's run
+  /// never changes another's; empty for torch's surface (apply_scan) and a person's entry of no
+  /// suite.
+  std::string suite;
   std::string api;
   std::string kind;    ///< failing, unpatched, unsupported_op, cuda_only, unattributed,
-                       ///< newly_skipped, masquerade_skip, file_error
+                       ///< newly_skipped, masquerade_skip, file_error, environment
   std::string status;  ///< open, fixed, wontfix
   bool status_by_person = false;
   std::string severity;  ///< critical, high, medium, low
@@ -75,6 +79,9 @@ std::map<std::string, int> lost_by_file(const GapEntry& entry);
 /// equivalent hands it back to the runs.
 struct GapEdit {
   std::optional<std::string> severity, status, action, note, equivalent, kind;
+  /// The entry's suite; unset: the one suite that has an entry of that API (none: "", an entry
+  /// of no suite), refused when several do.
+  std::optional<std::string> suite;
 };
 
 /// The gap-log entry one test of a shim run is evidence of, or nullopt (it passed, or skipped
@@ -139,9 +146,9 @@ class GapLog {
   /// interrupted runs change nothing. Returns the number of APIs seen in this run.
   int update_from_run(std::int64_t run_id);
 
-  /// Records a trial of setting on api's tests of run_id: tests tried, passed.
-  void record_trial(const std::string& api, std::int64_t run_id, const std::string& setting,
-                    int tests, int passed);
+  /// Records a trial of setting on the tests of run_id of suite's entry api: tried, passed.
+  void record_trial(const std::string& suite, const std::string& api, std::int64_t run_id,
+                    const std::string& setting, int tests, int passed);
 
   /// `runner gaps scan`: surface = public torch CUDA APIs, carried = what the shim declares it
   /// carries. Uncarried APIs become `unpatched` entries; unpatched entries now carried are fixed.
@@ -150,18 +157,27 @@ class GapLog {
                                  const std::vector<std::string>& carried);
 
   /// Sets fields by hand (creating the entry, kind failing unless given, when it is new). Throws
-  /// UsageError for values outside the vocabulary.
+  /// UsageError for values outside the vocabulary, and when edit.suite is unset and several
+  /// suites have an entry of api.
   void set(const std::string& api, const GapEdit& edit);
 
-  /// Every entry, biggest impact first (open before fixed, then severity, then tests).
-  std::vector<GapEntry> list();
-  std::optional<GapEntry> entry(const std::string& api);
+  /// Every entry (of one suite when given), biggest impact first (open before fixed, then
+  /// severity, then tests).
+  std::vector<GapEntry> list(const std::optional<std::string>& suite = std::nullopt);
+  /// The entry of api of suite, with its tests; unset suite: of the suite that saw it last.
+  std::optional<GapEntry> entry(const std::string& api,
+                                const std::optional<std::string>& suite = std::nullopt);
+  /// The entries of api, one per suite that has one, with their tests, biggest impact first.
+  std::vector<GapEntry> entries(const std::string& api);
+  /// The suite `gaps set` means: suite when given; else the one suite with an entry of api ("" when
+  /// none has). Throws UsageError naming them when several have.
+  std::string suite_of(const std::string& api, const std::optional<std::string>& suite);
   /// Entries with evidence in run_id, with the tests the run showed (none carried), most affected
   /// tests first.
   std::vector<GapEntry> for_run(std::int64_t run_id);
 
  private:
-  void refresh_severity(const std::string& api);
+  void refresh_severity(const std::string& suite, const std::string& api);
   /// Entries matching `where` (bound by bind); with_tests fills test_list from tests_run, or
   /// from each entry's last_seen_run when tests_run is 0.
   std::vector<GapEntry> query(const std::string& where,

@@ -5,8 +5,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
 #include "runner/base/error.h"
+#include "runner/results/native_id.h"
 
 namespace devshim {
 
@@ -23,11 +25,17 @@ std::string string_field(const json& j, const char* key) {
 
 }  // namespace
 
-std::vector<Redirection> parse_redirection_record(std::string_view text) {
+namespace {
+
+json parse_document(std::string_view text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     throw RuntimeError("redirection record is not a JSON object");
   }
+  return doc;
+}
+
+std::vector<Redirection> entries_of(const json& doc) {
   const std::string format = string_field(doc, "format");
   if (format != kRecordFormat) {
     throw RuntimeError(fmt::format("redirection record has format \"{}\", expected \"{}\"", format,
@@ -66,6 +74,31 @@ std::vector<Redirection> parse_redirection_record(std::string_view text) {
   return out;
 }
 
+std::vector<std::string> cuda_path_tests_of(const json& doc) {
+  std::vector<std::string> out;
+  auto list = doc.find("cuda_path_tests");
+  if (list == doc.end()) return out;
+  if (!list->is_array()) throw RuntimeError("redirection record's \"cuda_path_tests\" is no list");
+  for (const json& t : *list) {
+    if (!t.is_string()) {
+      throw RuntimeError(
+          "redirection record's \"cuda_path_tests\" holds a value that is no string");
+    }
+    out.push_back(t.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Redirection> parse_redirection_record(std::string_view text) {
+  return entries_of(parse_document(text));
+}
+
+std::vector<std::string> parse_cuda_path_tests(std::string_view text) {
+  return cuda_path_tests_of(parse_document(text));
+}
+
 RecordRead read_redirection_record(const fs::path& path, const fs::path& project_root) {
   RecordRead result;
   std::ifstream in(path, std::ios::binary);
@@ -73,7 +106,9 @@ RecordRead read_redirection_record(const fs::path& path, const fs::path& project
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    result.entries = parse_redirection_record(text.str());
+    const json doc = parse_document(text.str());
+    result.entries = entries_of(doc);
+    result.cuda_path_tests = cuda_path_tests_of(doc);
   } catch (const Error& e) {
     result.error = fmt::format("{}: {}", path.string(), e.what());
     return result;
@@ -87,6 +122,23 @@ RecordRead read_redirection_record(const fs::path& path, const fs::path& project
     if (!rel.empty() && *rel.begin() != "..") r.site_file = rel.generic_string();
   }
   return result;
+}
+
+int mark_cuda_path(std::string_view framework, std::string_view tests_dir, std::string_view file,
+                   const std::vector<std::string>& named, std::vector<TestCase>& cases) {
+  if (named.empty()) return 0;
+  const std::unordered_set<std::string_view> names(named.begin(), named.end());
+  int marked = 0;
+  for (TestCase& c : cases) {
+    const TestIds ids = test_ids(framework, tests_dir, file, c.classname, c.name);
+    const std::size_t sep = ids.target.find("::");
+    if (sep == std::string::npos) continue;
+    if (names.count(std::string_view(ids.target).substr(sep + 2)) > 0) {
+      c.cuda_path = true;
+      ++marked;
+    }
+  }
+  return marked;
 }
 
 }  // namespace devshim

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "parsers/test_result.h"
+
 namespace devshim {
 
 /// The environment variable naming the file a shim writes its record to.
@@ -31,15 +33,29 @@ struct Redirection {
 /// an entry without api/requested/used/count).
 std::vector<Redirection> parse_redirection_record(std::string_view text);
 
+/// The tests a record names as having taken a CUDA path ("cuda_path_tests": each test of the
+/// file as "CLASS::TEST" or "TEST", the test target after the file's "::", TestIds::target),
+/// in the record's order; empty when it names none. Throws RuntimeError as
+/// parse_redirection_record does, and when the list holds anything but strings.
+std::vector<std::string> parse_cuda_path_tests(std::string_view text);
+
 /// What reading a record file gave: no file (the process made no redirection, or no shim ran)
 /// is an empty list and no error.
 struct RecordRead {
   std::vector<Redirection> entries;
-  std::string error;  ///< non-empty when the file exists but cannot be used
+  std::vector<std::string> cuda_path_tests;  ///< parse_cuda_path_tests
+  std::string error;                         ///< non-empty when the file exists but cannot be used
 };
 
 /// Reads and parses path; call-site paths under project_root are made relative to it.
 RecordRead read_redirection_record(const std::filesystem::path& path,
                                    const std::filesystem::path& project_root);
+
+/// Sets TestCase::cuda_path on each case of one file whose test target (TestIds::target of
+/// framework, tests_dir and file, after the file's "::") a record names (RecordRead::
+/// cuda_path_tests); a subtest or parametrized case takes its test's mark where the record names
+/// the test. Returns how many cases it marked.
+int mark_cuda_path(std::string_view framework, std::string_view tests_dir, std::string_view file,
+                   const std::vector<std::string>& named, std::vector<TestCase>& cases);
 
 }  // namespace devshim

@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 14> kMigrations = {
+constexpr std::array<const char*, 16> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -421,6 +421,101 @@ CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
     R"sql(
 ALTER TABLE gap_tests ADD COLUMN carried_from INTEGER;
 )sql",
+    // 15: whether a test took a CUDA path by the shim's own account: its redirection record named
+    // it (a redirected device request or a masqueraded torch.cuda call while it ran). The cases
+    // view shows it too.
+    R"sql(
+ALTER TABLE results ADD COLUMN cuda_path INTEGER NOT NULL DEFAULT 0;
+DROP VIEW cases;
+CREATE VIEW cases AS
+  SELECT r.id, f.run_id, r.file_id, k.name AS classname, n.name AS name,
+         CASE r.status WHEN 0 THEN 'passed' WHEN 1 THEN 'failed' WHEN 2 THEN 'error'
+                       WHEN 3 THEN 'skipped' WHEN 4 THEN 'xfailed' ELSE 'xpassed' END AS status,
+         r.duration_s, r.exception, coalesce(r.message, m.text) AS message, r.traceback,
+         r.signature, r.source_path, r.source_line, r.culprit, r.flaky, r.traceback_id,
+         r.cuda_path
+  FROM results r JOIN files f ON f.id = r.file_id JOIN tests t ON t.id = r.test_id
+  JOIN classes k ON k.id = t.class_id JOIN names n ON n.id = t.name_id
+  LEFT JOIN texts m ON m.id = r.message_id;
+)sql",
+    // 16: the gap log per suite: an entry belongs to the suite whose runs showed it (suite ''
+    // for torch's surface, `runner gaps scan`, and for a person's entry of no suite), so that a
+    // run of one suite never changes another's entries; and the kind environment, for what fails
+    // the same way without the shim. An entry is split into one per suite its tests were seen in,
+    // each with the runs of that suite (an entry whose last sighting was another suite's is open
+    // again unless a person set its status); gaps is rebuilt for its key and CHECK.
+    R"sql(
+CREATE TABLE gaps_v16 (
+  suite          TEXT NOT NULL DEFAULT '',
+  api            TEXT NOT NULL,
+  kind           TEXT NOT NULL CHECK (kind IN ('failing', 'unpatched', 'unsupported_op',
+                                               'cuda_only', 'unattributed', 'newly_skipped',
+                                               'masquerade_skip', 'file_error', 'environment')),
+  status         TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'fixed', 'wontfix')),
+  status_by      TEXT NOT NULL DEFAULT 'auto' CHECK (status_by IN ('auto', 'person')),
+  severity       TEXT NOT NULL DEFAULT 'low' CHECK (severity IN ('critical', 'high', 'medium',
+                                                                 'low')),
+  severity_by    TEXT NOT NULL DEFAULT 'auto' CHECK (severity_by IN ('auto', 'person')),
+  equivalent     TEXT,
+  action         TEXT,
+  note           TEXT,
+  why            TEXT,
+  first_seen_run INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  last_seen_run  INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  fixed_in_run   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  first_seen_at  TEXT NOT NULL,
+  last_seen_at   TEXT NOT NULL,
+  updated_at     TEXT NOT NULL,
+  action_by      TEXT NOT NULL DEFAULT 'auto' CHECK (action_by IN ('auto', 'person')),
+  equivalent_by  TEXT NOT NULL DEFAULT 'auto' CHECK (equivalent_by IN ('auto', 'person')),
+  setting        TEXT,
+  trial_setting  TEXT,
+  trial_run      INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  trial_tests    INTEGER,
+  trial_passed   INTEGER,
+  PRIMARY KEY (suite, api)
+);
+CREATE TABLE gap_tests_v16 (
+  id           INTEGER PRIMARY KEY,
+  suite        TEXT NOT NULL DEFAULT '',
+  api          TEXT NOT NULL,
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  file         TEXT NOT NULL,
+  classname    TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  carried_from INTEGER,
+  UNIQUE (suite, api, run_id, file, classname, name),
+  FOREIGN KEY (suite, api) REFERENCES gaps_v16(suite, api) ON DELETE CASCADE
+);
+WITH seen AS (
+  SELECT t.api, r.suite, MIN(t.run_id) AS first_run, MAX(t.run_id) AS last_run
+  FROM gap_tests t JOIN runs r ON r.id = t.run_id GROUP BY t.api, r.suite)
+INSERT INTO gaps_v16
+  SELECT s.suite, g.api, g.kind,
+         CASE WHEN g.last_seen_run = s.last_run OR g.status_by = 'person' THEN g.status
+              ELSE 'open' END,
+         g.status_by, g.severity, g.severity_by, g.equivalent, g.action, g.note, g.why,
+         s.first_run, s.last_run,
+         CASE WHEN g.last_seen_run = s.last_run THEN g.fixed_in_run END,
+         coalesce((SELECT started_at FROM runs WHERE id = s.first_run), g.first_seen_at),
+         coalesce((SELECT started_at FROM runs WHERE id = s.last_run), g.last_seen_at),
+         g.updated_at, g.action_by, g.equivalent_by, g.setting,
+         CASE WHEN g.last_seen_run = s.last_run THEN g.trial_setting END,
+         CASE WHEN g.last_seen_run = s.last_run THEN g.trial_run END,
+         CASE WHEN g.last_seen_run = s.last_run THEN g.trial_tests END,
+         CASE WHEN g.last_seen_run = s.last_run THEN g.trial_passed END
+  FROM gaps g JOIN seen s ON s.api = g.api;
+INSERT INTO gaps_v16
+  SELECT '', g.* FROM gaps g WHERE g.api NOT IN (SELECT api FROM gap_tests);
+INSERT INTO gap_tests_v16
+  SELECT t.id, r.suite, t.api, t.run_id, t.file, t.classname, t.name, t.carried_from
+  FROM gap_tests t JOIN runs r ON r.id = t.run_id;
+DROP TABLE gap_tests;
+DROP TABLE gaps;
+ALTER TABLE gaps_v16 RENAME TO gaps;
+ALTER TABLE gap_tests_v16 RENAME TO gap_tests;
+CREATE INDEX gap_tests_by_run ON gap_tests(run_id, suite, api);
+)sql",
 };
 
 // 64-bit FNV-1a: the key of a text in table texts (stable across builds and hosts).
@@ -767,7 +862,7 @@ namespace {
 
 constexpr const char* kInsertResult =
     "INSERT INTO results (file_id, test_id, status, duration_s, exception, message, traceback, "
-    "signature, source_path, source_line, culprit, traceback_id, message_id) VALUES";
+    "signature, source_path, source_line, culprit, traceback_id, message_id, cuda_path) VALUES";
 
 // "(?,...,?), ..." for rows rows of results' columns.
 std::string result_values(std::size_t rows) {
@@ -1037,12 +1132,13 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
     r.source_path = opt_text(c.source.path);
     if (c.source.line > 0) r.source_line = c.source.line;
     r.culprit = opt_text(c.culprit);
+    r.cuda_path = c.cuda_path ? 1 : 0;
     pending_.push_back(std::move(r));
     if (pending_.size() == kResultBatch) write_pending();
   }
 }
 
-// Binds one row of results' 13 columns at parameters first + 1 ... first + 13.
+// Binds one row of results' 14 columns at parameters first + 1 ... first + 14.
 void Store::FileWriter::bind_result(sql::Statement& ins, int first, const PendingResult& r) {
   ins.bind(first + 1, r.file_id)
       .bind(first + 2, r.test_id)
@@ -1056,7 +1152,8 @@ void Store::FileWriter::bind_result(sql::Statement& ins, int first, const Pendin
       .bind(first + 10, r.source_line)
       .bind(first + 11, r.culprit)
       .bind(first + 12, r.traceback_id)
-      .bind(first + 13, r.message_id);
+      .bind(first + 13, r.message_id)
+      .bind(first + 14, r.cuda_path);
 }
 
 void Store::FileWriter::write_pending() {
@@ -1083,7 +1180,7 @@ namespace {
 constexpr const char* kCaseColumns =
     "SELECT f.path, k.name, n.name, r.status, r.duration_s, r.exception, "
     "coalesce(r.message, m.text), coalesce(r.traceback, x.text), r.signature, "
-    "r.source_path, r.source_line, r.culprit, r.flaky, r.id, r.test_id "
+    "r.source_path, r.source_line, r.culprit, r.flaky, r.id, r.test_id, r.cuda_path "
     "FROM files f JOIN results r ON r.file_id = f.id "
     "JOIN tests t ON t.id = r.test_id JOIN classes k ON k.id = t.class_id "
     "JOIN names n ON n.id = t.name_id "
@@ -1108,6 +1205,7 @@ StoredCase stored_case(sql::Statement& s) {
   sc.flaky = s.int64(12) != 0;
   sc.result_id = s.int64(13);
   sc.test_id = s.int64(14);
+  c.cuda_path = s.int64(15) != 0;
   return sc;
 }
 
@@ -1177,9 +1275,11 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
   const bool one_range = last - first + 1 <= 2 * covered;
   sql::Statement s(db_, one_range
                             ? "SELECT file_id, id, test_id, status, flaky, culprit IS NOT NULL, "
-                              "signature IS NOT NULL FROM results WHERE id BETWEEN ? AND ?"
+                              "signature IS NOT NULL, cuda_path FROM results "
+                              "WHERE id BETWEEN ? AND ?"
                             : "SELECT r.file_id, r.id, r.test_id, r.status, r.flaky, "
-                              "r.culprit IS NOT NULL, r.signature IS NOT NULL FROM files f "
+                              "r.culprit IS NOT NULL, r.signature IS NOT NULL, r.cuda_path "
+                              "FROM files f "
                               "JOIN results r ON r.file_id = f.id WHERE f.run_id = ? "
                               "ORDER BY r.id");
   if (one_range) {
@@ -1197,7 +1297,8 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
                     .status = result_status(s.int64(3)),
                     .flaky = s.int64(4) != 0,
                     .culprit = s.int64(5) != 0,
-                    .signature = s.int64(6) != 0});
+                    .signature = s.int64(6) != 0,
+                    .cuda_path = s.int64(7) != 0});
   }
   // By file path, then id (cases' order): a counting sort by file keeps the id order.
   std::vector<std::size_t> start(out.files.size() + 1, 0);

@@ -115,6 +115,7 @@ struct RunResultStatuses {
     bool flaky = false;
     bool culprit = false;    ///< TestCase::culprit is set
     bool signature = false;  ///< StoredCase::signature is set
+    bool cuda_path = false;  ///< TestCase::cuda_path
   };
   std::vector<std::string> files;  ///< the paths of the run's files that have results, sorted
   std::vector<Row> rows;           ///< in Store::cases' order: by file path, then as recorded
@@ -206,7 +207,7 @@ class Store {
   /// or cascade is due; the checks were a quarter of an import's time.
   class FileWriter {
    public:
-    static constexpr int kResultColumns = 13;        // of an INSERT INTO results
+    static constexpr int kResultColumns = 14;        // of an INSERT INTO results
     static constexpr std::size_t kResultBatch = 32;  // rows an INSERT writes at once
     FileWriter(Store& store, std::int64_t run_id);
     ~FileWriter();
@@ -242,6 +243,7 @@ class Store {
       double duration_s = 0;
       std::optional<std::string> exception, message, traceback, signature, source_path, culprit;
       std::optional<std::int64_t> source_line, traceback_id, message_id;
+      int cuda_path = 0;
     };
     static void bind_result(sql::Statement& ins, int first, const PendingResult& r);
     /// Writes the pending rows: kResultBatch of them in one statement, fewer one by one.

@@ -78,7 +78,8 @@ TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
   // test_place's two cuda cases fail (their device type is the device used): renumbered, not
   // regressions.
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("against baseline run 1: 0 regressions (0 failing, 0 lost), 2 unlocked"),
+  EXPECT_NE(r.output.find("against baseline run 1: 0 regressions (0 failing, 0 lost), 0 unlocked, "
+                          "2 new under the shim (2 pass)"),
             std::string::npos)
       << r.output;
   const auto json = report_json();
@@ -95,9 +96,17 @@ TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
             std::string::npos)
       << md;
   EXPECT_EQ(json["differential"]["renumbered_regressions"], 0);
-  std::set<std::string> unlocked;
-  for (const auto& t : json["differential"]["unlocked"]) unlocked.insert(t["name"]);
-  EXPECT_EQ(unlocked, (std::set<std::string>{"test_scale_1_none_cuda", "test_scale_3_sum_cuda"}));
+  // The two cuda cases exist only under the shim: new, not unlocked.
+  EXPECT_TRUE(json["differential"]["unlocked"].empty());
+  EXPECT_EQ(json["differential"]["counts"]["new_passed"], 2);
+  std::set<std::string> on_the_path;
+  for (const auto& f : json["files"]) {
+    for (const auto& t : f["cases"]) {
+      if (t["diff_class"] == "new_passed") on_the_path.insert(t["name"]);
+    }
+  }
+  EXPECT_EQ(on_the_path,
+            (std::set<std::string>{"test_scale_1_none_cuda", "test_scale_3_sum_cuda"}));
 }
 
 // A renumbered group where more cases fail under the shim than it added and the baseline failed:
@@ -136,21 +145,28 @@ TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
 
 // pytest makes colliding ids unique: under the shim a [cpu, cuda] device list prints "cpu" twice
 // (torch.device("cuda") built as the CPU's), so each baseline case [cpu] is [cpu0] and [cpu1]
-// (BackPACK: 1,641 "lost" and as many "unlocked" before). Grouped with their origin, not lost;
-// the counts still prove test_without_the_shim's regression. An id naming an object's address
-// (another in each process) is the same case, compared.
-TEST_F(LostE2E, CasesPytestMadeUniqueAreRenumberedNotLost) {
+// (BackPACK: 1,641 "lost" and as many "unlocked" before). Occurrence 0 is the baseline's case,
+// compared (test_without_the_shim's regression is named), the others are new under the shim, and
+// none is lost. An id naming an object's address (another in each process) is the same case.
+TEST_F(LostE2E, CasesPytestMadeUniqueAreComparedOrNewNotLost) {
   auto r = differential("unique-ids");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("against baseline run 1: 1 regression (0 failing, 0 lost, at least 1 "
-                          "renumbered), 0 unlocked"),
+  EXPECT_NE(r.output.find("against baseline run 1: 1 regression (1 failing, 0 lost), 0 unlocked, "
+                          "6 new under the shim (5 pass)"),
             std::string::npos)
       << r.output;
   const auto json = report_json();
   const auto& d = json["differential"];
-  EXPECT_EQ(d["counts"], (nlohmann::json{{"compatible", 1}, {"renumbered", 12}})) << d.dump(1);
-  EXPECT_EQ(d["renumbered_failing"], 2);
-  EXPECT_EQ(d["renumbered_regressions"], 1) << "test_without_the_shim: [cpu] passed, both fail";
+  EXPECT_EQ(
+      d["counts"],
+      (nlohmann::json{{"compatible", 6}, {"regression", 1}, {"new_passed", 5}, {"new_failed", 1}}))
+      << d.dump(1);
+  ASSERT_EQ(d["regressions"].size(), 1U);
+  EXPECT_EQ(d["regressions"][0]["name"], "test_without_the_shim[cpu0]");
+  ASSERT_EQ(d["new_failed"].size(), 1U);
+  EXPECT_EQ(d["new_failed"][0]["name"], "test_without_the_shim[cpu1]");
+  EXPECT_EQ(d["baseline_passed"], 7);
+  EXPECT_EQ(d["renumbered_regressions"], 0);
 }
 
 TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {

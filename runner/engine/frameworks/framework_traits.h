@@ -70,6 +70,11 @@ class FrameworkTraits {
                         const std::vector<std::string>& /*selectors*/) const {
     return false;
   }
+
+  /// Has a shim process name in its redirection record the tests that took a CUDA path
+  /// (devshim/test_hooks.py): pytest loads the shim's plugin (`-p devshim.pytest_plugin`);
+  /// unittest's tests are named by the shim itself while the record is on; others name none.
+  virtual void name_tests_in_record(ProcessSpec& /*spec*/) const {}
 };
 
 /// The traits of framework f.

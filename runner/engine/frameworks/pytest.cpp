@@ -1,5 +1,7 @@
 // `python -m pytest -v -ra --junitxml=… FILE`: results from the JUnit XML refined by the log,
 // else the log; reruns by node ids.
+#include <algorithm>
+
 #include "parsers/pytest_junit.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/frameworks/python_tests.h"
@@ -64,6 +66,12 @@ class PytestTraits final : public FrameworkTraits {
       ids.push_back(python_tests::test_path(suite, file) + "::" + test);
     }
     return ids;
+  }
+
+  // After "-m pytest": the plugin is loaded before any of the suite's own arguments.
+  void name_tests_in_record(ProcessSpec& spec) const override {
+    const auto it = std::find(spec.argv.begin(), spec.argv.end(), "pytest");
+    if (it != spec.argv.end()) spec.argv.insert(it + 1, {"-p", "devshim.pytest_plugin"});
   }
 
   void add_keyword(ProcessSpec& spec, const std::string& keyword) const override {

@@ -235,10 +235,10 @@ TEST(GapLog, AnEntryWhoseFailureMovedToAnotherIsDroppedNotFixed) {
     const std::int64_t run = store_run(store, nlohmann::json::array({c}), "shim", 0);
     log.update_from_run(run);
     store.database().exec(fmt::format(
-        "INSERT INTO gaps (api, kind, why, first_seen_run, last_seen_run, first_seen_at, "
-        "last_seen_at, updated_at, note) VALUES ('{0}', 'unattributed', 'no rule', {1}, {1}, "
-        "'t', 't', 't', {2}); UPDATE gap_tests SET api = '{0}' WHERE run_id = {1}; DELETE FROM "
-        "gaps WHERE api = '{3}'",
+        "INSERT INTO gaps (suite, api, kind, why, first_seen_run, last_seen_run, first_seen_at, "
+        "last_seen_at, updated_at, note) VALUES ((SELECT suite FROM runs WHERE id = {1}), '{0}', "
+        "'unattributed', 'no rule', {1}, {1}, 't', 't', 't', {2}); UPDATE gap_tests SET api = "
+        "'{0}' WHERE run_id = {1}; DELETE FROM gaps WHERE api = '{3}'",
         old_api, run, note.empty() ? "NULL" : "'" + note + "'", kGapDeviceType));
     ASSERT_TRUE(log.entry(old_api));
   };
@@ -949,7 +949,8 @@ TEST_F(FileErrorGap, APersonsActionStaysAndATrialIsRecorded) {
   GapLog(store).update_from_run(shim_);
   EXPECT_NE(GapLog(store).entry(api)->action.find("carry "), std::string::npos)
       << "handed back to the runs";
-  GapLog(store).record_trial(api, shim_, "TORCHDEVICE_DEVICE_OBJECTS=redirect", 4, 3);
+  GapLog(store).record_trial(GapLog(store).entry(api)->suite, api, shim_,
+                             "TORCHDEVICE_DEVICE_OBJECTS=redirect", 4, 3);
   e = GapLog(store).entry(api);
   EXPECT_EQ(e->trial.setting, "TORCHDEVICE_DEVICE_OBJECTS=redirect");
   EXPECT_EQ(e->trial.run, shim_);
