@@ -1115,6 +1115,15 @@ class Page {
     out_ += "</tbody>\n</table>\n</section>\n";
   }
 
+  // A gap entry's tests of this run, one a line, as their framework names them.
+  void affected_tests(const GapEntry& g) {
+    std::string tests;
+    for (const auto& t : g.test_list) {
+      tests += (tests.empty() ? "" : "\n") + label(t.file, t.classname, t.name);
+    }
+    long_text(tests);
+  }
+
   void gaps() {
     const auto& list = report_.gaps;
     if (list.empty()) return;
@@ -1141,11 +1150,7 @@ class Page {
       if (!g.trial.setting.empty()) action += "\ntrial: " + gap_trial_text(g.trial);
       long_text(action);
       out_ += "</td><td>";
-      std::string tests;
-      for (const auto& t : g.test_list) {
-        tests += (tests.empty() ? "" : "\n") + label(t.file, t.classname, t.name);
-      }
-      long_text(tests);
+      affected_tests(g);
       out_ += "</td></tr>\n";
     }
     out_ += "</tbody>\n</table>\n</section>\n";
@@ -1167,11 +1172,7 @@ class Page {
       out_ += fmt::format("</td><td class=\"num\">{}</td><td>", g.files);
       long_text(g.action);
       out_ += "</td><td>";
-      std::string tests;
-      for (const auto& t : g.test_list) {
-        tests += (tests.empty() ? "" : "\n") + label(t.file, t.classname, t.name);
-      }
-      long_text(tests);
+      affected_tests(g);
       out_ += "</td></tr>\n";
     }
     out_ += "</tbody>\n</table>\n</section>\n";

@@ -521,6 +521,13 @@ void failing_tests_section(const Report& r, std::string& out) {
   out += "\n</details>\n";
 }
 
+// The first test of a gap entry, as its framework names it; empty when it has none.
+std::string example_test(const Report& r, const GapEntry& g) {
+  if (g.test_list.empty()) return "";
+  const GapTest& t = g.test_list.front();
+  return test_label(r.run, t.file, t.classname, t.name);
+}
+
 // What fails the same way without the shim (gap log entries of kind environment): the suite's
 // environment, not the shim's.
 void environment_entries_section(const Report& r, std::string& out) {
@@ -530,10 +537,7 @@ void environment_entries_section(const Report& r, std::string& out) {
       "not a shim gap (`runner gaps --kind environment`).\n\n"
       "| error | files | action | example |\n| --- | --- | --- | --- |\n";
   for (const GapEntry& g : r.environment_entries) {
-    const std::string example =
-        g.test_list.empty() ? ""
-                            : test_label(r.run, g.test_list.front().file,
-                                         g.test_list.front().classname, g.test_list.front().name);
+    const std::string example = example_test(r, g);
     out += fmt::format("| {} | {} | {} | {} |\n", md_cell(g.api, 160), g.files,
                        md_cell(g.action, 300), md_cell(example, 200));
   }
@@ -553,10 +557,7 @@ void gaps_section(const Report& r, std::string& out) {
       "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (std::size_t i = 0; i < r.gaps.size() && i < kTop; ++i) {
     const GapEntry& g = r.gaps[i];
-    const std::string example =
-        g.test_list.empty() ? ""
-                            : test_label(r.run, g.test_list.front().file,
-                                         g.test_list.front().classname, g.test_list.front().name);
+    const std::string example = example_test(r, g);
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(g.api, 120),
                        g.kind, g.status, g.severity, g.tests, md_cell(g.action, 300),
                        md_cell(g.equivalent, 100), md_cell(gap_trial_text(g.trial), 120),
