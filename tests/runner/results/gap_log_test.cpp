@@ -754,6 +754,105 @@ TEST(GapLog, MigrationNineKeepsEntriesAndTheirTests) {
   EXPECT_EQ(GapLog(store).entry("newly skipped: x")->kind, "masquerade_skip");
 }
 
+// Issue 60: before schema 16 an entry was one for every suite, its tests of each suite's runs
+// side by side. Migration 16 gives each suite its own entry with that suite's runs and tests; the
+// copy of a suite whose sighting was not the latest is open again (the other suite's run had
+// marked it fixed), and an entry with no test (a person's) belongs to no suite.
+TEST(GapLog, MigrationSixteenSplitsAnEntryBySuite) {
+  TempDir dir;
+  const auto path = dir / "results.db";
+  const std::string api = "torch._C._cuda_getDevice";
+  std::int64_t alpha = 0, beta = 0;
+  {
+    Store store(path);
+    auto record = [&](const std::string& suite, const std::string& file) {
+      RunRecord run = run_of("shim", 0);
+      run.suite = suite;
+      const std::int64_t id = store.begin_run(run, {file});
+      FileRecord rec;
+      rec.path = file;
+      rec.status = FileStatus::kFailed;
+      TestCase t;
+      t.classname = "T";
+      t.name = "test_x";
+      t.status = CaseStatus::kFailed;
+      t.exception = "AttributeError";
+      t.message = "module 'torch._C' has no attribute '_cuda_getDevice'";
+      store.record_file(id, rec, {t});
+      store.finish_run(id, "failed", "2026-11-23T08:10:00Z");
+      GapLog(store).update_from_run(id);
+      return id;
+    };
+    alpha = record("alpha", "test_a.py");
+    beta = record("beta", "test_b.py");
+  }
+  {
+    // The tables as schema 15 had them: one entry per API, first seen in alpha's run, last in
+    // beta's, which a later run of beta marked fixed; a person's note on it.
+    sql::Database db(path);
+    db.exec(fmt::format(R"sql(
+PRAGMA foreign_keys = OFF;
+BEGIN;
+CREATE TABLE gaps_v15 (
+  api TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'open',
+  status_by TEXT NOT NULL DEFAULT 'auto', severity TEXT NOT NULL DEFAULT 'low',
+  severity_by TEXT NOT NULL DEFAULT 'auto', equivalent TEXT, action TEXT, note TEXT, why TEXT,
+  first_seen_run INTEGER, last_seen_run INTEGER, fixed_in_run INTEGER, first_seen_at TEXT NOT NULL,
+  last_seen_at TEXT NOT NULL, updated_at TEXT NOT NULL, action_by TEXT NOT NULL DEFAULT 'auto',
+  equivalent_by TEXT NOT NULL DEFAULT 'auto', setting TEXT, trial_setting TEXT, trial_run INTEGER,
+  trial_tests INTEGER, trial_passed INTEGER);
+INSERT INTO gaps_v15 SELECT api, kind, 'fixed', status_by, severity, severity_by, equivalent,
+  action, 'looked at', why, MIN(first_seen_run), MAX(last_seen_run), {1}, MIN(first_seen_at),
+  MAX(last_seen_at), MAX(updated_at), action_by, equivalent_by, setting, NULL, NULL, NULL, NULL
+  FROM gaps WHERE api = '{0}' GROUP BY api;
+INSERT INTO gaps_v15 (api, kind, note, first_seen_at, last_seen_at, updated_at)
+  VALUES ('torch.cuda.by_hand', 'failing', 'by hand', 't', 't', 't');
+CREATE TABLE gap_tests_v15 (
+  id INTEGER PRIMARY KEY, api TEXT NOT NULL REFERENCES gaps_v15(api) ON DELETE CASCADE,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, file TEXT NOT NULL,
+  classname TEXT NOT NULL, name TEXT NOT NULL, carried_from INTEGER,
+  UNIQUE (api, run_id, file, classname, name));
+INSERT INTO gap_tests_v15 SELECT id, api, run_id, file, classname, name, carried_from
+  FROM gap_tests WHERE api = '{0}';
+DROP TABLE gap_tests;
+DROP TABLE gaps;
+ALTER TABLE gaps_v15 RENAME TO gaps;
+ALTER TABLE gap_tests_v15 RENAME TO gap_tests;
+CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
+PRAGMA user_version = 15;
+COMMIT;
+)sql",
+                        api, beta));
+  }
+  Store store(path);  // migrates 15 → 16
+  GapLog log(store);
+  const auto first = log.entry(api, std::string("alpha"));
+  const auto second = log.entry(api, std::string("beta"));
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(log.entries(api).size(), 2U);
+  EXPECT_EQ(first->first_seen_run, alpha);
+  EXPECT_EQ(first->last_seen_run, alpha);
+  EXPECT_EQ(first->status, "open") << "beta's run fixed beta's copy, not alpha's";
+  EXPECT_EQ(first->fixed_in_run, 0);
+  ASSERT_EQ(first->test_list.size(), 1U);
+  EXPECT_EQ(first->test_list[0].file, "test_a.py");
+  EXPECT_EQ(second->first_seen_run, beta);
+  EXPECT_EQ(second->status, "fixed");
+  EXPECT_EQ(second->fixed_in_run, beta);
+  ASSERT_EQ(second->test_list.size(), 1U);
+  EXPECT_EQ(second->test_list[0].file, "test_b.py");
+  EXPECT_EQ(first->note, "looked at");
+  EXPECT_EQ(second->note, "looked at");
+  const auto by_hand = log.entry("torch.cuda.by_hand");
+  ASSERT_TRUE(by_hand);
+  EXPECT_EQ(by_hand->suite, "");
+  EXPECT_EQ(by_hand->note, "by hand");
+  // A run of alpha now changes alpha's entry alone.
+  EXPECT_EQ(log.for_run(alpha).size(), 1U);
+  EXPECT_EQ(log.for_run(alpha)[0].suite, "alpha");
+}
+
 // Issue 32's real case (tests/parsers/fixtures/gaps/issue32/README.md): ignite's conftest fails to
 // import under the shim, so its file reports only the collection error. The baseline's 4 tests
 // of the file are lost: one file error entry names the file and them; the collection error is

@@ -80,7 +80,7 @@ CREATE TABLE gap_tests_v12 (
   name      TEXT NOT NULL,
   UNIQUE (api, run_id, file, classname, name)
 );
-INSERT INTO gaps_v12 SELECT api, kind, status, status_by, severity, severity_by,
+INSERT OR IGNORE INTO gaps_v12 SELECT api, kind, status, status_by, severity, severity_by,
   CASE equivalent_by WHEN 'person' THEN equivalent END, CASE action_by WHEN 'person' THEN action END,
   note, why, first_seen_run, last_seen_run, fixed_in_run, first_seen_at, last_seen_at, updated_at
   FROM gaps WHERE kind != 'file_error';
