@@ -1,5 +1,5 @@
 // The checks the parser fuzz targets run on one input (fuzz/*_fuzz.cpp), shared with the ordinary
-// test run (tests/parsers/fuzz_regressions_test.cpp), which replays the seed corpora and every
+// test run (tests/fuzz/fuzz_regressions_test.cpp), which replays the seed corpora and every
 // input a fuzzer found through the same functions. Header only: it needs the parsers alone.
 //
 // What is checked (docs/reliability.md): the parser returns (no crash, no uncaught exception, no

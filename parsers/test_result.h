@@ -8,7 +8,7 @@
 
 namespace devshim {
 
-/// Outcome of one test case (shared/DESIGN.md vocabulary).
+/// Outcome of one test case (the vocabulary of docs/database.md#status-values).
 enum class CaseStatus { kPassed, kFailed, kError, kSkipped, kXfailed, kXpassed };
 
 std::string_view to_string(CaseStatus s);

@@ -118,7 +118,8 @@ constexpr std::size_t kCellBytes = 500;  ///< longer text in a cell is cut, the 
 constexpr std::size_t kCellLines = 6;
 constexpr std::size_t kOpenTestLists = 20;  ///< clusters with more tests list them collapsed
 
-// The vocabulary (shared/DESIGN.md) in the order a reader expects; other values follow.
+// The vocabulary (docs/database.md#status-values) in the order a reader expects; other values
+// follow.
 constexpr std::array<std::string_view, 8> kFileStatusOrder = {
     "passed", "failed", "error", "timeout", "crashed", "no_tests", "interrupted", "not_run"};
 constexpr std::array<std::string_view, 6> kCaseStatusOrder = {"passed",  "failed",  "error",

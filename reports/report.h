@@ -48,7 +48,7 @@ struct ReportCase {
   bool cuda_path = false;  ///< shim runs: it took a CUDA path (ReportCudaPath)
 };
 
-/// The tests of a shim run that took a CUDA path (shared/DESIGN.md's vocabulary): the shim's
+/// The tests of a shim run that took a CUDA path (docs/report-format.md#the-cuda-path): the shim's
 /// redirection record names them (a redirected device request or a masqueraded torch.cuda call
 /// made while the test set up or ran, TestCase::cuda_path), or, against a baseline, the baseline
 /// skipped them and this run did not, or they are new under the shim. The headline of a shim run
@@ -79,14 +79,14 @@ CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run);
 /// under the shim." when none did.
 std::string cuda_path_text(const ReportCudaPath& c);
 
-/// A shim run compared with its baseline (shim off) run, test by test (shared/DESIGN.md):
-/// compatible (pass/pass), regression (pass → fail), lost (reported by the baseline, missing
-/// from the shim run, in a file the shim run planned: counted as a regression), unlocked (skip
-/// or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or fail → skip),
-/// newly_skipped (pass → skip), new_passed / new_failed / new_skipped (not in the baseline, whose
-/// file ran to its end: RunStatuses::is_new). xfailed and xpassed count as passes; another test
-/// missing from the baseline (its file stopped early or reported no test there) counts as a
-/// failure there.
+/// A shim run compared with its baseline (shim off) run, test by test
+/// (docs/report-format.md#differential-runs): compatible (pass/pass), regression (pass → fail),
+/// lost (reported by the baseline, missing from the shim run, in a file the shim run planned:
+/// counted as a regression), unlocked (skip or fail → pass), broken_both (fail or skip → fail),
+/// skipped_both (skip or fail → skip), newly_skipped (pass → skip), new_passed / new_failed /
+/// new_skipped (not in the baseline, whose file ran to its end: RunStatuses::is_new). xfailed and
+/// xpassed count as passes; another test missing from the baseline (its file stopped early or
+/// reported no test there) counts as a failure there.
 struct ReportDifferential {
   std::int64_t baseline_run = 0;
   /// The baseline run's report.md and report.html relative to this report's folder; empty when
@@ -291,7 +291,7 @@ struct Report {
   std::vector<ReportLaterRun> later_runs;  ///< runs naming this one, oldest first
   std::vector<ReportFlaky> flaky;          ///< tests that passed on a rerun
   std::vector<ReportRedirection> redirections;
-  /// Entries of the API gap log with evidence in this run (runner/gap_log.h), most affected
+  /// Entries of the API gap log with evidence in this run (runner/results/gap_log.h), most affected
   /// tests first; test_list holds this run's affected tests. Shim gaps only: the entries of kind
   /// environment (the same failure without the shim) are environment_entries.
   std::vector<GapEntry> gaps;

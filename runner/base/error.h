@@ -1,8 +1,8 @@
 // The error policy of devshim, used across every module boundary.
 //
 // Functions report failures by throwing a subclass of devshim::Error; they never print and never
-// exit. The command-line layer (runner/main.cpp) catches Error, prints `runner: error: <what>` and
-// exits with exit_code(). Anything else that escapes is a bug and exits 70 (EX_SOFTWARE).
+// exit. The command-line layer (runner/cli/main.cpp) catches Error, prints `runner: error: <what>`
+// and exits with exit_code(). Anything else that escapes is a bug and exits 70 (EX_SOFTWARE).
 #pragma once
 
 #include <stdexcept>

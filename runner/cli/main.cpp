@@ -1,5 +1,5 @@
 // The `runner` command line (docs/cli.md). Parses arguments, dispatches, and applies the error
-// policy of runner/error.h: devshim::Error → "runner: error: ..." and its exit code.
+// policy of runner/base/error.h: devshim::Error → "runner: error: ..." and its exit code.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

@@ -11,10 +11,11 @@
 
 namespace devshim {
 
-/// Runs one batch of test processes. The contract is ProcessPool::run's (runner/process_pool.h):
-/// specs start in the order given, at most options.jobs at once; observer's callbacks come on the
-/// calling thread; the result is false when a signal interrupted the batch, true when every spec
-/// ran. options.reaper is the implementation's business: callers leave it null.
+/// Runs one batch of test processes. The contract is ProcessPool::run's
+/// (runner/engine/process_pool.h): specs start in the order given, at most options.jobs at once;
+/// observer's callbacks come on the calling thread; the result is false when a signal interrupted
+/// the batch, true when every spec ran. options.reaper is the implementation's business: callers
+/// leave it null.
 class CommandRunner {
  public:
   virtual ~CommandRunner() = default;
@@ -26,8 +27,8 @@ class CommandRunner {
 };
 
 /// Real processes through ProcessPool, with a ProcessReaper watching every batch, so no process
-/// of a test outlives it (runner/process_reaper.h). prepare() forks the reaper's watchdog, which
-/// must happen while the runner has no other thread. With PoolOptions::warm, the first run()
+/// of a test outlives it (runner/engine/process_reaper.h). prepare() forks the reaper's watchdog,
+/// which must happen while the runner has no other thread. With PoolOptions::warm, the first run()
 /// starts a zygote (runner/engine/zygote.h) without waiting for it (the pool starts files cold
 /// until it is ready), which later runs with the same options (reruns) share; other options
 /// replace it.

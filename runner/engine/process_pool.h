@@ -42,7 +42,7 @@ struct PoolOptions {
   std::chrono::milliseconds log_check{100};  ///< how often the logs' sizes are read
   std::chrono::milliseconds tick{1'000};     ///< period of PoolObserver::on_tick
   /// When set: each child carries its cookie, the reaper watches each group while it runs, and
-  /// sweeps adopted leftovers after each file and at the end (runner/process_reaper.h).
+  /// sweeps adopted leftovers after each file and at the end (runner/engine/process_reaper.h).
   ProcessReaper* reaper = nullptr;
   /// Python suites: start the files warm, from a zygote with these options
   /// (runner/engine/zygote.h), which PoolCommandRunner starts and keeps; unset: cold.

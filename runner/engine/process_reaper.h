@@ -25,7 +25,7 @@ inline constexpr const char* kProcessCookieVar = "DEVSHIM_PROCESS_COOKIE";
 /// threads may start processes at once.
 [[nodiscard]] std::shared_lock<std::shared_mutex> starting_a_process();
 
-/// Two safety nets beside the process-group kill of runner/process_pool.h:
+/// Two safety nets beside the process-group kill of runner/engine/process_pool.h:
 ///
 /// - A watchdog process, forked at construction, to which watch()/forget() report the groups of
 ///   running test files. When the runner's end of its pipe closes without the runner having

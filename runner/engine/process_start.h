@@ -1,4 +1,5 @@
-// Starting one child process: the fork and exec under runner/process_pool.h's pool and probes.
+// Starting one child process: the fork and exec under runner/engine/process_pool.h's pool and
+// probes.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

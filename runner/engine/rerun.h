@@ -55,8 +55,9 @@ ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const En
 /// attempt 2 … options.passes + 1 (--rerun-failures N), each time only what still fails, and
 /// records in the store every attempt of each rerun test, the flaky ones, and the files whose
 /// failures all turned out flaky (now passed). files: the run's planned files. Progress goes to
-/// stdout, events to log. The reruns' processes run through processes (runner/command_runner.h).
-/// Returns false when a signal interrupted the reruns (what finished is recorded).
+/// stdout, events to log. The reruns' processes run through processes
+/// (runner/engine/command_runner.h). Returns false when a signal interrupted the reruns (what
+/// finished is recorded).
 bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                     const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
                     RunLog& log, const FollowUpOptions& options, CommandRunner& processes);

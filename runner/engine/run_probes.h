@@ -1,6 +1,6 @@
 // What a run learns about its machine and checkout besides the tests: the git commit, the suite
 // interpreter's environment and LibTorch's device probe. Behind an interface so that the run's
-// steps are tested without starting git, Python or devshim-probe (runner/run_steps.h).
+// steps are tested without starting git, Python or devshim-probe (runner/engine/run_steps.h).
 #pragma once
 
 #include <filesystem>
@@ -24,9 +24,9 @@ class RunProbes {
   /// The checkout of project_root. Never throws for a missing git or checkout.
   virtual GitCheckout git_checkout(const std::filesystem::path& project_root) = 0;
   /// Starts probing the environment the tests run in, beside them; get() waits for it. The JSON
-  /// object of probe_environment (runner/environment_probe.h), or its interpreter-less form when
-  /// interpreter is empty (a GoogleTest suite without Python), plus "device_probe": the object of
-  /// run_device_probe (runner/device_probe.h). Never throws for a probe's own failure.
+  /// object of probe_environment (runner/engine/environment_probe.h), or its interpreter-less form
+  /// when interpreter is empty (a GoogleTest suite without Python), plus "device_probe": the object
+  /// of run_device_probe (runner/engine/device_probe.h). Never throws for a probe's own failure.
   virtual std::future<nlohmann::json> start_environment(
       const std::string& interpreter, const Environment& env,
       const std::filesystem::path& project_root) = 0;

@@ -542,7 +542,8 @@ RunPlan plan_run(const RunOptions& options) {
   if (!options.previous.empty()) {
     previous_run = recorded_runs("--previous").resolve_run(options.previous).id;
   }
-  // --resume: the run's own targets, mode and folder; only its unfinished files (runner/resume.h).
+  // --resume: the run's own targets, mode and folder; only its unfinished files
+  // (runner/engine/resume.h).
   if (!options.resume.empty()) {
     recorded_runs("--resume");
     plan.resume = plan_resume(*plan.store, suite, options.resume);
@@ -578,7 +579,7 @@ RunPlan plan_run(const RunOptions& options) {
   claim_run_folder(plan.out_dir, db);
 
   // Longest first by recorded durations, this shard's share only, the holders of a lock in one
-  // shard (runner/schedule.h).
+  // shard (runner/engine/schedule.h).
   const RunRecord comparable = comparable_key(suite, o, shard, env);
   if (plan.resume) {
     previous_run = plan.resume->run.previous_run;

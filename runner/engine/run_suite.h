@@ -41,7 +41,8 @@ struct RunOptions {
   bool failed_first = false;  ///< --failed-first: the previous run's failing files first
   std::string shard;          ///< --shard I/N; empty: from the environment (schedule.h)
   int shard_total = 0;        ///< --shard-total N, with JOB_COMPLETION_INDEX
-  std::string resume;  ///< --resume RUN: finish that interrupted run (runner/resume.h); empty: no
+  /// --resume RUN: finish that interrupted run (runner/engine/resume.h); empty: no
+  std::string resume;
   /// With resume: the run options given on the command line ("targets", "--no-shim", "--out",
   /// "--shard", "--shard-total"); each must equal what the resumed run recorded (plan_run).
   std::set<std::string> given;
@@ -58,9 +59,9 @@ struct RunOptions {
 struct RunServices;
 
 /// Runs a suite and returns the process exit code (0, 1 or 130): plan_run, execute_run and
-/// finish_run (runner/run_steps.h) with real processes and probes; --list prints the planned files
-/// instead. Throws UsageError (exit 2) before anything runs for bad input: suite file, targets,
-/// interpreter, shim dir, out dir, run references.
+/// finish_run (runner/engine/run_steps.h) with real processes and probes; --list prints the planned
+/// files instead. Throws UsageError (exit 2) before anything runs for bad input: suite file,
+/// targets, interpreter, shim dir, out dir, run references.
 int run_suite(const RunOptions& options);
 /// The same with the given processes and probes (the tests' fakes).
 int run_suite(const RunOptions& options, RunServices services);

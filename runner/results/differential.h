@@ -1,6 +1,6 @@
-// The differential classes of shared/DESIGN.md: a shim run compared with its baseline (shim off)
-// run, test by test. Used by the reports (counts, regressions) and by the gap log (newly skipped
-// tests), so it lives below both.
+// The differential classes (docs/report-format.md#differential-runs): a shim run compared with its
+// baseline (shim off) run, test by test. Used by the reports (counts, regressions) and by the gap
+// log (newly skipped tests), so it lives below both.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,7 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes();
 /// The class of a test new under the shim by its status: new_passed, new_failed, new_skipped.
 std::string new_class(CaseStatus shim);
 
-/// Whether a test of a shim run took a CUDA path (shared/DESIGN.md's vocabulary): the shim's
+/// Whether a test of a shim run took a CUDA path (docs/report-format.md#the-cuda-path): the shim's
 /// record names it (`recorded`: TestCase::cuda_path), or its baseline skipped it and the shim
 /// run did not (`baseline`: its status there), or it is new under the shim (RunStatuses::is_new).
 bool took_cuda_path(bool recorded, std::optional<CaseStatus> baseline, CaseStatus shim,

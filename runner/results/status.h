@@ -1,4 +1,5 @@
-// The vocabulary of outcomes (shared/DESIGN.md), used verbatim in the database, JSON and reports.
+// The vocabulary of outcomes (docs/database.md#status-values), used verbatim in the database, JSON
+// and reports.
 #pragma once
 
 #include <map>

@@ -109,7 +109,7 @@ ALTER TABLE runs ADD COLUMN environment TEXT;      -- JSON: the suite interprete
     R"sql(
 ALTER TABLE runs ADD COLUMN baseline_run INTEGER REFERENCES runs(id);
 )sql",
-    // 5: the shims' redirection records (runner/redirection_record.h), one row per entry.
+    // 5: the shims' redirection records (runner/results/redirection_record.h), one row per entry.
     R"sql(
 CREATE TABLE redirections (
   id            INTEGER PRIMARY KEY,
@@ -155,7 +155,8 @@ CREATE TABLE durations (
   PRIMARY KEY (suite, path)
 );
 )sql",
-    // 7: the API gap log (runner/gap_log.h): one row per torch API; the tests that showed it.
+    // 7: the API gap log (runner/results/gap_log.h): one row per torch API; the tests that showed
+    // it.
     R"sql(
 CREATE TABLE gaps (
   api            TEXT PRIMARY KEY,

@@ -182,7 +182,8 @@ class Store {
 
   static int schema_version();
   const std::filesystem::path& path() const { return db_.path(); }
-  /// The connection, for modules that keep their own tables in the same file (runner/gap_log.h).
+  /// The connection, for modules that keep their own tables in the same file
+  /// (runner/results/gap_log.h).
   sql::Database& database() { return db_; }
 
   /// Inserts the run (status "running") and a row per planned file, in one transaction.

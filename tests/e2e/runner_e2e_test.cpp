@@ -279,7 +279,7 @@ TEST_F(RunnerE2E, ARunnerKilledWithSigkillLeavesARunTheNextCommandMarksInterrupt
   ::kill(child.pid, SIGKILL);
   testing::wait_for(child, 10s);
   // The test process dies with the runner (PR_SET_PDEATHSIG); what it spawned is killed by the
-  // runner's watchdog (runner/process_reaper.h).
+  // runner's watchdog (runner/engine/process_reaper.h).
   expect_no_survivors();
 
   auto r = testing::run({RUNNER_PATH, "runs", "--db", db().string()});

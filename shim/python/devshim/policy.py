@@ -1,9 +1,9 @@
 """The redirection policy: a pure function of (request, hardware present, override state).
 
-This is the table of shared/DESIGN.md (TorchDevice's documented behaviour). It knows nothing of
-torch: requests and results are plain (type, index) pairs, so that every cell is testable on any
-machine with fake hardware descriptions, and the C++ shim implements the same function against the
-same test vectors (shim/vectors/redirection.json).
+This is the redirection table of docs/shim.md#the-redirection-policy (TorchDevice's documented
+behaviour). It knows nothing of torch: requests and results are plain (type, index) pairs, so
+that every cell is testable on any machine with fake hardware descriptions, and the C++ shim
+implements the same function against the same test vectors (shim/vectors/redirection.json).
 
 A = the best accelerator present: MPS, else CUDA, else none.
 

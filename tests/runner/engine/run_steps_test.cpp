@@ -1,7 +1,7 @@
-// The run's steps (runner/run_steps.h) against a fake CommandRunner that replays real captured
-// logs (tests/parsers/fixtures, tests/runner/fixtures/run_steps) instead of starting processes:
-// recording, the exit code, interruption and --resume, --rerun-failures and flaky tests, a locked
-// database, --differential. The real processes' side of each is tested end to end
+// The run's steps (runner/engine/run_steps.h) against a fake CommandRunner that replays real
+// captured logs (tests/parsers/fixtures, tests/runner/fixtures/run_steps) instead of starting
+// processes: recording, the exit code, interruption and --resume, --rerun-failures and flaky tests,
+// a locked database, --differential. The real processes' side of each is tested end to end
 // (tests/e2e/faults_e2e_test.cpp, nightly_e2e_test.cpp, runner_e2e_test.cpp).
 #include "runner/engine/run_steps.h"
 
