@@ -134,10 +134,6 @@ std::vector<ReportLaterRun> later_runs(Store& store, std::int64_t run_id,
   return out;
 }
 
-int count(const std::map<std::string, int>& counts, const char* key) {
-  return class_count(counts, key);
-}
-
 }  // namespace
 
 int class_count(const std::map<std::string, int>& counts, const char* cls) {
@@ -192,9 +188,9 @@ nlohmann::json run_summary(const Report& r) {
     s["regressions"] =
         regressions == 0 && d.baseline_passed == 0 ? json(nullptr) : json(regressions);
     s["baseline_passed"] = d.baseline_passed;
-    s["lost"] = count(d.counts, "lost");
-    s["unlocked"] = count(d.counts, "unlocked");
-    s["newly_skipped"] = count(d.counts, "newly_skipped");
+    s["lost"] = class_count(d.counts, "lost");
+    s["unlocked"] = class_count(d.counts, "unlocked");
+    s["newly_skipped"] = class_count(d.counts, "newly_skipped");
     s["new_under_shim"] = new_under_shim(d);
   }
   return s;
@@ -246,15 +242,17 @@ std::string regressions_by_gap_text(const ReportDifferential& d,
 
 int new_under_shim(const ReportDifferential& d) {
   int n = 0;
-  for (const char* cls : {"new_passed", "new_failed", "new_skipped"}) n += count(d.counts, cls);
+  for (const char* cls : {"new_passed", "new_failed", "new_skipped"})
+    n += class_count(d.counts, cls);
   return n;
 }
 
 std::string new_under_shim_text(const ReportDifferential& d) {
   const int added = new_under_shim(d);
   if (added == 0) return "";
-  const int passed = count(d.counts, "new_passed"), failed = count(d.counts, "new_failed"),
-            skipped = count(d.counts, "new_skipped");
+  const int passed = class_count(d.counts, "new_passed"),
+            failed = class_count(d.counts, "new_failed"),
+            skipped = class_count(d.counts, "new_skipped");
   return fmt::format(
       "{} test{} of this run {} not in the baseline, whose file{} ran to {} end: cases that exist "
       "only where CUDA is \"available\" (a device list that gains a \"cuda\" device, a test "

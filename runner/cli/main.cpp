@@ -88,10 +88,7 @@ struct ReportsAtTheEnd {
     if (report.differential) {
       // The differential in one line: a shim run that lost tests never reads as harmless.
       const devshim::ReportDifferential& d = *report.differential;
-      auto count = [&](const char* cls) {
-        auto it = d.counts.find(cls);
-        return it == d.counts.end() ? 0 : it->second;
-      };
+      auto count = [&](const char* cls) { return devshim::class_count(d.counts, cls); };
       const int regressions = devshim::regressions_total(d);
       // Tests the baseline did not have: "N new under the shim (M pass)", after the unlocked.
       const int added = devshim::new_under_shim(d);
