@@ -716,24 +716,34 @@ TEST(AttributeCase, AFailureNoRuleNamesIsUnattributedByItsNormalizedMessage) {
 
 // Migration 9 rebuilds gaps and gap_tests for the new kinds; entries and their evidence stay
 // (dropping the old gaps must not cascade into the tests).
+// A shim run of suite whose one test, in file, fails for want of torch._C._cuda_getDevice; the
+// gap log updated from it. Returns the run's id.
+std::int64_t record_get_device_failure(Store& store, const std::string& suite,
+                                       const std::string& file) {
+  RunRecord run = run_of("shim", 0);
+  run.suite = suite;
+  const std::int64_t id = store.begin_run(run, {file});
+  FileRecord rec;
+  rec.path = file;
+  rec.status = FileStatus::kFailed;
+  TestCase t;
+  t.classname = "T";
+  t.name = "test_x";
+  t.status = CaseStatus::kFailed;
+  t.exception = "AttributeError";
+  t.message = "module 'torch._C' has no attribute '_cuda_getDevice'";
+  store.record_file(id, rec, {t});
+  store.finish_run(id, "failed", "2026-11-23T08:10:00Z");
+  GapLog(store).update_from_run(id);
+  return id;
+}
+
 TEST(GapLog, MigrationNineKeepsEntriesAndTheirTests) {
   TempDir dir;
   const auto path = dir / "results.db";
   {
     Store store(path);
-    const std::int64_t id = store.begin_run(run_of("shim", 0), {"test_a.py"});
-    FileRecord rec;
-    rec.path = "test_a.py";
-    rec.status = FileStatus::kFailed;
-    TestCase t;
-    t.classname = "T";
-    t.name = "test_x";
-    t.status = CaseStatus::kFailed;
-    t.exception = "AttributeError";
-    t.message = "module 'torch._C' has no attribute '_cuda_getDevice'";
-    store.record_file(id, rec, {t});
-    store.finish_run(id, "failed", "2026-11-23T08:10:00Z");
-    GapLog(store).update_from_run(id);
+    record_get_device_failure(store, "accelerate", "test_a.py");
   }
   rewind_to_schema_11(path);
   {
@@ -765,26 +775,8 @@ TEST(GapLog, MigrationSixteenSplitsAnEntryBySuite) {
   std::int64_t alpha = 0, beta = 0;
   {
     Store store(path);
-    auto record = [&](const std::string& suite, const std::string& file) {
-      RunRecord run = run_of("shim", 0);
-      run.suite = suite;
-      const std::int64_t id = store.begin_run(run, {file});
-      FileRecord rec;
-      rec.path = file;
-      rec.status = FileStatus::kFailed;
-      TestCase t;
-      t.classname = "T";
-      t.name = "test_x";
-      t.status = CaseStatus::kFailed;
-      t.exception = "AttributeError";
-      t.message = "module 'torch._C' has no attribute '_cuda_getDevice'";
-      store.record_file(id, rec, {t});
-      store.finish_run(id, "failed", "2026-11-23T08:10:00Z");
-      GapLog(store).update_from_run(id);
-      return id;
-    };
-    alpha = record("alpha", "test_a.py");
-    beta = record("beta", "test_b.py");
+    alpha = record_get_device_failure(store, "alpha", "test_a.py");
+    beta = record_get_device_failure(store, "beta", "test_b.py");
   }
   {
     // The tables as schema 15 had them: one entry per API, first seen in alpha's run, last in
