@@ -23,8 +23,6 @@ constexpr std::array<std::string_view, 5> kWantsCuda = {"should be cuda", "shoul
 constexpr std::array<std::string_view, 4> kGotDeviceUsed = {"got cpu", "got mps", "got: cpu",
                                                             "got: mps"};
 
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-
 // The text between `open` and the next `close` after it, searching from the start of s.
 std::optional<std::string_view> between(std::string_view s, std::string_view open,
                                         std::string_view close) {
@@ -122,7 +120,7 @@ std::vector<TracebackFrame> pytest_frames(std::string_view text) {
       if (function.empty() && opening == Opening::kDef) {
         std::string_view name = t.substr(t.find("def ") + 4);
         std::size_t end = 0;
-        while (end < name.size() && is_ident_char(name[end])) ++end;
+        while (end < name.size() && is_identifier_char(name[end])) ++end;
         function = std::string(name.substr(0, end));
       }
       continue;
@@ -146,9 +144,9 @@ std::string frame_api(const TracebackFrame& f) {
 std::string torch_call_in(std::string_view code) {
   for (std::size_t p = code.find("torch."); p != std::string_view::npos;
        p = code.find("torch.", p + 1)) {
-    if (p > 0 && (is_ident_char(code[p - 1]) || code[p - 1] == '.')) continue;
+    if (p > 0 && (is_identifier_char(code[p - 1]) || code[p - 1] == '.')) continue;
     std::size_t e = p;
-    while (e < code.size() && (is_ident_char(code[e]) || code[e] == '.')) ++e;
+    while (e < code.size() && (is_identifier_char(code[e]) || code[e] == '.')) ++e;
     std::size_t after = e;
     while (after < code.size() && code[after] == ' ') ++after;
     if (after < code.size() && code[after] == '(') return std::string(code.substr(p, e - p));
@@ -215,8 +213,8 @@ bool has(std::string_view text, std::string_view needle) {
 bool has_word(std::string_view text, std::string_view word) {
   for (std::size_t p = text.find(word); p != std::string_view::npos; p = text.find(word, p + 1)) {
     const std::size_t end = p + word.size();
-    if ((p == 0 || !is_ident_char(text[p - 1])) &&
-        (end == text.size() || !is_ident_char(text[end]))) {
+    if ((p == 0 || !is_identifier_char(text[p - 1])) &&
+        (end == text.size() || !is_identifier_char(text[end]))) {
       return true;
     }
   }
@@ -426,7 +424,7 @@ std::optional<GapAttribution> expectation_gap(std::string_view exception, std::s
   const std::size_t m = call.find("match=");
   if (m == std::string_view::npos) return std::nullopt;
   std::size_t name_end = m + 6;
-  while (name_end < call.size() && is_ident_char(call[name_end])) ++name_end;
+  while (name_end < call.size() && is_identifier_char(call[name_end])) ++name_end;
   const std::string name(call.substr(m + 6, name_end - m - 6));
   if (name.empty()) return std::nullopt;  // a literal that does not say "device"
   if (std::any_of(s.above.begin(), s.above.end(), [&](std::string_view line) {
@@ -462,7 +460,8 @@ bool says_cuda(std::string_view code) { return has(code, "'cuda") || has(code, "
 bool is_object_type(std::string_view operand, const std::vector<std::string_view>& above) {
   operand = trim(operand);
   if (operand.ends_with(".type")) return true;
-  if (operand.empty() || !std::all_of(operand.begin(), operand.end(), is_ident_char)) return false;
+  if (operand.empty() || !std::all_of(operand.begin(), operand.end(), is_identifier_char))
+    return false;
   const std::string assignment = std::string(operand) + " = ";
   for (auto line = above.rbegin(); line != above.rend(); ++line) {
     const std::string_view t = trim(*line);

@@ -27,10 +27,6 @@ constexpr std::size_t kMaxSkipEntries = 100000;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool is_identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
-}
-
 std::string capped_message(std::string_view s) {
   return std::string(cut_utf8(trim(s), kMaxMessageBytes));
 }

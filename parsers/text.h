@@ -13,6 +13,12 @@ constexpr bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
+/// A character of a Python identifier as the parsers read one: an ASCII letter, digit or '_'
+/// (whatever the C locale says).
+constexpr bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 /// s without its leading whitespace.
 constexpr std::string_view ltrim(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);

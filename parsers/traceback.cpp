@@ -14,10 +14,6 @@ bool ends_with_str(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-bool is_identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 // "  File "/x/y.py", line 12, in test_foo" → frame.
 std::optional<TracebackFrame> parse_frame_line(std::string_view line) {
   std::string_view s = trim(line);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "parsers/text.h"
 #include "parsers/traceback.h"
 
 namespace devshim {
@@ -18,10 +19,8 @@ constexpr std::size_t kUnfinishedTailLines = 60;
 bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
-bool is_ident(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         static_cast<unsigned char>(c) >= 0x80;  // UTF-8 of a non-ASCII identifier
-}
+// A character of an identifier, a non-ASCII one's UTF-8 bytes included.
+bool is_ident(char c) { return is_identifier_char(c) || static_cast<unsigned char>(c) >= 0x80; }
 bool is_rule(std::string_view line, char c) {
   if (line.size() < 60) return false;
   for (char x : line) {
