@@ -751,15 +751,14 @@ nlohmann::json environment_of(const RunRecord& run) {
 
 }  // namespace
 
-CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run) {
+CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run, const RunResultStatuses& now,
+                               const RunResultStatuses* aligned_baseline) {
   CudaPathOfRun out;
   if (run.mode != "shim") return out;
-  const RunResultStatuses now = store.result_statuses(run.id);
   RunStatuses baseline;
-  if (run.baseline_run > 0) {
+  if (aligned_baseline != nullptr) {
     out.counts.failed_without_shim = 0;
-    baseline = RunStatuses(now, aligned_statuses(store, now, run.baseline_run),
-                           complete_files(store.files(run.baseline_run)));
+    baseline = RunStatuses(now, *aligned_baseline, complete_files(store.files(run.baseline_run)));
   }
   for (const RunResultStatuses::Row& row : now.rows) {
     const std::optional<CaseStatus> before = baseline.find(row);
@@ -806,6 +805,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     now_read = reader.read(run_id);
   }
   const RunResultStatuses& now = *now_read;
+  std::vector<FileRecord> files = store.files(run_id);
   RunStatuses baseline;  // differential runs: the baseline's outcome of every test
   std::shared_ptr<const RunResultStatuses> baseline_read;
   if (run->baseline_run > 0) {
@@ -815,7 +815,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
         other_report_links(store, run->baseline_run, dir);
     // Aligned to this run: cases the shim renumbered are the same tests (renumbering_aligned).
     baseline_read = reader.read(run->baseline_run);
-    r.differential->baseline_passed = passed_in_files(*baseline_read, store.files(run_id));
+    r.differential->baseline_passed = passed_in_files(*baseline_read, files);
     if (auto aligned = renumbering_aligned(store, now, *baseline_read)) {
       r.differential->renumbered_regressions = static_cast<int>(aligned->renumbered_regressions);
       baseline_read = std::make_shared<const RunResultStatuses>(std::move(*aligned));
@@ -849,7 +849,7 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
     }
     full = store.cases_by_id(ids);
   }
-  add_files(r, store.files(run_id), now, outcomes, std::move(full), links_for);
+  add_files(r, std::move(files), now, outcomes, std::move(full), links_for);
 
   for (auto& cl : r.clusters) {
     cl.message = normalize_message(cl.example_message);

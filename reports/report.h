@@ -67,12 +67,15 @@ struct ReportCudaPath {
 };
 
 /// The tests of a recorded shim run that took a CUDA path, as build_report finds them, without
-/// a report: their counts and result ids (StoredCase::result_id). Empty for a baseline run.
+/// a report: their counts and result ids (StoredCase::result_id), from the run's statuses (now)
+/// and its baseline's aligned to them (aligned_statuses; null: the run has no baseline). Empty
+/// for a baseline run.
 struct CudaPathOfRun {
   ReportCudaPath counts;
   std::unordered_set<std::int64_t> results;
 };
-CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run);
+CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run, const RunResultStatuses& now,
+                               const RunResultStatuses* baseline);
 
 /// "551 tests took a CUDA path under the shim: 551 passed, 0 failed (0 of them fail without the
 /// shim too), 0 skipped." (the parenthesis only against a baseline); "No test took a CUDA path

@@ -161,38 +161,36 @@ int gaps_list(const fs::path& db, const std::string& status, const std::string& 
 
 namespace {
 
-void show_entry(Store& store, const GapEntry& entry) {
-  const GapEntry* e = &entry;
-  fmt::print("{}\n  suite     {}\n  kind      {}\n  status    {}{}\n  severity  {}{}\n", e->api,
-             e->suite.empty() ? "- (torch's surface, or entered by a person)" : e->suite, e->kind,
-             e->status, e->status_by_person ? " (set by a person)" : "", e->severity,
-             e->severity_by_person ? " (set by a person)" : " (from impact)");
+void show_entry(Store& store, const GapEntry& e) {
+  fmt::print("{}\n  suite     {}\n  kind      {}\n  status    {}{}\n  severity  {}{}\n", e.api,
+             e.suite.empty() ? "- (torch's surface, or entered by a person)" : e.suite, e.kind,
+             e.status, e.status_by_person ? " (set by a person)" : "", e.severity,
+             e.severity_by_person ? " (set by a person)" : " (from impact)");
   fmt::print("  seen      first {}, last {}{}\n",
-             e->first_seen_run > 0 ? fmt::format("run {}", e->first_seen_run) : e->first_seen_at,
-             e->last_seen_run > 0 ? fmt::format("run {}", e->last_seen_run) : e->last_seen_at,
-             e->fixed_in_run > 0 ? fmt::format("; fixed in run {}", e->fixed_in_run) : "");
-  if (!e->why.empty()) fmt::print("  why       {}\n", e->why);
-  if (!e->action.empty()) {
-    fmt::print("  action    {}{}\n", e->action, e->action_by_person ? " (set by a person)" : "");
+             e.first_seen_run > 0 ? fmt::format("run {}", e.first_seen_run) : e.first_seen_at,
+             e.last_seen_run > 0 ? fmt::format("run {}", e.last_seen_run) : e.last_seen_at,
+             e.fixed_in_run > 0 ? fmt::format("; fixed in run {}", e.fixed_in_run) : "");
+  if (!e.why.empty()) fmt::print("  why       {}\n", e.why);
+  if (!e.action.empty()) {
+    fmt::print("  action    {}{}\n", e.action, e.action_by_person ? " (set by a person)" : "");
   }
-  if (!e->equivalent.empty()) {
-    fmt::print("  on {:<6} {}{}\n", "device", e->equivalent,
-               e->equivalent_by_person ? " (set by a person)" : "");
+  if (!e.equivalent.empty()) {
+    fmt::print("  on {:<6} {}{}\n", "device", e.equivalent,
+               e.equivalent_by_person ? " (set by a person)" : "");
   }
-  if (!e->setting.empty()) {
-    fmt::print("  setting   {} (runner SUITE --differential --try-settings tries it)\n",
-               e->setting);
+  if (!e.setting.empty()) {
+    fmt::print("  setting   {} (runner SUITE --differential --try-settings tries it)\n", e.setting);
   }
-  if (!e->trial.setting.empty()) fmt::print("  trial     {}\n", gap_trial_text(e->trial));
-  if (!e->note.empty()) fmt::print("  note      {}\n", e->note);
-  fmt::print("  tests     {} in {} file{} (run {})\n", e->tests, e->files, e->files == 1 ? "" : "s",
-             e->last_seen_run);
-  for (const auto& [file, lost] : lost_by_file(*e)) {
+  if (!e.trial.setting.empty()) fmt::print("  trial     {}\n", gap_trial_text(e.trial));
+  if (!e.note.empty()) fmt::print("  note      {}\n", e.note);
+  fmt::print("  tests     {} in {} file{} (run {})\n", e.tests, e.files, e.files == 1 ? "" : "s",
+             e.last_seen_run);
+  for (const auto& [file, lost] : lost_by_file(e)) {
     fmt::print("    {} lost {} test{} of the baseline\n", file, lost, lost == 1 ? "" : "s");
   }
   // Named as the run that showed them names them (runner/results/native_id.h).
-  const RunRecord run = store.run(e->last_seen_run).value_or(RunRecord{});
-  for (const auto& t : e->test_list) {
+  const RunRecord run = store.run(e.last_seen_run).value_or(RunRecord{});
+  for (const auto& t : e.test_list) {
     fmt::print("    {}{}\n", printable(test_label(run, t.file, t.classname, t.name)),
                t.carried_from > 0 ? fmt::format("  (last run in run {})", t.carried_from) : "");
   }
@@ -226,9 +224,7 @@ int gaps_set(const fs::path& db, const std::string& api, const GapEdit& edit) {
   std::string suite;
   {
     Store store(db);
-    GapLog log = open_log(store);
-    suite = log.suite_of(api, edit.suite);
-    log.set(api, edit);
+    suite = open_log(store).set(api, edit);
   }
   return gaps_show(db, api, suite);
 }

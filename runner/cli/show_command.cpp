@@ -4,6 +4,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "parsers/text.h"
 #include "reports/report.h"
@@ -40,11 +41,32 @@ json error_json(const std::optional<FileError>& e) {
           {"frames", std::move(frames)}};
 }
 
-// The lost tests of a differential shim run (lost_cases), by file.
-std::map<std::string, std::vector<StoredCase>> lost_by_file(Store& store, const RunRecord& rec) {
-  std::map<std::string, std::vector<StoredCase>> out;
-  for (auto& c : lost_cases(store, rec)) out[c.file].push_back(std::move(c));
+// A run's statuses and, when it has a baseline, the baseline's aligned to them (aligned_statuses):
+// read once for its lost tests and its CUDA path.
+struct AgainstBaseline {
+  RunResultStatuses now;
+  std::optional<RunResultStatuses> baseline;
+};
+
+AgainstBaseline against_baseline(Store& store, const RunRecord& rec) {
+  AgainstBaseline out{store.result_statuses(rec.id), std::nullopt};
+  if (rec.baseline_run > 0) out.baseline = aligned_statuses(store, out.now, rec.baseline_run);
   return out;
+}
+
+// The lost tests of a differential shim run (lost_cases), by file.
+std::map<std::string, std::vector<StoredCase>> lost_by_file(Store& store, const RunRecord& rec,
+                                                            const AgainstBaseline& against) {
+  std::map<std::string, std::vector<StoredCase>> out;
+  if (!against.baseline) return out;
+  for (auto& c : lost_cases(store, against.now, *against.baseline, store.files(rec.id))) {
+    out[c.file].push_back(std::move(c));
+  }
+  return out;
+}
+
+CudaPathOfRun cuda_path_of(Store& store, const RunRecord& rec, const AgainstBaseline& against) {
+  return cuda_path_of_run(store, rec, against.now, against.baseline ? &*against.baseline : nullptr);
 }
 
 // The run, and its files with their tests, as JSON: every file and test, or those with
@@ -52,8 +74,9 @@ std::map<std::string, std::vector<StoredCase>> lost_by_file(Store& store, const 
 json run_json(Store& store, const RunRecord& rec, const std::string& status_filter) {
   std::map<std::string, std::vector<StoredCase>> cases_by_file;
   for (auto& c : store.cases(rec.id)) cases_by_file[c.file].push_back(std::move(c));
-  std::map<std::string, std::vector<StoredCase>> lost = lost_by_file(store, rec);
-  const CudaPathOfRun cuda_path = cuda_path_of_run(store, rec);
+  const AgainstBaseline against = against_baseline(store, rec);
+  std::map<std::string, std::vector<StoredCase>> lost = lost_by_file(store, rec, against);
+  const CudaPathOfRun cuda_path = cuda_path_of(store, rec, against);
   json files = json::array();
   for (const auto& f : store.files(rec.id)) {
     const std::string fstatus = f.status ? std::string(to_string(*f.status)) : "not_run";
@@ -186,11 +209,12 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
 
   std::map<std::string, std::vector<StoredCase>> cases_by_file;
   for (auto& c : store.cases(id)) cases_by_file[c.file].push_back(std::move(c));
-  std::map<std::string, std::vector<StoredCase>> lost = lost_by_file(store, *rec);
+  const AgainstBaseline against = against_baseline(store, *rec);
+  std::map<std::string, std::vector<StoredCase>> lost = lost_by_file(store, *rec, against);
   std::size_t lost_total = 0;
   for (const auto& [path, tests] : lost) lost_total += tests.size();
 
-  const CudaPathOfRun cuda_path = cuda_path_of_run(store, *rec);
+  const CudaPathOfRun cuda_path = cuda_path_of(store, *rec, against);
   std::map<std::string, int> file_counts, test_counts;
   int files_shown = 0;
   int passed_hidden = 0;

@@ -670,13 +670,6 @@ std::vector<StoredCase> lost_cases(Store& store, const RunResultStatuses& now,
   return store.cases_by_id(ids);
 }
 
-std::vector<StoredCase> lost_cases(Store& store, const RunRecord& run) {
-  if (run.baseline_run <= 0) return {};
-  const RunResultStatuses now = store.result_statuses(run.id);
-  return lost_cases(store, now, aligned_statuses(store, now, run.baseline_run),
-                    store.files(run.id));
-}
-
 RunResultStatuses statuses_of(const std::vector<StoredCase>& cases) {
   RunResultStatuses out;
   out.rows.reserve(cases.size());

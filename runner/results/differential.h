@@ -149,12 +149,9 @@ std::vector<RunResultStatuses::Row> missing_rows(const RunResultStatuses& now,
                                                  const std::vector<std::string>& in_files);
 
 /// The lost tests of a shim run: its baseline's tests (as the baseline recorded them) that the run
-/// does not report, in the files the run planned (missing_rows), in the baseline's order. Empty
-/// when the run has no baseline run.
-std::vector<StoredCase> lost_cases(Store& store, const RunRecord& run);
-
-/// The same from the run's statuses, its baseline's aligned to them (aligned_statuses) and the
-/// files the run planned.
+/// does not report, in the files the run planned (missing_rows), in the baseline's order; from
+/// the run's statuses, its baseline's aligned to them (aligned_statuses) and the files the run
+/// planned.
 std::vector<StoredCase> lost_cases(Store& store, const RunResultStatuses& now,
                                    const RunResultStatuses& baseline,
                                    const std::vector<FileRecord>& planned);

@@ -636,7 +636,7 @@ std::string GapLog::suite_of(const std::string& api, const std::optional<std::st
                                api, suites.size(), names));
 }
 
-void GapLog::set(const std::string& api, const GapEdit& edit) {
+std::string GapLog::set(const std::string& api, const GapEdit& edit) {
   if (api.empty()) throw UsageError("gaps set: the API must not be empty");
   if (edit.severity && !one_of(*edit.severity, {"critical", "high", "medium", "low", "auto"})) {
     throw UsageError(
@@ -706,6 +706,7 @@ void GapLog::set(const std::string& api, const GapEdit& edit) {
   if (edit.note) update("UPDATE gaps SET note = ?1, updated_at = ?2 WHERE api = ?3", *edit.note);
   tx.commit();
   refresh_severity(suite, api);
+  return suite;
 }
 
 std::vector<GapEntry> GapLog::query(const std::string& where,

@@ -158,8 +158,8 @@ class GapLog {
 
   /// Sets fields by hand (creating the entry, kind failing unless given, when it is new). Throws
   /// UsageError for values outside the vocabulary, and when edit.suite is unset and several
-  /// suites have an entry of api.
-  void set(const std::string& api, const GapEdit& edit);
+  /// suites have an entry of api. Returns the entry's suite (suite_of).
+  std::string set(const std::string& api, const GapEdit& edit);
 
   /// Every entry (of one suite when given), biggest impact first (open before fixed, then
   /// severity, then tests).
