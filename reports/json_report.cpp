@@ -262,7 +262,7 @@ json redirections_json(const Report& r) {
 
 // The gap-log entries the run's failures under the shim are attributed to (or those of kind
 // environment: the same failure without the shim).
-json gaps_json(const Report& r, const std::vector<GapEntry>& entries) {
+json gaps_json(const std::vector<GapEntry>& entries) {
   json gaps = json::array();
   for (const auto& g : entries) {
     json tests = json::array();
@@ -328,8 +328,8 @@ json render_json(const Report& r) {
           {"files", files_json(r)},
           {"clusters", clusters_json(r)},
           {"redirections", redirections_json(r)},
-          {"gaps", gaps_json(r, r.gaps)},
-          {"environment_entries", gaps_json(r, r.environment_entries)}};
+          {"gaps", gaps_json(r.gaps)},
+          {"environment_entries", gaps_json(r.environment_entries)}};
 }
 
 std::string dump_report_json(const json& report) {

@@ -655,7 +655,7 @@ std::string GapLog::set(const std::string& api, const GapEdit& edit) {
         "newly_skipped, masquerade_skip, file_error or environment, not \"{}\"",
         *edit.kind));
   }
-  const std::string suite = suite_of(api, edit.suite);
+  std::string suite = suite_of(api, edit.suite);
   const std::string now = iso8601_utc_now();
   sql::Transaction tx(db_);
   sql::Statement insert(
