@@ -2,7 +2,7 @@
 # The Python shim checked on another torch than the project's own (torch 2.13.0, CPU build): its
 # pytest suite, conformance, and the import sweep of torch and torchvision, all run with that
 # torch. ctest runs it as `shim_other_torch` (label other-torch, left out of test.sh like the
-# benchmarks: `cd build && ctest -L other-torch`); docs/shim.md#other-torch-builds has its figures.
+# benchmarks: `cd build && ctest -L other-torch`); docs/evidence.md, "On another torch build", has its figures.
 #
 # The default is the one torch with a torchvision that imports on this machine kind: PyPI's
 # torchvision fails beside the 2.13.0 CPU build ("operator torchvision::nms does not exist"), so a

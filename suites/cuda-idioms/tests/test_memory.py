@@ -20,7 +20,7 @@ def _cuda_lands_on_cpu():
 
 
 # CPU tensors come from the C allocator, which keeps no statistics. The shim counts the bytes of
-# the live tensors the program placed "on cuda" (docs/shim.md, "Memory queries"), so allocated
+# the live tensors the program placed "on cuda" (docs/shim.md, "Memory on the CPU"), so allocated
 # and reserved bytes hold; a peak is only seen when memory is queried, so a tensor made and freed
 # between two queries never shows in max_memory_allocated: a known gap.
 needs_peak_statistics = pytest.mark.skipif(
