@@ -1,6 +1,6 @@
 // The checks of the runner-side fuzz targets: suite.json loading (suite_fuzz) and the overall log
-// of a TorchDevice log folder (import_log_fuzz). Needs runner/engine/suite.cpp, runner/engine/json_locations.cpp
-// and runner/cli/import_command.cpp.
+// of a TorchDevice log folder (import_log_fuzz). Needs runner/engine/suite.cpp,
+// runner/engine/json_locations.cpp and runner/cli/import_command.cpp.
 #pragma once
 
 #include <unistd.h>
@@ -33,7 +33,7 @@ inline void run_suite(std::string_view data) {
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
   }
   try {
-    const Suite s = load_suite(dir);
+    const Suite s = load_suite(dir, {});
     check(fs::exists(s.project_root), "loaded suite's project root does not exist");
     check(s.gtest_shards >= 1, "gtest_shards below 1");
   } catch (const UsageError&) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "runner/base/error.h"
+#include "runner/cli/process_environment.h"
 #include "runner/engine/device_probe.h"
 #include "runner/engine/environment_probe.h"
 #include "runner/engine/launch_plan.h"
@@ -166,7 +167,7 @@ std::string default_python() {
 }
 
 json devices_report(const DevicesOptions& o) {
-  Environment env = inherited_environment();
+  Environment env = runner_environment();
   fs::path cwd = fs::current_path();
   // As a run takes --python: a value with a slash is relative to where the runner started (the
   // probe runs in the suite's project root).
@@ -174,15 +175,15 @@ json devices_report(const DevicesOptions& o) {
                            ? fs::absolute(o.python).lexically_normal().string()
                            : o.python;
   if (o.suite) {
-    const Suite suite = load_suite(*o.suite);
+    const Suite suite = load_suite(*o.suite, runner_environment());
     LaunchOptions launch;
-    launch.shim_dir = default_shim_dir();
+    launch.shim_dir = default_shim_dir(runner_environment());
     env = child_environment(suite, launch, env);
     cwd = suite.project_root;
     if (python.empty()) python = suite.python;
   } else {
     LaunchOptions launch;
-    launch.shim_dir = default_shim_dir();
+    launch.shim_dir = default_shim_dir(runner_environment());
     env = child_environment(Suite{}, launch, env);
   }
   if (python.empty()) python = default_python();

@@ -10,6 +10,7 @@
 
 #include "runner/base/error.h"
 #include "runner/base/printable.h"
+#include "runner/cli/process_environment.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
 #include "runner/results/native_id.h"
@@ -233,7 +234,7 @@ int gaps_scan(const fs::path& db, const std::string& python, const fs::path& shi
   if (!fs::exists(shim_dir / "devshim" / "__init__.py")) {
     throw UsageError(fmt::format("{} holds no devshim package (--shim-dir)", shim_dir.string()));
   }
-  Environment env = inherited_environment();
+  Environment env = runner_environment();
   env.erase("ACTIVATE_TORCH_DEVICE");  // the surface of torch itself, not as the shim shows it
   auto path = env.find("PYTHONPATH");
   env["PYTHONPATH"] =
@@ -242,7 +243,7 @@ int gaps_scan(const fs::path& db, const std::string& python, const fs::path& shi
   const std::string interpreter = find_executable(python, env);
   if (interpreter.empty()) throw UsageError(fmt::format("python \"{}\" not found", python));
   auto out = capture_output({interpreter, "-c", kScanScript}, fs::current_path(),
-                            std::chrono::seconds(300), &env);
+                            std::chrono::seconds(300), env);
   if (!out) {  // most often an interpreter without torch: the user must name another
     throw UsageError(fmt::format(
         "{} could not list torch's CUDA surface: give --python an interpreter that has torch "

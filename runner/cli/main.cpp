@@ -21,9 +21,11 @@
 #include "runner/cli/import_command.h"
 #include "runner/cli/merge_command.h"
 #include "runner/cli/number_options.h"
+#include "runner/cli/process_environment.h"
 #include "runner/cli/prune_command.h"
 #include "runner/cli/runs_command.h"
 #include "runner/cli/show_command.h"
+#include "runner/cli/terminal_sink.h"
 #include "runner/engine/discovery.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/run_suite.h"
@@ -70,7 +72,7 @@ CLI::Option* add_db_option(CLI::App& app, std::string& db) {
                         "this folder or one above, else $XDG_DATA_HOME/devshim/results.db)");
 }
 fs::path database(const std::string& db) {
-  return db.empty() ? devshim::default_db_path() : fs::path(db);
+  return db.empty() ? devshim::default_db_path(devshim::runner_environment()) : fs::path(db);
 }
 
 // What a run or a merge writes as it ends: the report, built once, in every format; kept for
@@ -286,8 +288,10 @@ int run_main(int argc, char** argv) {
   ReportsAtTheEnd reports;
   reports.policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
   o.on_recorded = std::ref(reports);
-  if (!differential && baseline.empty()) return reports.exit_code(devshim::run_suite(o));
-  return reports.exit_code(devshim::run_differential(o, baseline).exit_code);
+  o.environment = devshim::runner_environment();
+  devshim::TerminalSink terminal(stdout, stderr, o.environment);
+  if (!differential && baseline.empty()) return reports.exit_code(devshim::run_suite(o, terminal));
+  return reports.exit_code(devshim::run_differential(o, baseline, terminal).exit_code);
 }
 
 int runs_main(int argc, char** argv) {
@@ -432,9 +436,10 @@ int gaps_main(int argc, char** argv) {
   if (*show) return devshim::gaps_show(db_path, api, suite);
   if (*set) return devshim::gaps_set(db_path, api, edit);
   if (*scan) {
-    return devshim::gaps_scan(
-        db_path, python,
-        shim_dir.empty() ? devshim::default_shim_dir() : std::filesystem::path(shim_dir));
+    return devshim::gaps_scan(db_path, python,
+                              shim_dir.empty()
+                                  ? devshim::default_shim_dir(devshim::runner_environment())
+                                  : std::filesystem::path(shim_dir));
   }
   if (*exp) return devshim::gaps_export(db_path, format, out, suite);
   return devshim::gaps_list(db_path, status, kind, suite);
@@ -633,6 +638,7 @@ int main(int argc, char** argv) {
   // Each line out as soon as it is complete, on a pipe or a file too (CI logs, cron mail,
   // `| tee`): a run of hours shows its progress as it goes, and a kill -9 loses no line printed.
   std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+  devshim::apply_process_settings(devshim::runner_environment());
   try {
     if (argc > 1) {
       const std::string first = argv[1];

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "runner/base/error.h"
+#include "runner/cli/process_environment.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/run_folder.h"
@@ -243,9 +244,9 @@ MergeResult merge_command(const MergeOptions& o) {
   check_together(inputs);
 
   const RunRecord& first = inputs.front().run;
-  fs::path out_dir =
-      o.out_dir ? fs::absolute(*o.out_dir)
-                : fs::absolute(default_out_root()) / first.suite / (local_stamp() + "-merged");
+  fs::path out_dir = o.out_dir ? fs::absolute(*o.out_dir)
+                               : fs::absolute(default_out_root(runner_environment())) /
+                                     first.suite / (local_stamp() + "-merged");
   out_dir = out_dir.lexically_normal();
   fs::create_directories(out_dir, ec);
   if (ec) throw UsageError(fmt::format("output folder {}: {}", out_dir.string(), ec.message()));

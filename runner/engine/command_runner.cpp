@@ -2,6 +2,8 @@
 
 #include "runner/base/error.h"
 #include "runner/engine/interrupt.h"
+#include "runner/engine/process_reaper.h"
+#include "runner/engine/zygote.h"
 
 namespace devshim {
 
@@ -17,8 +19,8 @@ bool PoolCommandRunner::run(const std::vector<ProcessSpec>& specs, const PoolOpt
                             PoolObserver& observer) {
   prepare();
   PoolOptions with_reaper = options;
-  with_reaper.reaper = reaper_.get();
-  with_reaper.zygote = nullptr;
+  with_reaper.children = reaper_.get();
+  with_reaper.warm_parent = nullptr;
   if (options.warm && !specs.empty() && interrupt_signal() == 0) {
     if (zygote_ && zygote_->state() == Zygote::State::kFailed) {
       zygote_failed_ = zygote_->options();
@@ -35,8 +37,8 @@ bool PoolCommandRunner::run(const std::vector<ProcessSpec>& specs, const PoolOpt
         zygote_error_ = e.what();
       }
     }
-    with_reaper.zygote = zygote_.get();
-    if (!zygote_) observer.on_warm_start(nullptr, zygote_error_);
+    with_reaper.warm_parent = zygote_.get();
+    if (!zygote_) observer.on_warm_start(std::nullopt, zygote_error_);
   }
   return ProcessPool(with_reaper).run(specs, observer);
 }

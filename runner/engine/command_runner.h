@@ -10,12 +10,17 @@
 #include "runner/engine/process_pool.h"
 
 namespace devshim {
+class ProcessReaper;
+class Zygote;
+}  // namespace devshim
+
+namespace devshim {
 
 /// Runs one batch of test processes. The contract is ProcessPool::run's
 /// (runner/engine/process_pool.h): specs start in the order given, at most options.jobs at once;
 /// observer's callbacks come on the calling thread; the result is false when a signal interrupted
-/// the batch, true when every spec ran. options.reaper is the implementation's business: callers
-/// leave it null.
+/// the batch, true when every spec ran. options.children and options.warm_parent are the
+/// implementation's business: callers leave them null.
 class CommandRunner {
  public:
   virtual ~CommandRunner() = default;
@@ -45,7 +50,7 @@ class PoolCommandRunner final : public CommandRunner {
  private:
   std::unique_ptr<ProcessReaper> reaper_;
   std::unique_ptr<Zygote> zygote_;
-  std::optional<ZygoteOptions> zygote_failed_;  ///< options a zygote could not start with
+  std::optional<WarmStartOptions> zygote_failed_;  ///< options a zygote could not start with
   std::string zygote_error_;
 };
 

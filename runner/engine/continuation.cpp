@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,7 +12,6 @@
 #include "runner/engine/collect.h"
 #include "runner/engine/follow_up.h"
 #include "runner/engine/frameworks/framework_traits.h"
-#include "runner/engine/progress.h"
 #include "runner/engine/rerun.h"
 #include "runner/engine/run_log.h"
 #include "runner/results/status.h"
@@ -93,7 +91,8 @@ void take(Crashed& c, const FollowUpObserver::Finished& finished, const ProcessS
 
 bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                             const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                            RunLog& log, const FollowUpOptions& options, CommandRunner& processes) {
+                            RunLog& log, const FollowUpOptions& options, CommandRunner& processes,
+                            RunSink& events) {
   if (options.passes <= 0) return true;
   const FrameworkTraits& traits = framework_traits(suite.framework);
   std::vector<Crashed> crashed = crashed_files(files, store, run_id);
@@ -118,18 +117,14 @@ bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, con
       now_files.push_back(c.file);
     }
     if (now.empty()) break;
-    std::printf(
-        "runner: continuing %zu file%s cut short (a crash, a test that ended the session) "
-        "without the tests already reported (%d of at most %d)\n",
-        now.size(), now.size() == 1 ? "" : "s", k, options.passes);
-    std::fflush(stdout);
+    events.report(PassStarted{PassStarted::Kind::kContinuation, k, options.passes, now.size(), 0});
     log.line(fmt::format("Continuation {}: {} files cut short", k, now.size()));
-    Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),
-                      {{}, options.pool.jobs, options.heartbeat});
-    FollowUpObserver observer(suite, std::move(now_files), specs, log, progress,
+    const std::unique_ptr<FileProgress> progress =
+        events.progress(now.size(), {{}, options.pool.jobs, options.heartbeat});
+    FollowUpObserver observer(suite, std::move(now_files), specs, log, *progress,
                               fmt::format("Continuation {}", k));
     completed = processes.run(specs, options.pool, observer);
-    progress.close();
+    progress->close();
     for (const auto& [i, finished] : observer.finished()) {
       take(*now[i], finished, specs[i], options.out_dir, store, run_id);
     }

@@ -14,6 +14,7 @@
 #include "runner/engine/follow_up.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
+#include "runner/engine/run_events.h"
 #include "runner/engine/suite.h"
 
 namespace devshim {
@@ -29,10 +30,11 @@ class RunLog;
 /// up to options.passes times (--continue-after-crash N) while each process is cut short again
 /// after reporting new tests. The new tests' results join the file's in the store; the file keeps
 /// its status, its note says how many more tests ran and where their logs are. A continuation
-/// writes no redirection record. Returns false when a signal interrupted it (what finished is
-/// recorded).
+/// writes no redirection record. Each pass and its progress go to events. Returns false when a
+/// signal interrupted it (what finished is recorded).
 bool continue_crashed_files(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                             const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                            RunLog& log, const FollowUpOptions& options, CommandRunner& processes);
+                            RunLog& log, const FollowUpOptions& options, CommandRunner& processes,
+                            RunSink& events);
 
 }  // namespace devshim

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include "runner/engine/process_pool.h"
 
 namespace devshim {
@@ -21,10 +19,8 @@ bool executable(const fs::path& p) {
 
 }  // namespace
 
-fs::path find_device_probe() {
-  if (const char* env = std::getenv("DEVSHIM_PROBE"); env != nullptr && *env != '\0') {
-    return env;
-  }
+fs::path find_device_probe(const Environment& env) {
+  if (std::string probe = value_of(env, "DEVSHIM_PROBE"); !probe.empty()) return probe;
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -33,17 +29,17 @@ fs::path find_device_probe() {
       if (executable(candidate)) return candidate.lexically_normal();
     }
   }
-  const std::string on_path = find_executable(kProbeName, inherited_environment());
+  const std::string on_path = find_executable(kProbeName, env);
   return on_path.empty() ? fs::path() : fs::path(on_path);
 }
 
 nlohmann::json run_device_probe(const Environment& env, std::chrono::milliseconds timeout) {
-  const fs::path probe = find_device_probe();
+  const fs::path probe = find_device_probe(env);
   if (probe.empty()) {
     return {{"probe_error",
              "devshim-probe not found (build it with the project's CMake, or set DEVSHIM_PROBE)"}};
   }
-  auto out = capture_output({probe.string(), "--json"}, fs::current_path(), timeout, &env);
+  auto out = capture_output({probe.string(), "--json"}, fs::current_path(), timeout, env);
   if (!out) {
     return {{"probe_error", probe.string() + " failed or timed out"}, {"probe_path", probe}};
   }

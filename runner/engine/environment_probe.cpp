@@ -53,7 +53,7 @@ print(json.dumps(info))
 std::string probe_environment(const std::string& python, const Environment& env,
                               const std::filesystem::path& cwd) {
   nlohmann::json info = nlohmann::json::object();
-  auto out = capture_output({python, "-c", kProbe}, cwd, std::chrono::seconds(120), &env);
+  auto out = capture_output({python, "-c", kProbe}, cwd, std::chrono::seconds(120), env);
   if (out) {
     // The probe prints one JSON line last; anything before it is noise from sitecustomize.
     auto start = out->rfind("\n{");

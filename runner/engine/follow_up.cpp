@@ -11,7 +11,7 @@ namespace devshim {
 
 FollowUpObserver::FollowUpObserver(const Suite& suite, std::vector<TestFile> files,
                                    const std::vector<ProcessSpec>& specs, RunLog& log,
-                                   Progress& progress, std::string label)
+                                   FileProgress& progress, std::string label)
     : suite_(suite),
       files_(std::move(files)),
       specs_(specs),

@@ -13,7 +13,7 @@
 #include "runner/engine/collect.h"
 #include "runner/engine/discovery.h"
 #include "runner/engine/process_pool.h"
-#include "runner/engine/progress.h"
+#include "runner/engine/run_events.h"
 #include "runner/engine/run_log.h"
 #include "runner/engine/suite.h"
 
@@ -37,7 +37,7 @@ class FollowUpObserver : public PoolObserver {
 
   /// files[i] is what specs[i] runs; label names the pass in the run log ("Rerun (attempt 2)").
   FollowUpObserver(const Suite& suite, std::vector<TestFile> files,
-                   const std::vector<ProcessSpec>& specs, RunLog& log, Progress& progress,
+                   const std::vector<ProcessSpec>& specs, RunLog& log, FileProgress& progress,
                    std::string label);
 
   void on_start(std::size_t i) override;
@@ -52,7 +52,7 @@ class FollowUpObserver : public PoolObserver {
   std::vector<TestFile> files_;
   const std::vector<ProcessSpec>& specs_;
   RunLog& log_;
-  Progress& progress_;
+  FileProgress& progress_;
   std::string label_;
   std::map<std::size_t, Finished> finished_;
 };

@@ -37,7 +37,7 @@ std::string check_python_interpreter(const std::string& interpreter, const std::
   const std::string program =
       "import sys; print('" + std::string(kMarker) + "%d.%d.%d' % sys.version_info[:3])";
   const CapturedProcess r = capture_process({interpreter, "-I", "-S", "-c", program}, cwd, kTimeout,
-                                            &env, /*with_stderr=*/true);
+                                            env, /*with_stderr=*/true);
   if (r.started && r.exit_code == 0) {
     if (auto at = r.output.find(kMarker); at != std::string::npos) {
       return std::string(trim(std::string_view(r.output).substr(at + kMarker.size())));

@@ -8,21 +8,13 @@
 
 #include "runner/engine/frameworks/framework_traits.h"
 
-extern char** environ;  // NOLINT(readability-redundant-declaration)
-
 namespace devshim {
 
 namespace fs = std::filesystem;
 
-Environment inherited_environment() {
-  Environment env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return env;
+std::filesystem::path zygote_script(const Environment& env) {
+  const std::string script = value_of(env, "DEVSHIM_ZYGOTE");
+  return script.empty() ? fs::path(DEVSHIM_ZYGOTE_SCRIPT) : fs::path(script);
 }
 
 int threads_per_process(int jobs, unsigned cores) {

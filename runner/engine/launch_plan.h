@@ -10,11 +10,10 @@
 #include <vector>
 
 #include "runner/engine/discovery.h"
+#include "runner/engine/environment.h"
 #include "runner/engine/suite.h"
 
 namespace devshim {
-
-using Environment = std::map<std::string, std::string>;
 
 /// Variables the runner sets for the shim (docs/shim.md).
 inline constexpr const char* kActivateVar = "ACTIVATE_TORCH_DEVICE";
@@ -54,9 +53,6 @@ struct ProcessSpec {
   /// process, the pool starts other files first.
   std::vector<std::string> locks;
 };
-
-/// The current process's environment.
-Environment inherited_environment();
 
 /// The intra-op threads each of `jobs` test processes at once gets on a machine of `cores`
 /// logical cores: cores / jobs, at least 1. torch (and OpenBLAS, MKL) start one thread per core
@@ -99,6 +95,10 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
 /// variable (an inherited one would make it run a part of its tests only).
 ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const Environment& env,
                          const TestFile& file);
+
+/// The warm start's server (runner/engine/zygote/devshim_zygote.py): env's DEVSHIM_ZYGOTE, else
+/// the source tree's.
+std::filesystem::path zygote_script(const Environment& env);
 
 /// Finds an executable the way execvp would (a name with '/' is returned as is). Empty if absent.
 std::string find_executable(const std::string& name, const Environment& env);

@@ -77,8 +77,8 @@ class PoolRun {
         specs_(specs),
         observer_(observer),
         signals_(ctx_),
-        zygote_replies_(ctx_),
-        zygote_deadline_(ctx_),
+        warm_replies_(ctx_),
+        warm_deadline_(ctx_),
         ticker_(ctx_),
         log_watch_(ctx_) {}
 
@@ -100,7 +100,7 @@ class PoolRun {
     }
     schedule_tick();
     if (options_.max_log_bytes > 0) watch_logs();
-    if (options_.zygote != nullptr) watch_zygote();
+    if (options_.warm_parent != nullptr) watch_warm_parent();
     fill_slots();
     shutdown_when_done();
     ctx_.run();
@@ -129,9 +129,9 @@ class PoolRun {
     for (std::size_t i = first_unstarted_; i < specs_.size(); ++i) {
       if (interrupted_ || running_.size() >= jobs) break;
       if (started_[i]) continue;
-      // A file that imports what the zygote preloads waits for it (and the files after it with
+      // A file that imports what the warm parent preloads waits for it (and the files after it with
       // it); the others start cold.
-      if (zygote_starting() && specs_[i].waits_for_warm) break;
+      if (warm_parent_starting() && specs_[i].waits_for_warm) break;
       if (lock_busy(specs_[i])) continue;
       held_locks_.insert(specs_[i].locks.begin(), specs_[i].locks.end());
       started_[i] = true;
@@ -150,53 +150,54 @@ class PoolRun {
     for (const std::string& lock : specs_[index].locks) held_locks_.erase(lock);
   }
 
-  bool zygote_starting() const { return options_.zygote != nullptr && !zygote_settled_; }
+  bool warm_parent_starting() const { return options_.warm_parent != nullptr && !warm_settled_; }
 
   void shutdown_when_done() {
     if (running_.empty() && (interrupted_ || started_count_ == specs_.size())) shutdown();
   }
 
-  // The zygote starts beside the first files: the pool hears when it is ready (or failed).
-  void watch_zygote() {
-    Zygote& zygote = *options_.zygote;
-    if (zygote.poll_ready() != Zygote::State::kStarting) {
-      settle_zygote();
+  // The warm parent starts beside the first files: the pool hears when it is ready (or failed).
+  void watch_warm_parent() {
+    WarmParent& parent = *options_.warm_parent;
+    if (parent.poll_ready() != WarmParent::State::kStarting) {
+      settle_warm_parent();
       return;
     }
-    zygote_replies_.assign(::fcntl(zygote.reply_fd(), F_DUPFD_CLOEXEC, 0));
-    zygote_deadline_.expires_at(zygote.deadline());
-    zygote_deadline_.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec) zygote_news();
+    warm_replies_.assign(::fcntl(parent.reply_fd(), F_DUPFD_CLOEXEC, 0));
+    warm_deadline_.expires_at(parent.deadline());
+    warm_deadline_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) warm_parent_news();
     });
-    wait_for_zygote();
+    wait_for_warm_parent();
   }
 
-  void wait_for_zygote() {
-    zygote_replies_.async_wait(asio::posix::stream_descriptor::wait_read,
-                               [this](const boost::system::error_code& ec) {
-                                 if (!ec) zygote_news();
-                               });
+  void wait_for_warm_parent() {
+    warm_replies_.async_wait(asio::posix::stream_descriptor::wait_read,
+                             [this](const boost::system::error_code& ec) {
+                               if (!ec) warm_parent_news();
+                             });
   }
 
-  void zygote_news() {
-    if (zygote_settled_ || done_) return;
-    if (options_.zygote->poll_ready() == Zygote::State::kStarting) {
-      wait_for_zygote();
+  void warm_parent_news() {
+    if (warm_settled_ || done_) return;
+    if (options_.warm_parent->poll_ready() == WarmParent::State::kStarting) {
+      wait_for_warm_parent();
       return;
     }
-    settle_zygote();
+    settle_warm_parent();
     fill_slots();
     shutdown_when_done();
   }
 
-  void settle_zygote() {
-    zygote_settled_ = true;
+  void settle_warm_parent() {
+    warm_settled_ = true;
     boost::system::error_code ignored;
-    zygote_replies_.close(ignored);
-    zygote_deadline_.cancel();
-    const Zygote& zygote = *options_.zygote;
-    const bool ready = zygote.state() == Zygote::State::kReady;
-    observer_.on_warm_start(ready ? &zygote : nullptr, zygote.why());
+    warm_replies_.close(ignored);
+    warm_deadline_.cancel();
+    const WarmParent& parent = *options_.warm_parent;
+    const bool ready = parent.state() == WarmParent::State::kReady;
+    observer_.on_warm_start(ready ? std::optional<WarmReady>(parent.ready()) : std::nullopt,
+                            parent.why());
   }
 
   void start(std::size_t index) {
@@ -219,13 +220,14 @@ class PoolRun {
     try {
       std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
       auto env = environment_strings(spec);
-      if (options_.reaper != nullptr) {
-        env.push_back(std::string(kProcessCookieVar) + "=" + options_.reaper->cookie(index));
+      if (options_.children != nullptr) {
+        env.push_back(std::string(kProcessCookieVar) + "=" + options_.children->cookie(index));
       }
       ChildStart child{spec.argv.at(0), std::move(args), spec.cwd, std::move(env), fd, fd};
-      if (options_.zygote != nullptr && options_.zygote->state() == Zygote::State::kReady) {
+      if (options_.warm_parent != nullptr &&
+          options_.warm_parent->state() == WarmParent::State::kReady) {
         try {
-          const pid_t pid = options_.zygote->fork_child(child, spec.log_path);
+          const pid_t pid = options_.warm_parent->fork_child(child, spec.log_path);
           slot->proc = std::make_unique<bp2::process>(ctx_.get_executor(), pid);
           slot->result.warm = true;
         } catch (const Error& e) {
@@ -244,7 +246,7 @@ class PoolRun {
       return;
     }
     ::close(fd);
-    if (options_.reaper != nullptr) options_.reaper->watch(slot->pgid);
+    if (options_.children != nullptr) options_.children->watch(slot->pgid);
 
     Slot* s = slot.get();
     s->timeout_timer.expires_after(options_.timeout);
@@ -291,9 +293,9 @@ class PoolRun {
     std::unique_ptr<Slot> owned = std::move(*it);
     running_.erase(it);
     release_locks(owned->index);
-    if (options_.reaper != nullptr) {
+    if (options_.children != nullptr) {
       // And those that left the group (setsid daemons), once adopted by the runner.
-      options_.reaper->forget(owned->pgid);
+      options_.children->forget(owned->pgid);
       sweep();
     }
     observer_.on_finish(owned->index, owned->result);
@@ -371,7 +373,7 @@ class PoolRun {
     ticker_.expires_after(options_.tick);
     ticker_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || done_) return;
-      if (options_.reaper != nullptr) sweep();  // leftovers that exit by themselves: reaped
+      if (options_.children != nullptr) sweep();  // leftovers that exit by themselves: reaped
       observer_.on_tick();
       schedule_tick();
     });
@@ -381,12 +383,12 @@ class PoolRun {
     std::vector<std::size_t> running;
     running.reserve(running_.size());
     for (const auto& s : running_) running.push_back(s->index);
-    return options_.reaper->sweep(running);
+    return options_.children->sweep(running);
   }
 
   void shutdown() {
     done_ = true;
-    if (options_.reaper != nullptr) {
+    if (options_.children != nullptr) {
       // Until every leftover is gone (killed ones take a moment to die): at most 2 s.
       const auto deadline = Clock::now() + std::chrono::seconds(2);
       while (sweep() > 0 && Clock::now() < deadline) ::usleep(20'000);
@@ -394,8 +396,8 @@ class PoolRun {
     boost::system::error_code ignored;
     signals_.cancel(ignored);
     signals_.close(ignored);
-    zygote_replies_.close(ignored);
-    zygote_deadline_.cancel();
+    warm_replies_.close(ignored);
+    warm_deadline_.cancel();
     ticker_.cancel();
     log_watch_.cancel();
   }
@@ -404,9 +406,9 @@ class PoolRun {
   const std::vector<ProcessSpec>& specs_;
   PoolObserver& observer_;
   asio::io_context ctx_;
-  asio::posix::stream_descriptor signals_;         ///< a copy of interrupt_fd()
-  asio::posix::stream_descriptor zygote_replies_;  ///< a copy of the starting zygote's reply_fd
-  asio::steady_timer zygote_deadline_;             ///< its ready_timeout
+  asio::posix::stream_descriptor signals_;       ///< a copy of interrupt_fd()
+  asio::posix::stream_descriptor warm_replies_;  ///< a copy of the starting warm parent's reply_fd
+  asio::steady_timer warm_deadline_;             ///< its ready_timeout
   asio::steady_timer ticker_;
   asio::steady_timer log_watch_;  ///< with max_log_bytes: watch_logs
   std::vector<std::unique_ptr<Slot>> running_;
@@ -417,7 +419,7 @@ class PoolRun {
   std::set<std::string> held_locks_;  ///< the locks of the running processes
   bool interrupted_ = false;
   int seen_signals_ = 0;
-  bool zygote_settled_ = false;  ///< the zygote's ready line (or failure) was seen
+  bool warm_settled_ = false;  ///< the warm parent was heard ready (or failed)
   bool done_ = false;
 };
 
@@ -429,7 +431,7 @@ bool ProcessPool::run(const std::vector<ProcessSpec>& specs, PoolObserver& obser
 }
 
 CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::path& cwd,
-                                std::chrono::milliseconds timeout, const Environment* env,
+                                std::chrono::milliseconds timeout, const Environment& env,
                                 bool with_stderr) {
   CapturedProcess result;
   if (argv.empty()) return result;
@@ -437,8 +439,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
   asio::readable_pipe out(ctx);
   std::unique_ptr<bp2::process> proc;
   try {
-    const Environment child_env = env == nullptr ? inherited_environment() : *env;
-    std::string exe = find_executable(argv[0], child_env);
+    std::string exe = find_executable(argv[0], env);
     if (exe.empty()) {
       result.error = "not found";
       return result;
@@ -452,7 +453,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
     ChildStart child{std::move(exe),
                      std::vector<std::string>(argv.begin() + 1, argv.end()),
                      cwd,
-                     environment_strings(child_env),
+                     environment_strings(env),
                      fds[1],
                      with_stderr ? fds[1] : -1};
     try {
@@ -515,7 +516,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
 
 std::optional<std::string> capture_output(const std::vector<std::string>& argv, const fs::path& cwd,
                                           std::chrono::milliseconds timeout,
-                                          const Environment* env) {
+                                          const Environment& env) {
   CapturedProcess r = capture_process(argv, cwd, timeout, env);
   if (!r.started || r.timed_out || r.exit_code != 0) return std::nullopt;
   return std::move(r.output);

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "runner/engine/launch_plan.h"
-#include "runner/engine/process_reaper.h"
-#include "runner/engine/zygote.h"
+#include "runner/engine/process_seams.h"
 
 namespace devshim {
 
@@ -25,7 +24,7 @@ struct ProcessResult {
   /// Its log passed PoolOptions::max_log_bytes: the runner killed its group when it saw it
   /// running (signal SIGKILL), and cut the log to the limit.
   bool log_too_big = false;
-  bool warm = false;      ///< forked from the zygote (else started cold)
+  bool warm = false;      ///< forked from the warm parent (else started cold)
   double duration_s = 0;  ///< start to exit of the process itself
   std::chrono::system_clock::time_point started_at;
   std::chrono::system_clock::time_point finished_at;
@@ -41,17 +40,17 @@ struct PoolOptions {
   std::uint64_t max_log_bytes = 0;
   std::chrono::milliseconds log_check{100};  ///< how often the logs' sizes are read
   std::chrono::milliseconds tick{1'000};     ///< period of PoolObserver::on_tick
-  /// When set: each child carries its cookie, the reaper watches each group while it runs, and
-  /// sweeps adopted leftovers after each file and at the end (runner/engine/process_reaper.h).
-  ProcessReaper* reaper = nullptr;
-  /// Python suites: start the files warm, from a zygote with these options
-  /// (runner/engine/zygote.h), which PoolCommandRunner starts and keeps; unset: cold.
-  std::optional<ZygoteOptions> warm;
-  /// The zygote ProcessPool forks each child from, once it is ready; a child it cannot fork
+  /// When set: each child carries its cookie, the tracker watches each group while it runs, and
+  /// sweeps leftovers after each file, each tick and at the end (runner/engine/process_seams.h).
+  ChildTracker* children = nullptr;
+  /// Python suites: start the files warm, from a warm parent with these options, which
+  /// PoolCommandRunner starts and keeps (runner/engine/command_runner.h); unset: cold.
+  std::optional<WarmStartOptions> warm;
+  /// The warm parent ProcessPool forks each child from, once it is ready; a child it cannot fork
   /// starts cold (PoolObserver::on_cold_start). While it is still starting, a spec with
   /// waits_for_warm waits for it (and the specs after it), and the others start cold. Null:
   /// every child starts cold.
-  Zygote* zygote = nullptr;
+  WarmParent* warm_parent = nullptr;
 };
 
 /// Callbacks from ProcessPool::run, all on the calling thread.
@@ -61,14 +60,15 @@ class PoolObserver {
   virtual void on_start(std::size_t /*index*/) {}
   virtual void on_finish(std::size_t /*index*/, const ProcessResult& /*result*/) {}
   virtual void on_tick() {}
-  /// With a zygote: file `index` starts cold because the zygote could not fork it (why).
+  /// With a warm parent: file `index` starts cold because the parent could not fork it (why).
   virtual void on_cold_start(std::size_t /*index*/, const std::string& /*why*/) {}
-  /// With PoolOptions::warm, before a zygote starts (its imports may take a while).
-  virtual void on_warm_starting(const ZygoteOptions& /*options*/) {}
-  /// With a zygote: it is ready (zygote set; at once when it was already) or could not start
-  /// (zygote null, why says why) and every file from then on starts cold. Not called when the
-  /// pool ends while the zygote is still starting.
-  virtual void on_warm_start(const Zygote* /*zygote*/, const std::string& /*why*/) {}
+  /// With PoolOptions::warm, before a warm parent starts (its imports may take a while).
+  virtual void on_warm_starting(const WarmStartOptions& /*options*/) {}
+  /// With a warm parent: it is ready (ready set; at once when it was already) or could not start
+  /// (ready unset, why says why) and every file from then on starts cold. Not called when the
+  /// pool ends while the parent is still starting.
+  virtual void on_warm_start(const std::optional<WarmReady>& /*ready*/,
+                             const std::string& /*why*/) {}
   /// A SIGINT/SIGTERM/SIGHUP reached the runner; no new process starts after it.
   virtual void on_interrupt(int /*signo*/) {}
 };
@@ -111,16 +111,17 @@ struct CapturedProcess {
   std::string output;            ///< its stdout (and stderr, with_stderr), as far as it got
 };
 
-/// Runs argv (argv[0] looked up in env's PATH) in cwd with env (nullptr: the runner's own) and
-/// collects its output; past timeout its group is killed. Never throws for the process's sake.
+/// Runs argv (argv[0] looked up in env's PATH) in cwd with env and collects its output; past
+/// timeout its group is killed. Never throws for the process's sake.
 CapturedProcess capture_process(const std::vector<std::string>& argv,
                                 const std::filesystem::path& cwd, std::chrono::milliseconds timeout,
-                                const Environment* env = nullptr, bool with_stderr = false);
+                                const Environment& env, bool with_stderr = false);
 
+/// capture_process's output when the process exited with 0; nullopt otherwise.
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
                                           const std::filesystem::path& cwd,
                                           std::chrono::milliseconds timeout,
-                                          const Environment* env = nullptr);
+                                          const Environment& env);
 
 /// "SIGSEGV" for 11, "signal 99" for unknown numbers.
 std::string signal_name(int signo);

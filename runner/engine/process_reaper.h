@@ -12,11 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace devshim {
+#include "runner/engine/process_seams.h"
 
-/// The variable that marks every process of a test file: "<runner cookie>:<file index>". Children
-/// inherit it, so a process that left the file's group is still known as the file's.
-inline constexpr const char* kProcessCookieVar = "DEVSHIM_PROCESS_COOKIE";
+namespace devshim {
 
 /// Held by a thread of the runner while it starts a process: from before the fork until the child
 /// is the leader of its own group (setpgid, in the child and in the parent). ProcessReaper::sweep
@@ -39,20 +37,19 @@ inline constexpr const char* kProcessCookieVar = "DEVSHIM_PROCESS_COOKIE";
 /// What no process-level mechanism catches: a descendant that clears its environment and escapes
 /// the subreaper, e.g. a process handed to a system service. Linux cgroups would; devshim does not
 /// use them (they need privileges a nightly job rarely has).
-class ProcessReaper {
+class ProcessReaper final : public ChildTracker {
  public:
   /// Throws RuntimeError when the pipe or the fork fails.
   ProcessReaper();
   /// Closes the pipe (the watchdog then finds nothing left to kill) and reaps the watchdog.
-  ~ProcessReaper();
+  ~ProcessReaper() override;
   ProcessReaper(const ProcessReaper&) = delete;
   ProcessReaper& operator=(const ProcessReaper&) = delete;
 
-  /// The value of kProcessCookieVar for test file `index` of this runner.
-  std::string cookie(std::size_t index) const;
-  /// A test file's process group started / has been killed and reaped.
-  void watch(pid_t pgid);
-  void forget(pid_t pgid);
+  /// "<runner cookie>:<index>".
+  std::string cookie(std::size_t index) const override;
+  void watch(pid_t pgid) override;
+  void forget(pid_t pgid) override;
 
   /// Kills (SIGKILL to the process and its group) and reaps the runner's adopted children whose
   /// file is not among running_files (the indexes of the files running now), and reaps adopted
@@ -61,7 +58,7 @@ class ProcessReaper {
   /// those runs (at once when none did). Processes the runner started itself (group leaders of
   /// its own session) are left alone. Returns how many it killed plus how many killed ones are
   /// not reaped yet (0: no leftovers).
-  std::size_t sweep(const std::vector<std::size_t>& running_files);
+  std::size_t sweep(const std::vector<std::size_t>& running_files) override;
 
   pid_t watchdog_pid() const { return watchdog_; }
 

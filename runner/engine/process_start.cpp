@@ -12,6 +12,7 @@
 #include <boost/process/v2/start_dir.hpp>
 #include <boost/process/v2/stdio.hpp>
 #include <boost/system/system_error.hpp>
+#include <boost/version.hpp>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -29,6 +30,42 @@ using boost::system::error_code;
 namespace {
 
 error_code last_error() { return {errno, boost::system::system_category()}; }
+
+// The launcher's initializer hooks (stdio, start_dir, environment) are called through Boost.Process
+// v2's private namespace, one wrapper each: the only calls into it. Their signatures are those of
+// posix/default_launcher.hpp from 1.81 (this project's Debian package) to the newest release
+// read before raising the bound below; another version must be read again before the bound moves.
+static_assert(BOOST_VERSION >= 108100 && BOOST_VERSION < 109000,
+              "Boost.Process v2's launcher hooks (boost::process::v2::posix::detail::on_*) were "
+              "checked for Boost 1.81 to 1.89: read posix/default_launcher.hpp of this version, "
+              "then move the bound");
+namespace hooks {
+template <typename Launcher, typename... Inits>
+error_code setup(Launcher& l, const bp2::filesystem::path& exe, const char* const*& argv,
+                 Inits&... inits) {
+  return bp2::posix::detail::on_setup(l, exe, argv, inits...);
+}
+template <typename Launcher, typename... Inits>
+void error(Launcher& l, const bp2::filesystem::path& exe, const char* const*& argv,
+           const error_code& ec, Inits&... inits) {
+  bp2::posix::detail::on_error(l, exe, argv, ec, inits...);
+}
+template <typename Launcher, typename... Inits>
+void fork_error(Launcher& l, const bp2::filesystem::path& exe, const char* const*& argv,
+                const error_code& ec, Inits&... inits) {
+  bp2::posix::detail::on_fork_error(l, exe, argv, ec, inits...);
+}
+template <typename Launcher, typename... Inits>
+void success(Launcher& l, const bp2::filesystem::path& exe, const char* const*& argv,
+             Inits&... inits) {
+  bp2::posix::detail::on_success(l, exe, argv, inits...);
+}
+template <typename Launcher, typename... Inits>
+error_code exec_setup(Launcher& l, const bp2::filesystem::path& exe, const char* const*& argv,
+                      Inits&... inits) {
+  return bp2::posix::detail::on_exec_setup(l, exe, argv, inits...);
+}
+}  // namespace hooks
 
 [[noreturn]] void throw_error(error_code ec, const char* what) {
   throw boost::system::system_error(ec, what);
@@ -75,8 +112,8 @@ class ForkSafeLauncher : public bp2::posix::default_launcher {
       }
     } closer{pipe};
 
-    if (error_code ec = bp2::posix::detail::on_setup(*this, exe, argv, inits...)) {
-      bp2::posix::detail::on_error(*this, exe, argv, ec, inits...);
+    if (error_code ec = hooks::setup(*this, exe, argv, inits...)) {
+      hooks::error(*this, exe, argv, ec, inits...);
       throw_error(ec, "setup");
     }
     fd_whitelist.push_back(pipe[1]);
@@ -85,8 +122,8 @@ class ForkSafeLauncher : public bp2::posix::default_launcher {
     pid = ::fork();
     if (pid < 0) {
       const error_code ec = last_error();
-      bp2::posix::detail::on_fork_error(*this, exe, argv, ec, inits...);
-      bp2::posix::detail::on_error(*this, exe, argv, ec, inits...);
+      hooks::fork_error(*this, exe, argv, ec, inits...);
+      hooks::error(*this, exe, argv, ec, inits...);
       throw_error(ec, "fork");
     }
     if (pid == 0) exec_child(pipe, exe, argv, inits...);
@@ -105,10 +142,10 @@ class ForkSafeLauncher : public bp2::posix::default_launcher {
       if (n < 0) ::kill(pid, SIGKILL);
       while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
-      bp2::posix::detail::on_error(*this, exe, argv, ec, inits...);
+      hooks::error(*this, exe, argv, ec, inits...);
       throw_error(ec, "exec");
     }
-    bp2::posix::detail::on_success(*this, exe, argv, inits...);
+    hooks::success(*this, exe, argv, inits...);
     return pid;
   }
 
@@ -119,7 +156,7 @@ class ForkSafeLauncher : public bp2::posix::default_launcher {
   [[noreturn]] void exec_child(const std::array<int, 2>& pipe, const bp2::filesystem::path& exe,
                                const char* const*& argv, Inits&&... inits) {
     ::close(pipe[0]);
-    error_code ec = bp2::posix::detail::on_exec_setup(*this, exe, argv, inits...);
+    error_code ec = hooks::exec_setup(*this, exe, argv, inits...);
     if (!ec) {
       unsigned first = 0;
       for (int keep : fd_whitelist) {

@@ -9,7 +9,6 @@
 #include "runner/engine/collect.h"
 #include "runner/engine/follow_up.h"
 #include "runner/engine/frameworks/framework_traits.h"
-#include "runner/engine/progress.h"
 #include "runner/engine/run_log.h"
 #include "runner/results/native_id.h"
 #include "runner/results/status.h"
@@ -202,7 +201,8 @@ void judge_attempt(Tracked& t, const Attempt& a, Store& store, std::int64_t run_
 
 bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                     const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                    RunLog& log, const FollowUpOptions& options, CommandRunner& processes) {
+                    RunLog& log, const FollowUpOptions& options, CommandRunner& processes,
+                    RunSink& events) {
   if (options.passes <= 0) return true;
   std::vector<Tracked> tracked = failing_files(files, store, run_id);
   bool completed = true;
@@ -222,19 +222,18 @@ bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Envir
       now.push_back(&t);
     }
     if (now.empty()) break;
-    std::printf("runner: rerun %d of %d: %zu failing file%s (%zu by their failing tests alone)\n",
-                attempt - 1, options.passes, now.size(), now.size() == 1 ? "" : "s", selected);
-    std::fflush(stdout);
+    events.report(
+        PassStarted{PassStarted::Kind::kRerun, attempt - 1, options.passes, now.size(), selected});
     log.line(fmt::format("Rerun (attempt {}): {} files", attempt, now.size()));
-    Progress progress(stdout, TerminalInfo::detect(stdout), now.size(),
-                      {{}, options.pool.jobs, options.heartbeat});
+    const std::unique_ptr<FileProgress> progress =
+        events.progress(now.size(), {{}, options.pool.jobs, options.heartbeat});
     std::vector<TestFile> now_files;
     now_files.reserve(now.size());
     for (const Tracked* t : now) now_files.push_back(t->file);
-    FollowUpObserver observer(suite, std::move(now_files), specs, log, progress,
+    FollowUpObserver observer(suite, std::move(now_files), specs, log, *progress,
                               fmt::format("Rerun (attempt {})", attempt));
     completed = processes.run(specs, options.pool, observer);
-    progress.close();
+    progress->close();
     for (const auto& [i, finished] : observer.finished()) {
       judge_attempt(*now[i], Attempt{attempt, specs[i], finished}, store, run_id, options.out_dir);
     }

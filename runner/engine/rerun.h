@@ -16,6 +16,7 @@
 #include "runner/engine/follow_up.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
+#include "runner/engine/run_events.h"
 #include "runner/engine/suite.h"
 
 namespace devshim {
@@ -54,12 +55,13 @@ ProcessSpec plan_rerun(const Suite& suite, const LaunchOptions& launch, const En
 /// files that have no reruns recorded yet (a resumed run's earlier session may have rerun some),
 /// attempt 2 … options.passes + 1 (--rerun-failures N), each time only what still fails, and
 /// records in the store every attempt of each rerun test, the flaky ones, and the files whose
-/// failures all turned out flaky (now passed). files: the run's planned files. Progress goes to
-/// stdout, events to log. The reruns' processes run through processes
+/// failures all turned out flaky (now passed). files: the run's planned files. Each pass and its
+/// progress go to events, what happens to log. The reruns' processes run through processes
 /// (runner/engine/command_runner.h). Returns false when a signal interrupted the reruns (what
 /// finished is recorded).
 bool rerun_failures(const Suite& suite, const LaunchOptions& launch, const Environment& env,
                     const std::vector<TestFile>& files, Store& store, std::int64_t run_id,
-                    RunLog& log, const FollowUpOptions& options, CommandRunner& processes);
+                    RunLog& log, const FollowUpOptions& options, CommandRunner& processes,
+                    RunSink& events);
 
 }  // namespace devshim

@@ -14,7 +14,7 @@ namespace devshim {
 GitCheckout SystemProbes::git_checkout(const std::filesystem::path& project_root) {
   GitCheckout checkout;
   if (auto head = capture_output({"git", "rev-parse", "HEAD", "--show-toplevel"}, project_root,
-                                 std::chrono::seconds(10))) {
+                                 std::chrono::seconds(10), env_)) {
     std::istringstream lines(*head);
     std::getline(lines, checkout.commit);
     std::getline(lines, checkout.toplevel);

@@ -7,6 +7,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "runner/engine/launch_plan.h"
 
@@ -35,10 +36,15 @@ class RunProbes {
 /// The real probes: `git rev-parse`, the interpreter's probe and devshim-probe, each a process.
 class SystemProbes final : public RunProbes {
  public:
+  /// env: the runner's environment (git runs with it).
+  explicit SystemProbes(Environment env) : env_(std::move(env)) {}
   GitCheckout git_checkout(const std::filesystem::path& project_root) override;
   std::future<nlohmann::json> start_environment(const std::string& interpreter,
                                                 const Environment& env,
                                                 const std::filesystem::path& project_root) override;
+
+ private:
+  Environment env_;
 };
 
 }  // namespace devshim

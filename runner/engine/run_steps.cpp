@@ -18,12 +18,10 @@
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/interpreter_check.h"
 #include "runner/engine/interrupt.h"
-#include "runner/engine/progress.h"
 #include "runner/engine/python_imports.h"
 #include "runner/engine/rerun.h"
 #include "runner/engine/schedule.h"
 #include "runner/engine/trial.h"
-#include "runner/engine/zygote.h"
 #include "runner/results/file_error.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/redirection_record.h"
@@ -44,7 +42,7 @@ fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {
   if (o.out_dir) {
     dir = fs::absolute(*o.out_dir);
   } else {
-    fs::path base = fs::absolute(default_out_root()) / suite.name /
+    fs::path base = fs::absolute(default_out_root(o.environment)) / suite.name /
                     (local_stamp() + (o.shim ? "" : "-baseline"));
     dir = base;
     for (int i = 2; fs::exists(dir, ec); ++i) dir = base.string() + "-" + std::to_string(i);
@@ -83,8 +81,8 @@ std::string describe(const ProcessResult& r, std::uint64_t max_log_bytes, const 
 // Records each finished file (its cases, redirections and a line in run.log and on the terminal).
 class RunObserver : public PoolObserver {
  public:
-  RunObserver(const RunPlan& plan, std::int64_t run_id, Progress& progress)
-      : plan_(plan), run_id_(run_id), progress_(progress) {}
+  RunObserver(const RunPlan& plan, std::int64_t run_id, FileProgress& progress, RunSink& events)
+      : plan_(plan), run_id_(run_id), progress_(progress), events_(events) {}
 
   void on_start(std::size_t i) override {
     plan_.log->line("Started test: " + plan_.files[i].rel_path);
@@ -146,19 +144,17 @@ class RunObserver : public PoolObserver {
     progress_.finished(rec.path, *rec.status, r.duration_s, spec.log_path.string(), detail);
   }
 
-  void on_warm_starting(const ZygoteOptions& zygote) override {
+  void on_warm_starting(const WarmStartOptions& zygote) override {
     std::vector<std::string> names;
     for (const auto& m : zygote.preload) names.push_back(m.starts_with('?') ? m.substr(1) : m);
     progress_.preparing(fmt::format("warm start: importing {}", fmt::join(names, ", ")));
   }
 
-  void on_warm_start(const Zygote* zygote, const std::string& why) override {
-    if (zygote != nullptr) {
-      start_ = {
-          {"mode", "warm"}, {"preloaded", zygote->preloaded()}, {"ready_s", zygote->ready_s()}};
+  void on_warm_start(const std::optional<WarmReady>& ready, const std::string& why) override {
+    if (ready) {
+      start_ = {{"mode", "warm"}, {"preloaded", ready->preloaded}, {"ready_s", ready->ready_s}};
       plan_.log->line(fmt::format("Warm start: zygote {} ready in {:.1f}s (preloaded {})",
-                                  zygote->pid(), zygote->ready_s(),
-                                  fmt::join(zygote->preloaded(), ", ")));
+                                  ready->pid, ready->ready_s, fmt::join(ready->preloaded, ", ")));
       return;
     }
     start_ = {{"mode", "cold"}, {"why", "the zygote could not start: " + why}};
@@ -208,7 +204,8 @@ class RunObserver : public PoolObserver {
           warned_locked_ = true;
           plan_.log->line(
               std::string("Database locked, results kept in memory until it is free: ") + e.what());
-          std::fprintf(stderr, "runner: warning: %s; results wait in memory\n", e.what());
+          events_.report(Problem{Problem::Severity::kWarning,
+                                 std::string(e.what()) + "; results wait in memory"});
         }
         return false;
       }
@@ -227,7 +224,8 @@ class RunObserver : public PoolObserver {
  private:
   const RunPlan& plan_;
   std::int64_t run_id_;
-  Progress& progress_;
+  FileProgress& progress_;
+  RunSink& events_;
   struct Pending {
     FileRecord file;
     std::vector<TestCase> cases;
@@ -288,20 +286,22 @@ std::vector<std::set<std::string>> files_imports(const Suite& suite,
   return out;
 }
 
-// The zygote of a Python suite's warm start (runner/engine/zygote.h): the interpreter, the
-// environment and the folder a cold test process gets; the framework and the suite's preloads;
+// The warm parent of a Python suite's warm start (a zygote, runner/engine/zygote.h): the
+// interpreter, the environment and the folder a cold test process gets; the framework and the
+// suite's preloads;
 // torch and torch._dynamo (when there: torch imports it lazily, 1.8 s here, on the first
 // optimizer step, checkpoint or DataLoader, which then each child would pay) when a file imports
 // torch: a suite that never does would pay their seconds for nothing. Unset with --cold, for
 // GoogleTest suites and without an interpreter.
-std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& env,
-                                        const std::vector<std::set<std::string>>& imports) {
+std::optional<WarmStartOptions> warm_start(const RunPlan& plan, const Environment& env,
+                                           const std::vector<std::set<std::string>>& imports) {
   const RunOptions& o = plan.options;
   if (!o.warm || !framework_traits(plan.suite.framework).runs_python() ||
       plan.interpreter.empty()) {
     return std::nullopt;
   }
-  ZygoteOptions z;
+  WarmStartOptions z;
+  z.script = zygote_script(o.environment);
   z.python = fs::absolute(plan.interpreter).string();  // it starts in the project root
   z.env.reserve(env.size());
   for (const auto& [name, value] : env) z.env.push_back(fmt::format("{}={}", name, value));
@@ -318,7 +318,7 @@ std::optional<ZygoteOptions> warm_start(const RunPlan& plan, const Environment& 
 // Whether a file waits for its zygote to be ready rather than start cold while it imports: when
 // the file imports one of the packages it preloads besides the framework (a cold start would
 // import it again), or when it preloads nothing else (it is ready in a moment).
-bool waits_for_warm(const ZygoteOptions& zygote, const std::set<std::string>& imports,
+bool waits_for_warm(const WarmStartOptions& zygote, const std::set<std::string>& imports,
                     Framework framework) {
   const std::string own = framework_name(framework);
   bool others = false;
@@ -350,8 +350,7 @@ std::vector<std::string> conflicts_with_run(const RunOptions& o, const RunRecord
     conflicts.push_back(fmt::format("--out (the run's: {})", run.out_dir));
   }
   if (given("--shard") || given("--shard-total")) {
-    const std::optional<Shard> shard =
-        resolve_shard(o.shard, o.shard_total, inherited_environment());
+    const std::optional<Shard> shard = resolve_shard(o.shard, o.shard_total, o.environment);
     const std::string text = shard ? shard_text(*shard) : "";
     if (text != run.shard) {
       conflicts.push_back(
@@ -390,7 +389,8 @@ LaunchOptions launch_options(const RunOptions& o) {
   launch.python = o.python.find('/') != std::string::npos
                       ? fs::absolute(o.python).lexically_normal().string()
                       : o.python;
-  launch.shim_dir = fs::absolute(o.shim_dir.value_or(default_shim_dir())).lexically_normal();
+  launch.shim_dir =
+      fs::absolute(o.shim_dir.value_or(default_shim_dir(o.environment))).lexically_normal();
   launch.threads = threads_per_process(jobs_of(o), cores());
   if (o.shim && !fs::exists(launch.shim_dir / "sitecustomize.py")) {
     throw UsageError(
@@ -424,7 +424,7 @@ std::vector<ProcessSpec> plan_processes(const RunPlan& plan) {
 
 // Files that no longer are in the suite of a resumed run: recorded as errors, so that the run can
 // complete and says what happened.
-void record_missing(RunPlan& plan, std::int64_t run_id) {
+void record_missing(RunPlan& plan, std::int64_t run_id, RunSink& events) {
   for (const std::string& path : plan.resume->missing) {
     FileRecord gone;
     gone.path = path;
@@ -433,8 +433,8 @@ void record_missing(RunPlan& plan, std::int64_t run_id) {
     gone.started_at = gone.finished_at = iso8601_utc_now();
     plan.store->record_file(run_id, gone);
     plan.log->line("Finished test: " + path + " - Status: error - " + gone.note);
-    std::fprintf(stderr, "runner: warning: %s is no longer in the suite: recorded as error\n",
-                 path.c_str());
+    events.report(Problem{Problem::Severity::kWarning,
+                          path + " is no longer in the suite: recorded as error"});
   }
 }
 
@@ -460,11 +460,10 @@ std::map<std::string, double> expected_durations(const std::vector<TestFile>& fi
 }
 
 // Bazel's TEST_SHARD_STATUS_FILE: touched to say "this test shards".
-void touch_shard_status_file() {
-  const Environment& env = inherited_environment();
-  auto status_file = env.find("TEST_SHARD_STATUS_FILE");
-  if (status_file == env.end() || status_file->second.empty()) return;
-  std::FILE* touched = std::fopen(status_file->second.c_str(), "a");
+void touch_shard_status_file(const Environment& env) {
+  const std::string status_file = value_of(env, "TEST_SHARD_STATUS_FILE");
+  if (status_file.empty()) return;
+  std::FILE* touched = std::fopen(status_file.c_str(), "a");
   if (touched != nullptr) std::fclose(touched);
 }
 
@@ -521,10 +520,10 @@ RunPlan plan_run(const RunOptions& options) {
   RunPlan plan;
   plan.started = std::chrono::steady_clock::now();
   plan.options = options;
-  plan.suite = load_suite(options.suite);
+  plan.suite = load_suite(options.suite, options.environment);
   throw_if_interrupted();  // each step before the run is begun ends here on a signal
   const Suite& suite = plan.suite;
-  const fs::path db = fs::absolute(options.db_path.value_or(default_db_path()));
+  const fs::path db = fs::absolute(options.db_path.value_or(default_db_path(options.environment)));
   // Run references are resolved before anything is created: an unknown one is bad input, and
   // so is a database that does not exist (opening it would create an empty one).
   const auto recorded_runs = [&](const char* option) -> Store& {
@@ -553,13 +552,13 @@ RunPlan plan_run(const RunOptions& options) {
   std::vector<TestFile> files =
       plan.resume ? plan.resume->files : discover_test_files(suite, o.targets);
   const std::optional<Shard> shard =
-      plan.resume ? std::nullopt : resolve_shard(o.shard, o.shard_total, inherited_environment());
+      plan.resume ? std::nullopt : resolve_shard(o.shard, o.shard_total, o.environment);
   plan.discovery_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.started).count();
   throw_if_interrupted();
 
   plan.launch = launch_options(o);
-  Environment env = child_environment(suite, plan.launch, inherited_environment());
+  Environment env = child_environment(suite, plan.launch, o.environment);
   resolve_interpreter(plan, env);
   if (!plan.interpreter.empty() && framework_traits(suite.framework).runs_python()) {
     activate_interpreter_environment(env, fs::absolute(plan.interpreter));
@@ -596,7 +595,7 @@ RunPlan plan_run(const RunOptions& options) {
   Schedule schedule = schedule_files(files, recorded, shard, locks_of(suite, files), failed_before);
   plan.files = std::move(schedule.files);
   plan.expected_s = expected_durations(plan.files, recorded);
-  if (shard) touch_shard_status_file();
+  if (shard) touch_shard_status_file(o.environment);
   const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
   plan.pool = pool_options(o, timeout_s);
   const std::vector<std::set<std::string>> imports =
@@ -667,7 +666,7 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
     plan.log->line(fmt::format(
         "Run {} resumed: {} of its {} files left to run, -j {}, timeout {}s, database {}", run_id,
         plan.files.size(), plan.resume->planned, plan.pool.jobs, timeout_s, store.path().string()));
-    record_missing(plan, run_id);
+    record_missing(plan, run_id, services.events);
   } else {
     plan.log->line(
         fmt::format("Run {} of suite {}{} ({} mode): {} files, -j {}, timeout {}s, "
@@ -684,16 +683,15 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
   // What can run at once: never more than there are files ("1 file, 2 at once" reads wrong).
   const int at_once = static_cast<int>(
       std::min<std::size_t>(plan.pool.jobs, std::max<std::size_t>(plan.files.size(), 1)));
-  Progress progress(stdout, TerminalInfo::detect(stdout), plan.files.size(),
-                    {plan.expected_s, at_once, std::chrono::seconds(plan.options.heartbeat_s)});
-  std::printf("runner: run %lld%s: %zu file%s of %s%s, %d at once, %s -> %s\n",
-              static_cast<long long>(run_id), plan.resume ? " resumed" : "", plan.files.size(),
-              plan.files.size() == 1 ? "" : "s", plan.suite.name.c_str(), shard_note.c_str(),
-              at_once, plan.options.shim ? "shim on" : "shim off (baseline)", plan.out_dir.c_str());
-  std::fflush(stdout);
-  RunObserver observer(plan, run_id, progress);
+  const std::unique_ptr<FileProgress> progress = services.events.progress(
+      plan.files.size(),
+      {plan.expected_s, at_once, std::chrono::seconds(plan.options.heartbeat_s)});
+  services.events.report(RunStarted{run_id, plan.resume.has_value(), plan.files.size(),
+                                    plan.suite.name, run.shard, at_once, plan.options.shim,
+                                    plan.out_dir});
+  RunObserver observer(plan, run_id, *progress, services.events);
   ex.completed = services.processes.run(plan.specs, plan.pool, observer);
-  progress.close();
+  progress->close();
   // Results that waited for a locked database: a last try each busy timeout, three times.
   for (int attempt = 0; attempt < 3 && !observer.flush(); ++attempt) {
   }
@@ -710,8 +708,9 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
   if (ex.completed && plan.options.continue_after_crash > 0 && observer.any_failure()) {
     FollowUpOptions more{plan.options.continue_after_crash, plan.pool, plan.out_dir,
                          std::chrono::seconds(plan.options.heartbeat_s)};
-    ex.completed = continue_crashed_files(plan.suite, plan.launch, *plan.env, plan.files, store,
-                                          run_id, *plan.log, more, services.processes);
+    ex.completed =
+        continue_crashed_files(plan.suite, plan.launch, *plan.env, plan.files, store, run_id,
+                               *plan.log, more, services.processes, services.events);
   }
   // A resumed run also reruns the failures of its earlier sessions that were not rerun yet.
   const int reruns = plan.options.rerun_failures;
@@ -721,15 +720,17 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
     // A resumed run's failures may be of any file of the run, not only of those run now.
     const std::vector<TestFile>& run_files = plan.resume ? plan.resume->run_files : plan.files;
     ex.completed = rerun_failures(plan.suite, plan.launch, *plan.env, run_files, store, run_id,
-                                  *plan.log, rerun, services.processes);
+                                  *plan.log, rerun, services.processes, services.events);
   }
   ex.start = observer.start();
   ex.processes = &services.processes;
+  ex.events = &services.events;
   return ex;
 }
 
 int finish_run(RunPlan& plan, RunExecution& execution) {
   Store& store = *plan.store;
+  RunSink& events = *execution.events;
   const std::int64_t run_id = execution.run_id;
   // The whole run's counts: a resumed run's earlier sessions and the reruns' verdicts included.
   std::map<FileStatus, std::size_t> file_counts;
@@ -757,7 +758,8 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
                                                 : "passed";
   if (run_status == "passed" && named_tests_matched_nothing(plan, case_counts)) {
     run_status = "failed";
-    std::fprintf(stderr, "runner: no test matched the tests the targets name (FILE::TEST, -k)\n");
+    events.report(Problem{Problem::Severity::kNotice,
+                          "no test matched the tests the targets name (FILE::TEST, -k)"});
     plan.log->line("No test matched the tests the targets name (FILE::TEST, -k): the run failed");
   }
   {
@@ -783,13 +785,15 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
   try {
     GapLog(store).update_from_run(run_id);  // the API gap log (docs/gaps.md)
   } catch (const Error& e) {
-    std::fprintf(stderr, "runner: error: gap log not updated: %s\n", e.what());
+    events.report(
+        Problem{Problem::Severity::kError, std::string("gap log not updated: ") + e.what()});
   }
   if (plan.options.try_settings && execution.completed && execution.processes != nullptr) {
     // --try-settings: the settings the gap log's actions name, tried on their tests.
     const std::vector<TestFile>& files = plan.resume ? plan.resume->run_files : plan.files;
     const TrialPlan trial{plan.suite, plan.launch, *plan.env, files, plan.pool, plan.out_dir};
-    execution.completed = try_settings(trial, store, run_id, *plan.log, *execution.processes);
+    execution.completed =
+        try_settings(trial, store, run_id, *plan.log, *execution.processes, events);
   }
   std::string tests;
   std::size_t total_tests = 0;
@@ -801,16 +805,15 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
   plan.log->line(
       fmt::format("Run {} {}: files: {}; tests: {}", run_id, run_status, summary, tests));
 
-  std::printf("runner: run %lld %s: %zu file%s: %s\n", static_cast<long long>(run_id),
-              run_status.c_str(), planned_files, planned_files == 1 ? "" : "s", summary.c_str());
-  std::printf("runner: %s\n", tests.c_str());
-  std::vector<fs::path> reports;
+  events.report(RunRecorded{run_id, run_status, planned_files, summary, tests});
+  RunClosed closed{run_id, "", {}, plan.out_dir / "logs", plan.out_dir / "run.log", store.path()};
   if (plan.options.on_recorded) {
     try {
-      reports = plan.options.on_recorded(store, run_id, plan.out_dir);
+      closed.reports = plan.options.on_recorded(store, run_id, plan.out_dir);
     } catch (const Error& e) {
       // The results are safe in the database; `runner report` can redo the reports.
-      std::fprintf(stderr, "runner: error: reports not written: %s\n", e.what());
+      events.report(
+          Problem{Problem::Severity::kError, std::string("reports not written: ") + e.what()});
     }
   }
   if (interrupt_signal() != 0 && run_status != "interrupted") {
@@ -820,18 +823,9 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
     store.finish_run(run_id, run_status, iso8601_utc_now());
     plan.log->line(fmt::format("Interrupted by {} while finishing: run {} marked interrupted",
                                signal_name(interrupt_signal()), run_id));
-    std::printf(
-        "runner: interrupted by %s while finishing: run %lld marked interrupted "
-        "(`runner report %lld` writes its reports again)\n",
-        signal_name(interrupt_signal()).c_str(), static_cast<long long>(run_id),
-        static_cast<long long>(run_id));
+    closed.interrupted_by = signal_name(interrupt_signal());
   }
-  for (const auto& report : reports) std::printf("runner: report  %s\n", report.c_str());
-  std::printf("runner: logs    %s\n", (plan.out_dir / "logs").c_str());
-  std::printf("runner: run log %s\n", (plan.out_dir / "run.log").c_str());
-  std::printf("runner: results %s (run %lld)\n", store.path().c_str(),
-              static_cast<long long>(run_id));
-  std::fflush(stdout);
+  events.report(closed);
   if (!execution.completed) {
     return interrupt_signal() != 0 ? exit_code_of_signal(interrupt_signal()) : kExitInterrupted;
   }

@@ -24,6 +24,7 @@
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
 #include "runner/engine/resume.h"
+#include "runner/engine/run_events.h"
 #include "runner/engine/run_log.h"
 #include "runner/engine/run_probes.h"
 #include "runner/engine/run_suite.h"
@@ -32,10 +33,11 @@
 
 namespace devshim {
 
-/// What a run needs from outside itself: processes and probes.
+/// What a run needs from outside itself: processes, probes, and where its events go.
 struct RunServices {
   CommandRunner& processes;
   RunProbes& probes;
+  RunSink& events;
 };
 
 /// Everything a run will do, decided before anything starts.
@@ -76,6 +78,8 @@ struct RunExecution {
   nlohmann::json start;
   /// The processes the run used (RunServices::processes), for finish_run's trials.
   CommandRunner* processes = nullptr;
+  /// Where the run's events go (RunServices::events), for finish_run.
+  RunSink* events = nullptr;
 };
 
 /// Begins (or claims, when resuming) the run's row, starts the environment probes, runs the

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 #include "runner/base/error.h"
@@ -24,18 +23,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+std::string env_or(const Environment& env, const char* name, const std::string& fallback) {
+  std::string v = value_of(env, name);
+  return v.empty() ? fallback : v;
 }
 
 // --list: the files the targets select; with a shard, its files, planned with the durations of
 // the database when it exists (the same plan the run would make), in path order.
-int list_files(const RunOptions& o) {
-  const Suite suite = load_suite(o.suite);
+int list_files(const RunOptions& o, RunSink& events) {
+  const Suite suite = load_suite(o.suite, o.environment);
   std::vector<TestFile> files = discover_test_files(suite, o.targets);
-  if (auto shard = resolve_shard(o.shard, o.shard_total, inherited_environment())) {
-    const fs::path db = fs::absolute(o.db_path.value_or(default_db_path()));
+  if (auto shard = resolve_shard(o.shard, o.shard_total, o.environment)) {
+    const fs::path db = fs::absolute(o.db_path.value_or(default_db_path(o.environment)));
     std::map<std::string, double> recorded;
     std::error_code ec;
     if (fs::exists(db, ec)) recorded = Store(db, Store::Purpose::kRead).durations(suite.name);
@@ -43,15 +42,18 @@ int list_files(const RunOptions& o) {
     std::sort(files.begin(), files.end(),
               [](const TestFile& a, const TestFile& b) { return a.rel_path < b.rel_path; });
   }
-  for (const auto& f : files) std::printf("%s\n", f.rel_path.c_str());
+  FilesListed listed;
+  for (const auto& f : files) listed.files.push_back(f.rel_path);
+  events.report(listed);
   return kExitOk;
 }
 
 // The real services: processes through ProcessPool (with the reaper), probes as processes.
 struct SystemServices {
+  explicit SystemServices(const Environment& env) : probes(env) {}
   PoolCommandRunner processes;
   SystemProbes probes;
-  RunServices get() { return {processes, probes}; }
+  RunServices get(RunSink& events) { return {processes, probes, events}; }
 };
 
 }  // namespace
@@ -67,32 +69,34 @@ std::optional<fs::path> project_results_dir() {
   }
 }
 
-fs::path default_db_path() {
-  if (const char* db = std::getenv("DEVSHIM_DB"); db != nullptr && *db != '\0') return db;
+fs::path default_db_path(const Environment& env) {
+  if (std::string db = value_of(env, "DEVSHIM_DB"); !db.empty()) return db;
   if (auto project = project_results_dir()) return *project / "results.db";
-  std::string data = env_or("XDG_DATA_HOME", "");
-  if (data.empty()) data = env_or("HOME", ".") + "/.local/share";
+  std::string data = value_of(env, "XDG_DATA_HOME");
+  if (data.empty()) data = env_or(env, "HOME", ".") + "/.local/share";
   return fs::path(data) / "devshim" / "results.db";
 }
 
-fs::path default_out_root() {
-  if (const char* out = std::getenv("DEVSHIM_OUT"); out != nullptr && *out != '\0') return out;
+fs::path default_out_root(const Environment& env) {
+  if (std::string out = value_of(env, "DEVSHIM_OUT"); !out.empty()) return out;
   if (auto project = project_results_dir()) return *project / "runs";
   return "devshim-out";
 }
 
-fs::path default_shim_dir() { return env_or("DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR); }
+fs::path default_shim_dir(const Environment& env) {
+  return env_or(env, "DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR);
+}
 
 int run_suite(const RunOptions& options, RunServices services) {
-  if (options.list_only) return list_files(options);
+  if (options.list_only) return list_files(options, services.events);
   RunPlan plan = plan_run(options);
   RunExecution execution = execute_run(plan, services);
   return finish_run(plan, execution);
 }
 
-int run_suite(const RunOptions& options) {
-  SystemServices services;
-  return run_suite(options, services.get());
+int run_suite(const RunOptions& options, RunSink& events) {
+  SystemServices services(options.environment);
+  return run_suite(options, services.get(events));
 }
 
 DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
@@ -102,12 +106,12 @@ DifferentialRun run_differential(const RunOptions& options, const std::string& b
   }
   DifferentialRun result;
   if (options.list_only) {  // the same files both ways
-    result.exit_code = list_files(options);
+    result.exit_code = list_files(options, services.events);
     return result;
   }
   RunOptions shim_run = options;
   if (!baseline.empty()) {
-    Store store(fs::absolute(options.db_path.value_or(default_db_path())));
+    Store store(fs::absolute(options.db_path.value_or(default_db_path(options.environment))));
     const RunRecord b = store.resolve_run(baseline);
     if (b.mode != "baseline") {
       throw UsageError(fmt::format(
@@ -136,9 +140,10 @@ DifferentialRun run_differential(const RunOptions& options, const std::string& b
   return result;
 }
 
-DifferentialRun run_differential(const RunOptions& options, const std::string& baseline) {
-  SystemServices services;
-  return run_differential(options, baseline, services.get());
+DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
+                                 RunSink& events) {
+  SystemServices services(options.environment);
+  return run_differential(options, baseline, services.get(events));
 }
 
 }  // namespace devshim

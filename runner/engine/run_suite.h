@@ -9,15 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "runner/engine/environment.h"
+#include "runner/engine/run_events.h"
+
 namespace devshim {
 
 class Store;
 
 struct RunOptions {
-  std::filesystem::path suite;                   ///< SUITE_DIR or its suite.json
-  std::vector<std::string> targets;              ///< files/folders relative to the tests folder
-  std::optional<std::filesystem::path> out_dir;  ///< default: default_out_root()/<suite>/<stamp>
-  std::optional<std::filesystem::path> db_path;  ///< default: default_db_path()
+  /// The runner's environment (runner/engine/environment.h): what the test processes inherit, and
+  /// where the defaults below, the shard and the suite's project_root_env are read.
+  Environment environment;
+  std::filesystem::path suite;       ///< SUITE_DIR or its suite.json
+  std::vector<std::string> targets;  ///< files/folders relative to the tests folder
+  /// default: default_out_root(environment)/<suite>/<stamp>
+  std::optional<std::filesystem::path> out_dir;
+  std::optional<std::filesystem::path> db_path;  ///< default: default_db_path(environment)
   int jobs = 0;                                  ///< 0: number of cores
   std::optional<double> timeout_s;               ///< default: suite.json's timeout_s
   double kill_grace_s = 5;
@@ -26,10 +33,10 @@ struct RunOptions {
   /// --cold.
   bool warm = true;
   std::string python;                             ///< overrides suite.json's python
-  std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir()
+  std::optional<std::filesystem::path> shim_dir;  ///< default: default_shim_dir(environment)
   double max_log_mb = 1024;                       ///< largest log of a file; 0: none
   std::int64_t baseline_run = 0;  ///< the baseline run a shim run is compared with; 0: none
-  bool list_only = false;         ///< --list: print the planned files, run nothing
+  bool list_only = false;         ///< --list: report the planned files (FilesListed), run nothing
   std::string previous;           ///< --previous RUN (an id or "latest"); empty: latest comparable
   int rerun_failures = 0;         ///< --rerun-failures N: rerun failing files up to N times
   /// --continue-after-crash N: run a file cut short (crashed, or a test ended its session) again
@@ -59,11 +66,11 @@ struct RunOptions {
 struct RunServices;
 
 /// Runs a suite and returns the process exit code (0, 1 or 130): plan_run, execute_run and
-/// finish_run (runner/engine/run_steps.h) with real processes and probes; --list prints the planned
-/// files instead. Throws UsageError (exit 2) before anything runs for bad input: suite file,
-/// targets, interpreter, shim dir, out dir, run references.
-int run_suite(const RunOptions& options);
-/// The same with the given processes and probes (the tests' fakes).
+/// finish_run (runner/engine/run_steps.h) with real processes and probes, its events to events;
+/// --list reports the planned files instead. Throws UsageError (exit 2) before anything runs for
+/// bad input: suite file, targets, interpreter, shim dir, out dir, run references.
+int run_suite(const RunOptions& options, RunSink& events);
+/// The same with the given services (the tests' fakes).
 int run_suite(const RunOptions& options, RunServices services);
 
 /// What run_differential did: the exit code of the last run made, and both runs' ids (0 for a
@@ -80,19 +87,21 @@ struct DifferentialRun {
 /// baseline. baseline: a recorded --no-shim run (an id or "latest") to compare with instead of
 /// running one; empty: run one. Throws UsageError when options.shim is false or the named run ran
 /// with the shim.
-DifferentialRun run_differential(const RunOptions& options, const std::string& baseline);
+DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
+                                 RunSink& events);
 DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
                                  RunServices services);
 
 /// The project's results folder: the nearest .devshim/ holding results.db, from the current
 /// folder up to the root (./run.sh keeps the checkout's results there); nullopt when none.
 std::optional<std::filesystem::path> project_results_dir();
-/// $DEVSHIM_DB, else the project's .devshim/results.db (project_results_dir), else
-/// $XDG_DATA_HOME/devshim/results.db, else ~/.local/share/devshim/results.db.
-std::filesystem::path default_db_path();
-/// $DEVSHIM_OUT, else the project's .devshim/runs (project_results_dir), else ./devshim-out.
-std::filesystem::path default_out_root();
-/// $DEVSHIM_SHIM_DIR, else the shim/python folder of the source tree this runner was built from.
-std::filesystem::path default_shim_dir();
+/// env's DEVSHIM_DB, else the project's .devshim/results.db (project_results_dir), else
+/// $XDG_DATA_HOME/devshim/results.db, else $HOME/.local/share/devshim/results.db.
+std::filesystem::path default_db_path(const Environment& env);
+/// env's DEVSHIM_OUT, else the project's .devshim/runs (project_results_dir), else ./devshim-out.
+std::filesystem::path default_out_root(const Environment& env);
+/// env's DEVSHIM_SHIM_DIR, else the shim/python folder of the source tree this runner was built
+/// from.
+std::filesystem::path default_shim_dir(const Environment& env);
 
 }  // namespace devshim

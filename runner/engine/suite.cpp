@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -304,15 +303,15 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
 
 // The project root (the named environment variable wins when set), the tests folder, the
 // pythonpath entries and a python given as a path: absolute, and the folders must exist.
-void resolve_paths(const SuiteReader& r, const SuiteFields& fields, Suite& s) {
+void resolve_paths(const SuiteReader& r, const SuiteFields& fields, const Environment& env,
+                   Suite& s) {
   const fs::path& file = r.file();
   const fs::path suite_dir = file.parent_path();
   fs::path root = suite_dir / fields.project_root;
   std::string root_origin = fmt::format("{} (\"project_root\")", file.string());
   if (!s.project_root_env.empty()) {
-    const char* value = std::getenv(s.project_root_env.c_str());
-    if (value != nullptr && *value != '\0') {
-      root = value;
+    if (std::string value = value_of(env, s.project_root_env); !value.empty()) {
+      root = std::move(value);
       root_origin =
           fmt::format("${} (\"project_root_env\" of {})", s.project_root_env, file.string());
     }
@@ -350,14 +349,14 @@ void resolve_paths(const SuiteReader& r, const SuiteFields& fields, Suite& s) {
 
 }  // namespace
 
-Suite load_suite(const fs::path& suite_dir_or_file) {
+Suite load_suite(const fs::path& suite_dir_or_file, const Environment& env) {
   const SuiteReader r = read_suite_file(suite_dir_or_file);
   const json doc = parse_suite_json(r);
   check_known_keys(doc, r);
   Suite s;
   s.file = r.file();
   const SuiteFields fields = read_fields(doc, r, s);
-  resolve_paths(r, fields, s);
+  resolve_paths(r, fields, env, s);
   return s;
 }
 

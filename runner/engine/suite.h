@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/engine/environment.h"
+
 namespace devshim {
 
 enum class Framework { kUnittest, kPytest, kGtest };
@@ -47,13 +49,13 @@ struct Suite {
 
 /// Reads SUITE_DIR/suite.json (or the file itself when given a file) and resolves its paths.
 ///
-/// project_root is relative to the suite file's folder unless the environment variable named by
+/// project_root is relative to the suite file's folder unless the variable of env named by
 /// project_root_env is set and non-empty, in which case its value is used. A `python` value
 /// containing '/' is resolved relative to the suite file's folder. `pattern` defaults to
 /// "*_test" for the gtest framework; `gtest_shards` (an integer ≥ 1) is accepted only with it.
 ///
 /// Throws UsageError naming the file, line and key for a missing file, malformed JSON, an unknown
 /// key, a value of the wrong type, or a project root / tests folder that does not exist.
-Suite load_suite(const std::filesystem::path& suite_dir_or_file);
+Suite load_suite(const std::filesystem::path& suite_dir_or_file, const Environment& env);
 
 }  // namespace devshim

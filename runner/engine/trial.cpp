@@ -51,6 +51,7 @@ struct TrialContext {
   std::int64_t run_id;
   RunLog& log;
   CommandRunner& processes;
+  RunSink& events;
 };
 
 // Runs the tests of entries with setting; records each entry's count. False when interrupted.
@@ -85,10 +86,7 @@ bool trial_of(const std::string& setting, const std::vector<const GapEntry*>& en
                                   t.plan.out_dir / "trials" / setting,
                                   rerun_selectors(t.plan.suite, file, cases)));
   }
-  std::printf("runner: trying %s: %zu test%s of %zu gap-log entr%s, in %zu file%s\n",
-              setting.c_str(), tests, tests == 1 ? "" : "s", entries.size(),
-              entries.size() == 1 ? "y" : "ies", files.size(), files.size() == 1 ? "" : "s");
-  std::fflush(stdout);
+  t.events.report(TrialStarted{setting, tests, entries.size(), files.size()});
   TrialObserver observer(t.plan.suite, files, specs);
   PoolOptions pool = t.plan.pool;
   pool.warm.reset();  // a warm parent patched torch with the run's settings
@@ -108,15 +106,14 @@ bool trial_of(const std::string& setting, const std::vector<const GapEntry*>& en
     t.gaps.record_trial(e->suite, e->api, t.run_id, setting, tried, passed);
     t.log.line(fmt::format("Trial of {}: {}: {} of {} tests pass", setting, e->api, passed, tried));
   }
-  std::printf("runner: with %s, %zu of the %zu tests pass\n", setting.c_str(), passed_all, tests);
-  std::fflush(stdout);
+  t.events.report(TrialEnded{setting, passed_all, tests});
   return true;
 }
 
 }  // namespace
 
 bool try_settings(const TrialPlan& plan, Store& store, std::int64_t run_id, RunLog& log,
-                  CommandRunner& processes) {
+                  CommandRunner& processes, RunSink& events) {
   GapLog gaps(store);
   const std::vector<GapEntry> entries = gaps.for_run(run_id);
   std::map<std::string, std::vector<const GapEntry*>> by_setting;
@@ -124,11 +121,11 @@ bool try_settings(const TrialPlan& plan, Store& store, std::int64_t run_id, RunL
     if (!e.setting.empty()) by_setting[e.setting].push_back(&e);
   }
   if (by_setting.empty()) {
-    std::printf("runner: --try-settings: no gap-log entry of this run names a setting to try\n");
+    events.report(NoSettingToTry{});
     log.line("Trials: no gap-log entry of the run names a setting");
     return true;
   }
-  TrialContext context{plan, {}, gaps, run_id, log, processes};
+  TrialContext context{plan, {}, gaps, run_id, log, processes, events};
   for (const TestFile& f : plan.files) context.by_path.emplace(f.rel_path, &f);
   for (const auto& [setting, list] : by_setting) {
     if (!trial_of(setting, list, context)) return false;

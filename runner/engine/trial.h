@@ -11,6 +11,7 @@
 #include "runner/engine/discovery.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"
+#include "runner/engine/run_events.h"
 #include "runner/engine/suite.h"
 
 namespace devshim {
@@ -34,9 +35,10 @@ struct TrialPlan {
 /// setting added to the environment: each file once, its affected tests alone where the
 /// framework can name them (rerun_selectors), cold (a warm parent imported torch under the run's
 /// settings), logs under <out_dir>/trials/<VARIABLE>=<value>/. Then each entry records how many
-/// of its tests passed (GapLog::record_trial), and lines go to stdout and the run log. Returns
+/// of its tests passed (GapLog::record_trial); each trial's start and end go to events and the run
+/// log. Returns
 /// false when a signal interrupted a trial (nothing of that trial is recorded).
 bool try_settings(const TrialPlan& plan, Store& store, std::int64_t run_id, RunLog& log,
-                  CommandRunner& processes);
+                  CommandRunner& processes, RunSink& events);
 
 }  // namespace devshim

@@ -21,11 +21,6 @@ namespace devshim {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path zygote_script() {
-  const char* env = std::getenv("DEVSHIM_ZYGOTE");
-  return env != nullptr && *env != '\0' ? fs::path(env) : fs::path(DEVSHIM_ZYGOTE_SCRIPT);
-}
-
 namespace {
 
 void close_fd(int& fd) {
@@ -64,7 +59,7 @@ Read read_line(int fd, std::string& buffered, std::string& line,
 
 }  // namespace
 
-Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
+Zygote::Zygote(const WarmStartOptions& o) : options_(o) {
   started_ = std::chrono::steady_clock::now();
   deadline_ = started_ + o.ready_timeout;
   std::array<int, 2> requests{-1, -1};
@@ -76,7 +71,7 @@ Zygote::Zygote(const ZygoteOptions& o) : options_(o) {
   std::string preload;
   for (const auto& m : o.preload) preload += (preload.empty() ? "" : ",") + m;
   ChildStart start{
-      o.python,   {zygote_script().string(), "--preload", preload}, o.cwd, o.env, replies[1], log,
+      o.python,   {o.script.string(), "--preload", preload}, o.cwd, o.env, replies[1], log,
       requests[0]};
   try {
     boost::asio::io_context ctx;

@@ -13,36 +13,23 @@
 #include <vector>
 
 #include "runner/engine/launch_plan.h"
+#include "runner/engine/process_seams.h"
 #include "runner/engine/process_start.h"
 
 namespace devshim {
 
-/// The zygote script: $DEVSHIM_ZYGOTE, else the source tree's.
-std::filesystem::path zygote_script();
-
-struct ZygoteOptions {
-  std::string python;                ///< the suite's interpreter (a path)
-  std::vector<std::string> env;      ///< a cold test process's whole environment, "NAME=value"
-  std::filesystem::path cwd;         ///< the project root
-  std::vector<std::string> preload;  ///< modules imported before the first fork
-  std::filesystem::path log_path;    ///< the zygote's own stderr (preload output, errors)
-  std::chrono::milliseconds ready_timeout{180'000};
-  bool operator==(const ZygoteOptions&) const = default;
-};
-
-class Zygote {
+/// The WarmParent of Python suites.
+class Zygote final : public WarmParent {
  public:
   static constexpr std::chrono::milliseconds kExitGrace{2000};
-
-  enum class State { kStarting, kReady, kFailed };
 
   /// Starts the zygote (its own process group, SIGKILL when the runner dies) and returns at once:
   /// it imports its preloads meanwhile, and is ready once poll_ready() says so. Throws
   /// RuntimeError when it cannot start: the run then starts its files cold.
-  explicit Zygote(const ZygoteOptions& options);
+  explicit Zygote(const WarmStartOptions& options);
   /// Closes the zygote's requests and gives a ready zygote kExitGrace to leave by itself
   /// (running its preloads' atexit handlers and finalizers), then kills its group and reaps it.
-  ~Zygote();
+  ~Zygote() override;
   Zygote(const Zygote&) = delete;
   Zygote& operator=(const Zygote&) = delete;
 
@@ -51,29 +38,30 @@ class Zygote {
   /// ready_timeout), and it is gone (one that said a preload failed had kExitGrace to leave as
   /// an interpreter does, cleaning up after the preloads it had imported); kStarting: not yet
   /// (reply_fd() turns readable when there is something to read).
-  State poll_ready();
+  State poll_ready() override;
   /// Gives up on a zygote still starting: waits up to grace for it to exit by itself, then kills
   /// it; why() is why.
   void give_up(const std::string& why,
                std::chrono::milliseconds grace = std::chrono::milliseconds(0));
-  State state() const { return state_; }
-  const std::string& why() const { return why_; }
-  int reply_fd() const { return from_zygote_; }
+  State state() const override { return state_; }
+  const std::string& why() const override { return why_; }
+  int reply_fd() const override { return from_zygote_; }
   /// When ready_timeout runs out.
-  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
+  std::chrono::steady_clock::time_point deadline() const override { return deadline_; }
 
   /// Forks the child that runs `start` (argv: the interpreter, "-m", MODULE, ...), its stdout and
   /// stderr on log_path (truncated). Returns its pid: a child of this process from the return on
   /// (the caller must be a child subreaper), leader of its own process group. Throws
   /// RuntimeError when the zygote cannot (not ready, another thread in it, a command that is
   /// not `python -m`, the zygote gone): that file starts cold.
-  pid_t fork_child(const ChildStart& start, const std::filesystem::path& log_path);
+  pid_t fork_child(const ChildStart& start, const std::filesystem::path& log_path) override;
+  WarmReady ready() const override { return {pid_, preloaded_, ready_s_}; }
 
   /// What the zygote imported, its pid, how long it took to be ready, what started it.
   const std::vector<std::string>& preloaded() const { return preloaded_; }
   pid_t pid() const { return pid_; }
   double ready_s() const { return ready_s_; }
-  const ZygoteOptions& options() const { return options_; }
+  const WarmStartOptions& options() const { return options_; }
 
  private:
   std::string request(const std::string& line);
@@ -93,7 +81,7 @@ class Zygote {
   std::string why_;
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point deadline_;
-  ZygoteOptions options_;
+  WarmStartOptions options_;
 };
 
 }  // namespace devshim

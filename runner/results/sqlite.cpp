@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -15,14 +16,21 @@ namespace devshim::sql {
 
 namespace fs = std::filesystem;
 
-int default_busy_ms() {
-  const char* v = std::getenv("DEVSHIM_DB_TIMEOUT");
-  if (v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const double s = std::strtod(v, &end);
-    if (end != v && *end == '\0' && s > 0 && s < 86'400) return static_cast<int>(s * 1000);
-  }
-  return 60'000;
+namespace {
+constexpr int kBusyMs = 60'000;
+std::atomic<int> busy_ms{kBusyMs};
+}  // namespace
+
+int default_busy_ms() { return busy_ms.load(); }
+
+void set_default_busy_ms(int ms) { busy_ms.store(ms > 0 ? ms : kBusyMs); }
+
+int parse_busy_timeout(const std::string& seconds) {
+  if (seconds.empty()) return 0;
+  char* end = nullptr;
+  const double s = std::strtod(seconds.c_str(), &end);
+  if (end == seconds.c_str() || *end != '\0' || !(s > 0 && s < 86'400)) return 0;
+  return static_cast<int>(s * 1000);
 }
 
 namespace {

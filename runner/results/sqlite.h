@@ -24,8 +24,14 @@ class BusyError : public RuntimeError {
   using RuntimeError::RuntimeError;
 };
 
-/// The busy timeout: $DEVSHIM_DB_TIMEOUT seconds (a number > 0), else 60 s.
+/// The busy timeout of connections opened without one: 60 s unless set_default_busy_ms changed
+/// it (the command line does, from DEVSHIM_DB_TIMEOUT).
 int default_busy_ms();
+/// Sets default_busy_ms for the process; ms <= 0 restores 60 s.
+void set_default_busy_ms(int ms);
+/// A busy timeout given in seconds as text (DEVSHIM_DB_TIMEOUT): a number > 0 and < a day, in
+/// milliseconds; 0 for anything else (empty, not a number, out of range).
+int parse_busy_timeout(const std::string& seconds);
 
 /// A prepared statement. bind() indices are 1-based, column() indices 0-based.
 class Statement {

@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "runner/cli/process_environment.h"
 #include "runner/engine/interrupt.h"
 #include "tests/support/test_support.h"
 
@@ -41,7 +42,7 @@ class ProcessPoolTest : public ::testing::Test {
   ProcessSpec sh(const std::string& script, const std::string& name) {
     ProcessSpec s;
     s.argv = {"/bin/sh", "-c", script};
-    s.env = inherited_environment();
+    s.env = runner_environment();
     s.env["PIDS"] = dir_.path().string();
     s.cwd = dir_.path();
     s.log_path = dir_ / ("logs/" + name + ".log");
@@ -219,10 +220,10 @@ TEST_F(ProcessPoolTest, InterruptStopsLaunchingAndKillsRunningGroups) {
 }
 
 TEST(CaptureOutput, ReturnsStdoutOfASuccessfulCommand) {
-  EXPECT_EQ(capture_output({"sh", "-c", "echo hello"}, "/", 5s), "hello\n");
-  EXPECT_FALSE(capture_output({"sh", "-c", "exit 3"}, "/", 5s));
-  EXPECT_FALSE(capture_output({"no-such-command-xyz"}, "/", 5s));
-  EXPECT_FALSE(capture_output({"sleep", "10"}, "/", 200ms));
+  EXPECT_EQ(capture_output({"sh", "-c", "echo hello"}, "/", 5s, runner_environment()), "hello\n");
+  EXPECT_FALSE(capture_output({"sh", "-c", "exit 3"}, "/", 5s, runner_environment()));
+  EXPECT_FALSE(capture_output({"no-such-command-xyz"}, "/", 5s, runner_environment()));
+  EXPECT_FALSE(capture_output({"sleep", "10"}, "/", 200ms, runner_environment()));
 }
 
 TEST(SignalName, NamesKnownSignals) {

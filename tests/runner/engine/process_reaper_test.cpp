@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "runner/cli/process_environment.h"
 #include "runner/engine/process_pool.h"
 #include "tests/support/test_support.h"
 
@@ -35,7 +36,7 @@ class ProcessReaperTest : public ::testing::Test {
   ProcessSpec sh(const std::string& script, const std::string& name) const {
     ProcessSpec s;
     s.argv = {"/bin/sh", "-c", script};
-    s.env = inherited_environment();
+    s.env = runner_environment();
     s.env["PIDS"] = dir_.path().string();
     s.cwd = dir_.path();
     s.log_path = dir_ / ("logs/" + name + ".log");
@@ -63,7 +64,7 @@ TEST_F(ProcessReaperTest, ADaemonDiesWhenItsFileFinishesNotBefore) {
   ProcessReaper reaper;
   PoolOptions o;
   o.jobs = 2;
-  o.reaper = &reaper;
+  o.children = &reaper;
   // File 0 starts a daemon and ends at once; file 1 starts one and keeps running until file 0's
   // daemon is gone, then checks that its own daemon still lives.
   const std::string second = daemon_script("d1") +
@@ -93,7 +94,7 @@ TEST_F(ProcessReaperTest, ADaemonWithAnEmptyEnvironmentLivesWhileItsFileRuns) {
   // sweeps; the file then checks it is alive. It must die once the file has ended.
   ProcessReaper reaper;
   PoolOptions o;
-  o.reaper = &reaper;
+  o.children = &reaper;
   o.tick = 50ms;
   const std::string file =
       "env -i PIDS=\"$PIDS\" /bin/sh -c 'setsid sleep 600 & echo $! > \"$PIDS/e.pid.tmp\"; "
@@ -121,7 +122,8 @@ TEST_F(ProcessReaperTest, AProcessTheRunnerIsStartingIsNotTakenForAnOrphan) {
   constexpr int kStarts = 150;
   std::thread starter([&] {
     for (int i = 0; i < kStarts; ++i) {
-      if (!capture_output({"/bin/sh", "-c", "echo ok"}, dir_.path(), 30s)) ++failed;
+      if (!capture_output({"/bin/sh", "-c", "echo ok"}, dir_.path(), 30s, runner_environment()))
+        ++failed;
     }
     done = true;
   });

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <set>
 
+#include "runner/cli/process_environment.h"
 #include "runner/engine/launch_plan.h"
 #include "tests/support/test_support.h"
 
@@ -25,7 +26,7 @@ using testing::TempDir;
 
 std::vector<std::string> environment() {
   std::vector<std::string> out;
-  for (const auto& [k, v] : inherited_environment()) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : runner_environment()) out.push_back(k + "=" + v);
   return out;
 }
 

@@ -13,10 +13,12 @@
 #include <limits>
 
 #include "runner/base/error.h"
+#include "runner/cli/process_environment.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/status.h"
 #include "runner/results/store.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -121,6 +123,8 @@ class RunStepsTest : public ::testing::Test {
   }
   RunOptions options(const fs::path& sources, std::vector<std::string> targets) {
     RunOptions o;
+    o.environment = runner_environment();
+    o.environment.erase("TORCHDEVICE_POLICY");  // the test processes' environment
     o.suite = write_suite(sources);
     o.targets = std::move(targets);
     o.out_dir = dir_ / "out";
@@ -144,7 +148,8 @@ class RunStepsTest : public ::testing::Test {
   testing::TempDir dir_;
   FakeCommandRunner processes_;
   FakeProbes probes_;
-  RunServices services_{processes_, probes_};
+  testing::RecordingSink events_;
+  RunServices services_{processes_, probes_, events_};
   std::vector<std::int64_t> recorded_;
 };
 
@@ -163,7 +168,6 @@ TEST_F(RunStepsTest, PlanningStartsNothingAndOrdersEveryFile) {
 // Issue 20: the shim's policy the test processes get is recorded and keys the comparison with
 // earlier runs (Store::comparable_run); a baseline run has none.
 TEST_F(RunStepsTest, AShimRunRecordsThePolicyItsTestProcessesGet) {
-  ::unsetenv("TORCHDEVICE_POLICY");  // the inherited environment is the test processes' too
   RunOptions o = options(kParserFixtures / "sources", {"test_ut_passing.py"});
   testing::write_file(o.suite, R"({"name": "steps", "python": "python3", "project_root": ")" +
                                    (kParserFixtures / "sources").string() +
@@ -233,16 +237,18 @@ TEST_F(RunStepsTest, AnInterruptedRunResumesOnlyItsUnfinishedFiles) {
   RunOptions resume = options(kParserFixtures / "sources", {});
   resume.out_dir.reset();
   resume.resume = "latest";
-  ::testing::internal::CaptureStdout();
   EXPECT_EQ(run_suite(resume, services_), kExitFailures);
-  const std::string out = ::testing::internal::GetCapturedStdout();
   ASSERT_EQ(processes_.batches.size(), 1U);
   EXPECT_EQ(processes_.batches[0].size(), 2U) << "only the files without a result run again";
   EXPECT_EQ(recorded_.back(), id) << "the same run, finished";
   for (const auto& [path, status] : statuses(id)) EXPECT_NE(status, "not run") << path;
   // The closing lines count the whole run, its first session included.
-  EXPECT_NE(out.find("failed: 3 files: "), std::string::npos) << out;
-  EXPECT_NE(out.find("2 failed"), std::string::npos) << out;
+  const std::vector<RunRecorded> recorded = events_.all<RunRecorded>();
+  ASSERT_FALSE(recorded.empty());
+  EXPECT_EQ(recorded.back().status, "failed");
+  EXPECT_EQ(recorded.back().files, 3U);
+  EXPECT_NE(recorded.back().file_counts.find("2 failed"), std::string::npos)
+      << recorded.back().file_counts;
 }
 
 TEST_F(RunStepsTest, AFailingTestThatPassesOnItsRerunIsFlaky) {
@@ -280,10 +286,10 @@ TEST_F(RunStepsTest, ATestStillFailingOnEveryRerunFailsTheRun) {
 // Locks the database from another connection while the run records its files.
 class LockedDatabaseTest : public RunStepsTest {
  protected:
-  void SetUp() override { ::setenv("DEVSHIM_DB_TIMEOUT", "0.05", 1); }
+  void SetUp() override { sql::set_default_busy_ms(50); }
   void TearDown() override {
     lock_.reset();
-    ::unsetenv("DEVSHIM_DB_TIMEOUT");
+    sql::set_default_busy_ms(0);
   }
   void lock() {
     lock_ = std::make_unique<sql::Database>(dir_ / "results.db");

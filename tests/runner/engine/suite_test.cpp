@@ -28,7 +28,7 @@ class SuiteTest : public ::testing::Test {
   std::string load_error(const std::string& text) {
     write_file(suite_file(), text);
     try {
-      load_suite(dir_ / "suite");
+      load_suite(dir_ / "suite", {});
     } catch (const UsageError& e) {
       return e.what();
     }
@@ -52,7 +52,7 @@ TEST_F(SuiteTest, LoadsEveryKeyAndResolvesPaths) {
   "timeout_s": 12.5,
   "source_url": "https://example.org/blob/{commit}/{path}#L{line}"
 })");
-  Suite s = load_suite(dir_ / "suite");
+  Suite s = load_suite(dir_ / "suite", {});
   EXPECT_EQ(s.name, "demo");
   EXPECT_EQ(s.file, suite_file());
   EXPECT_EQ(s.project_root, dir_ / "project");
@@ -71,7 +71,7 @@ TEST_F(SuiteTest, LoadsEveryKeyAndResolvesPaths) {
 
 TEST_F(SuiteTest, DefaultsApplyAndPathNamesTheFileItself) {
   write_file(suite_file(), R"({"name": "d", "project_root": "../project"})");
-  Suite s = load_suite(suite_file());
+  Suite s = load_suite(suite_file(), {});
   EXPECT_EQ(s.framework, Framework::kUnittest);
   EXPECT_EQ(s.pattern, "test_*.py");
   EXPECT_EQ(s.python, "python3");
@@ -101,7 +101,7 @@ TEST_F(SuiteTest, LocksNameTheirFilesAndABadLockIsNamedAtItsLine) {
   write_file(suite_file(),
              R"({"name": "x", "project_root": "../project",
                  "locks": {"port 29505": ["test_dist/*.py", "test_rpc.py"], "gpu": ["a.py"]}})");
-  Suite s = load_suite(dir_ / "suite");
+  Suite s = load_suite(dir_ / "suite", {});
   ASSERT_EQ(s.locks.size(), 2U);
   EXPECT_EQ(s.locks.at("port 29505"), (std::vector<std::string>{"test_dist/*.py", "test_rpc.py"}));
 
@@ -198,9 +198,9 @@ TEST_F(SuiteTest, ProjectRootEnvironmentVariableOverridesTheFile) {
   write_file(
       suite_file(),
       R"({"name": "x", "project_root": "../nowhere", "project_root_env": "DEVSHIM_T_ROOT"})");
-  ::setenv("DEVSHIM_T_ROOT", (dir_ / "project").c_str(), 1);
-  EXPECT_EQ(load_suite(dir_ / "suite").project_root, dir_ / "project");
-  ::unsetenv("DEVSHIM_T_ROOT");
+  EXPECT_EQ(
+      load_suite(dir_ / "suite", {{"DEVSHIM_T_ROOT", (dir_ / "project").string()}}).project_root,
+      dir_ / "project");
   std::string e = load_error(
       R"({"name": "x", "project_root": "../nowhere", "project_root_env": "DEVSHIM_T_ROOT"})");
   EXPECT_NE(e.find("project root"), std::string::npos) << e;
@@ -208,7 +208,7 @@ TEST_F(SuiteTest, ProjectRootEnvironmentVariableOverridesTheFile) {
 }
 
 TEST_F(SuiteTest, MissingSuiteFileAndMissingTestsFolderAreUsageErrors) {
-  EXPECT_THROW(load_suite(dir_ / "nope"), UsageError);
+  EXPECT_THROW(load_suite(dir_ / "nope", {}), UsageError);
   std::string e = load_error(R"({"name": "x", "project_root": "../project", "tests_dir": "t2"})");
   EXPECT_NE(e.find("tests folder"), std::string::npos) << e;
 }
@@ -216,7 +216,7 @@ TEST_F(SuiteTest, MissingSuiteFileAndMissingTestsFolderAreUsageErrors) {
 TEST_F(SuiteTest, GtestSuitesNeedNoPythonAndMayBeSharded) {
   write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
                                "gtest_shards": 4})");
-  Suite s = load_suite(suite_file());
+  Suite s = load_suite(suite_file(), {});
   EXPECT_EQ(s.framework, Framework::kGtest);
   EXPECT_EQ(std::string(framework_name(s.framework)), "gtest");
   EXPECT_EQ(s.pattern, "*_test") << "the default pattern names test binaries";
@@ -224,8 +224,8 @@ TEST_F(SuiteTest, GtestSuitesNeedNoPythonAndMayBeSharded) {
 
   write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
                                "pattern": "test_*"})");
-  EXPECT_EQ(load_suite(suite_file()).pattern, "test_*");
-  EXPECT_EQ(load_suite(suite_file()).gtest_shards, 1);
+  EXPECT_EQ(load_suite(suite_file(), {}).pattern, "test_*");
+  EXPECT_EQ(load_suite(suite_file(), {}).gtest_shards, 1);
 }
 
 TEST_F(SuiteTest, GtestShardsMustBeAWholeNumberAndOnlyForGtest) {
@@ -259,14 +259,13 @@ TEST_F(SuiteTest, EveryBundledSuiteFileLoads) {
     const auto json = nlohmann::json::parse(read_file(file));
     const std::string env = json.value("project_root_env", "");
     const fs::path project = dir_ / entry.path().filename();
-    std::optional<std::string> before;
+    Environment variables;
     if (!env.empty()) {
-      if (const char* value = ::getenv(env.c_str())) before = value;
       fs::create_directories(project / json.value("tests_dir", "tests"));
-      ::setenv(env.c_str(), project.c_str(), 1);
+      variables[env] = project.string();
     }
     try {
-      const Suite suite = load_suite(entry.path());
+      const Suite suite = load_suite(entry.path(), variables);
       EXPECT_EQ(suite.name, entry.path().filename().string());
       if (!env.empty()) {
         EXPECT_EQ(suite.project_root, project);
@@ -274,11 +273,6 @@ TEST_F(SuiteTest, EveryBundledSuiteFileLoads) {
       ++loaded;
     } catch (const UsageError& e) {
       ADD_FAILURE() << e.what();
-    }
-    if (before) {
-      ::setenv(env.c_str(), before->c_str(), 1);
-    } else if (!env.empty()) {
-      ::unsetenv(env.c_str());
     }
   }
   EXPECT_GE(loaded, 8);

@@ -1,4 +1,4 @@
-#include "runner/engine/progress.h"
+#include "runner/cli/progress.h"
 
 #include <gtest/gtest.h>
 

@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 
+#include "runner/engine/launch_plan.h"
+#include "runner/engine/run_events.h"
 #include "runner/results/status.h"
 
 namespace devshim {
@@ -26,37 +28,31 @@ struct TerminalInfo {
   bool color = false;
   int width = 80;
 
-  /// Decides from isatty(fileno(out)), TERM, NO_COLOR, CLICOLOR_FORCE and the window size.
-  static TerminalInfo detect(std::FILE* out);
+  /// Decides from isatty(fileno(out)), the window size and env's TERM, NO_COLOR and
+  /// CLICOLOR_FORCE.
+  static TerminalInfo detect(std::FILE* out, const Environment& env);
 };
 
-/// What Progress knows of the run ahead, beyond the number of files.
-struct ProgressPlan {
-  /// Expected seconds of each file (recorded durations); empty: no ETA.
-  std::map<std::string, double> expected_s;
-  int jobs = 1;                       ///< files at once, to turn expected work into an ETA
-  std::chrono::seconds heartbeat{0};  ///< "still running" lines off a terminal; 0: none
-};
-
-class Progress {
+/// The terminal's FileProgress.
+class Progress final : public FileProgress {
  public:
   Progress(std::FILE* out, TerminalInfo term, std::size_t total, ProgressPlan plan = {});
 
   /// What the runner does before its first file starts (the warm start's imports), shown in the
   /// status line of a smart terminal until a file starts; nothing elsewhere.
-  void preparing(const std::string& what);
+  void preparing(const std::string& what) override;
   /// A line of its own (what the run says once: the warm start unavailable, a file started
   /// cold), written above the status line of a smart terminal, never glued to it.
-  void note(const std::string& line);
-  void started(const std::string& file);
+  void note(const std::string& line) override;
+  void started(const std::string& file) override;
   /// A file finished; log is shown for failures so a person can open it at once.
   void finished(const std::string& file, FileStatus status, double duration_s,
-                const std::string& log, const std::string& detail);
+                const std::string& log, const std::string& detail) override;
   /// Redraws the status line (elapsed time, ETA) on a smart terminal; elsewhere writes the
   /// heartbeat lines that are due.
-  void tick();
+  void tick() override;
   /// Clears the status line before the runner prints its closing lines.
-  void close();
+  void close() override;
 
   /// The status line as it would be drawn now (without control characters).
   std::string status_line() const;

@@ -1,4 +1,4 @@
-#include "runner/engine/progress.h"
+#include "runner/cli/progress.h"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -6,22 +6,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <utility>
 
 #include "runner/base/printable.h"
 
 namespace devshim {
 
-TerminalInfo TerminalInfo::detect(std::FILE* out) {
+TerminalInfo TerminalInfo::detect(std::FILE* out, const Environment& env) {
+  auto value = [&](const char* name) {
+    auto it = env.find(name);
+    return it == env.end() ? std::string() : it->second;
+  };
   TerminalInfo t;
   const int fd = ::fileno(out);
-  const char* term = std::getenv("TERM");
-  t.smart = ::isatty(fd) != 0 && !(term != nullptr && std::string(term) == "dumb");
-  const char* no_color = std::getenv("NO_COLOR");
-  const char* force = std::getenv("CLICOLOR_FORCE");
-  t.color = t.smart && !(no_color != nullptr && *no_color != '\0');
-  if (force != nullptr && *force != '\0' && std::string(force) != "0") t.color = true;
+  t.smart = ::isatty(fd) != 0 && value("TERM") != "dumb";
+  t.color = t.smart && value("NO_COLOR").empty();
+  if (const std::string force = value("CLICOLOR_FORCE"); !force.empty() && force != "0") {
+    t.color = true;
+  }
   winsize ws{};
   if (t.smart && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) t.width = ws.ws_col;
   return t;
