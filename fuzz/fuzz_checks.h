@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +25,7 @@
 #include "parsers/pytest_text.h"
 #include "parsers/signature.h"
 #include "parsers/test_result.h"
+#include "parsers/torchdevice_log.h"
 #include "parsers/traceback.h"
 #include "parsers/unittest_parser.h"
 
@@ -165,6 +167,29 @@ inline void run_traceback(std::string_view data) {
     check(!gap->api.empty(), "gap attribution without an API");
     check(gap->kind == kGapFailing || gap->kind == kGapUnsupportedOp || gap->kind == kGapCudaOnly,
           "gap attribution of an unknown kind");
+  }
+}
+
+/// import_log_fuzz: the overall log of a TorchDevice log folder, read as `runner import` reads it
+/// (LineReader, then parse_finished_line on every line), and whole by read_overall_log.
+inline void run_import_log(std::string_view data) {
+  LineReader lines = LineReader::from_string(std::string(data));
+  std::string_view line;
+  std::size_t finished = 0;
+  while (lines.next(line)) {
+    const auto f = parse_finished_line(line);
+    if (!f) continue;
+    ++finished;
+    check(line.find("Finished test: ") != std::string_view::npos, "finished line without marker");
+    check(f->module.empty() || (f->module.front() != ' ' && f->module.back() != ' '),
+          "module name not trimmed");
+    check(!std::isnan(f->duration_s), "duration is NaN");
+  }
+  LineReader again = LineReader::from_string(std::string(data));
+  const OverallLog log = read_overall_log(again);
+  check(log.finished.size() <= finished, "the overall log has more finished files than lines");
+  for (const FinishedLine& f : log.finished) {
+    check(module_path(f.module).ends_with(".py"), "a module's path does not end in .py");
   }
 }
 

@@ -1,11 +1,9 @@
-// The checks of the runner-side fuzz targets: suite.json loading (suite_fuzz) and the overall log
-// of a TorchDevice log folder (import_log_fuzz). Needs runner/engine/suite.cpp,
-// runner/engine/json_locations.cpp and runner/cli/import_command.cpp.
+// The checks of the runner-side fuzz target: suite.json loading (suite_fuzz). Needs
+// runner/engine/suite.cpp and runner/engine/json_locations.cpp.
 #pragma once
 
 #include <unistd.h>
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,7 +11,6 @@
 
 #include "fuzz/fuzz_checks.h"
 #include "runner/base/error.h"
-#include "runner/cli/import_command.h"
 #include "runner/engine/json_locations.h"
 #include "runner/engine/suite.h"
 
@@ -42,21 +39,6 @@ inline void run_suite(std::string_view data) {
   (void)json_members(data);
   const TextPosition end = position_of_offset(data, data.size());
   check(end.line >= 1 && end.column >= 1, "text position below 1");
-}
-
-/// import_log_fuzz: the overall log of a TorchDevice log folder, read as `runner import` reads
-/// it (LineReader, then parse_finished_line on every line).
-inline void run_import_log(std::string_view data) {
-  LineReader lines = LineReader::from_string(std::string(data));
-  std::string_view line;
-  while (lines.next(line)) {
-    const auto f = parse_finished_line(line);
-    if (!f) continue;
-    check(line.find("Finished test: ") != std::string_view::npos, "finished line without marker");
-    check(f->module.empty() || (f->module.front() != ' ' && f->module.back() != ' '),
-          "module name not trimmed");
-    check(!std::isnan(f->duration_s), "duration is NaN");
-  }
 }
 
 }  // namespace devshim::fuzz

@@ -1,6 +1,6 @@
 // `runner compare A B`: two recorded runs compared test by test (runner/results/comparison.h),
-// as text, JSON, or written as compare.md, compare.json and compare.html with the reports'
-// links to source lines and to both runs' reports.
+// rendered as text, JSON, compare.md, compare.json and compare.html with the reports' links to
+// source lines and to both runs' reports.
 #pragma once
 
 #include <filesystem>
@@ -40,6 +40,9 @@ std::string comparison_renumbered_text(const RunComparison& c);
 /// "shim_version", "torch", "python", "reports"}. Format: docs/report-format.md, "compare.json".
 nlohmann::json comparison_json(const ComparisonReport& report);
 
+/// compare.json: comparison_json indented by one space, with a final newline.
+std::string render_comparison_json(const ComparisonReport& report);
+
 /// One run as comparison_json shows it under "a" and "b" (md, html: its report links).
 nlohmann::json comparison_run_json(const RunRecord& run, const std::string& md = "",
                                    const std::string& html = "");
@@ -67,14 +70,5 @@ struct ComparisonVerdict {
   std::string reason;
 };
 ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& comparison);
-
-/// `runner compare A B [--json] [--format md,json,html] [-o DIR] [--fail-on F]`: with dir,
-/// writes compare.<format> for each format named (formats: comma-separated, empty: all three;
-/// links relative to dir) and prints their absolute paths; otherwise prints the text (or JSON)
-/// with absolute local links. Then the verdict's reason (on stderr after JSON); returns its exit
-/// code. Throws UsageError for an unknown run, format or database.
-int compare_command(const std::filesystem::path& db_path, const std::string& a,
-                    const std::string& b, bool as_json, const std::string& formats = "",
-                    const std::string& dir = "", FailOn fail_on = FailOn::kRegressions);
 
 }  // namespace devshim

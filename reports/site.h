@@ -142,8 +142,4 @@ struct SiteResult {
 /// --suite with no run, RuntimeError when the folder cannot be written.
 SiteResult build_site(Store& store, const SiteOptions& options);
 
-/// `runner site -o DIR [--suite S] [--full] [--copy-files]`: build_site, then one line saying what
-/// it did.
-int site_command(const std::filesystem::path& db_path, const SiteOptions& options);
-
 }  // namespace devshim

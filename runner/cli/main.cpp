@@ -9,12 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "reports/comparison_report.h"
 #include "reports/fail_on.h"
 #include "reports/report.h"
-#include "reports/site.h"
 #include "reports/write_reports.h"
 #include "runner/base/error.h"
+#include "runner/cli/compare_command.h"
 #include "runner/cli/devices_command.h"
 #include "runner/cli/gaps_command.h"
 #include "runner/cli/history_command.h"
@@ -23,8 +22,10 @@
 #include "runner/cli/number_options.h"
 #include "runner/cli/process_environment.h"
 #include "runner/cli/prune_command.h"
+#include "runner/cli/report_command.h"
 #include "runner/cli/runs_command.h"
 #include "runner/cli/show_command.h"
+#include "runner/cli/site_command.h"
 #include "runner/cli/terminal_sink.h"
 #include "runner/engine/discovery.h"
 #include "runner/engine/interrupt.h"

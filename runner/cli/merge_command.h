@@ -16,7 +16,7 @@ class Store;
 struct MergeOptions {
   std::vector<std::filesystem::path> inputs;     ///< shard databases; each one's newest run
   std::filesystem::path output;                  ///< -o: the database the merged run goes to
-  std::optional<std::filesystem::path> out_dir;  ///< --out; default: default_out_root()/<suite>/
+  std::optional<std::filesystem::path> out_dir;  ///< --out; default: default_out_root(env)/<suite>/
                                                  ///< <stamp>-merged
   std::vector<std::string> command_line;         ///< argv, stored as the run's command line
   /// Called once the merged run is recorded (writes its reports); returns the files written.

@@ -185,6 +185,40 @@ void record_sample_run(RecordedRun& r) {
   store.finish_run(r.run_id, "failed", "2026-11-21T10:00:42Z");
 }
 
+std::int64_t record_compared_run(Store& store, const std::string& policy,
+                                 const std::vector<std::pair<std::string, CaseStatus>>& tests) {
+  RunRecord r;
+  r.suite = "s";
+  r.suite_file = "/s/suite.json";
+  r.framework = "pytest";
+  r.started_at = "2026-11-23T08:00:00Z";
+  r.project_root = "/proj";
+  r.tests_dir = "tests";
+  r.out_dir = "/out";
+  r.environment =
+      R"({"torch": "2.13.0+cpu", "shim": {"policy": ")" + policy + R"(", "version": "0.2.0"}})";
+  const std::int64_t id = store.begin_run(r, {"test_a.py"});
+  FileRecord f;
+  f.path = "test_a.py";
+  f.status = FileStatus::kFailed;
+  std::vector<TestCase> cases;
+  for (const auto& [name, status] : tests) {
+    TestCase t;
+    t.classname = "tests.test_a";
+    t.name = name;
+    t.status = status;
+    t.source = {"test_a.py", static_cast<int>(cases.size()) + 10};
+    if (is_failure(status)) {
+      t.exception = "RuntimeError";
+      t.message = name + " broke";
+    }
+    cases.push_back(t);
+  }
+  store.record_file(id, f, cases);
+  store.finish_run(id, "failed", "2026-11-23T08:01:00Z");
+  return id;
+}
+
 std::string normalise(std::string text, const RecordedRun& r) {
   const std::string tmp = r.dir.path().string();
   for (std::size_t p = 0; (p = text.find(tmp, p)) != std::string::npos;) {

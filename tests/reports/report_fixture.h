@@ -1,8 +1,11 @@
-// A small recorded run for the report tests: a real SQLite store and a real project folder
-// with the test files the cases point at; every value fixed so rendered output is stable.
+// A small recorded run for the report tests (and those of the commands that render reports): a
+// real SQLite store and a real project folder with the test files the cases point at; every value
+// fixed so rendered output is stable. And the runs the comparison tests compare.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runner/results/store.h"
 #include "tests/support/test_support.h"
@@ -21,6 +24,12 @@ struct RecordedRun {
 /// tests) with a flaky test, passing, failing (30 sharing one signature), erroring, crashed
 /// (culprit), skipped and import-error files, hostile test names and a 10 KB message.
 void record_sample_run(RecordedRun& r);
+
+/// One run of suite "s" whose tests (in test_a.py, from line 10) have the statuses given, in a
+/// shim run with `policy`; the failing ones raised RuntimeError "<name> broke". For the
+/// comparison tests.
+std::int64_t record_compared_run(Store& store, const std::string& policy,
+                                 const std::vector<std::pair<std::string, CaseStatus>>& tests);
 
 /// text with the run's temporary folder replaced by <TMP>, for golden comparisons.
 std::string normalise(std::string text, const RecordedRun& r);

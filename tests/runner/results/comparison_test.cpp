@@ -1,5 +1,6 @@
 // The comparison class of a test from its outcomes in two runs (runner/results/comparison.h);
-// compare_runs and `runner compare` on a real database: tests/reports/comparison_report_test.cpp.
+// compare_runs and `runner compare` on a real database: tests/runner/cli/compare_command_test.cpp,
+// tests/reports/comparison_report_test.cpp.
 #include "runner/results/comparison.h"
 
 #include <gtest/gtest.h>
