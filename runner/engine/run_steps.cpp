@@ -6,23 +6,20 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
-#include <deque>
 #include <map>
 #include <set>
 #include <thread>
 
-#include "parsers/text.h"
 #include "runner/base/error.h"
-#include "runner/engine/collect.h"
 #include "runner/engine/continuation.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/interpreter_check.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/python_imports.h"
 #include "runner/engine/rerun.h"
+#include "runner/engine/run_observer.h"
 #include "runner/engine/schedule.h"
 #include "runner/engine/trial.h"
-#include "runner/results/file_error.h"
 #include "runner/results/gap_log.h"
 #include "runner/results/redirection_record.h"
 #include "runner/results/run_folder.h"
@@ -55,190 +52,6 @@ fs::path prepare_out_dir(const RunOptions& o, const Suite& suite) {
   }
   return dir;
 }
-
-// Why a file ended as it did, when its status alone does not say.
-std::string describe(const ProcessResult& r, std::uint64_t max_log_bytes, const ProcessSpec& spec) {
-  const fs::path& log = spec.log_path;
-  if (!r.launch_error.empty()) return r.launch_error;
-  std::error_code ec;
-  if (r.log_too_big) {
-    return fmt::format("{}: its log passed the size limit of {} MiB (--max-log-mb), cut there",
-                       r.signal ? "killed" : "exited", max_log_bytes >> 20U);
-  }
-  if (r.timed_out) return fmt::format("killed after the timeout of {:g}s", r.timeout_s);
-  if (r.interrupted) return "killed: run interrupted";
-  if (r.exit_code && *r.exit_code != 0 && fs::file_size(log, ec) == 0 && !ec) {
-    // A "python" that is no Python (/bin/false) ends here too: name what ran.
-    return fmt::format(
-        "the log is empty: {} exited with {} and wrote nothing (is it the interpreter or test "
-        "binary meant? were its stdout and stderr closed?)",
-        spec.argv.empty() ? std::string("the process") : spec.argv.front(), *r.exit_code);
-  }
-  if (r.signal) return "killed by " + signal_name(*r.signal);
-  return "";
-}
-
-// Records each finished file (its cases, redirections and a line in run.log and on the terminal).
-class RunObserver : public PoolObserver {
- public:
-  RunObserver(const RunPlan& plan, std::int64_t run_id, FileProgress& progress, RunSink& events)
-      : plan_(plan), run_id_(run_id), progress_(progress), events_(events) {}
-
-  void on_start(std::size_t i) override {
-    plan_.log->line("Started test: " + plan_.files[i].rel_path);
-    progress_.started(plan_.files[i].rel_path);
-  }
-
-  void on_finish(std::size_t i, const ProcessResult& r) override {
-    const ProcessSpec& spec = plan_.specs[i];
-    CollectedFile collected = collect_results(plan_.suite, plan_.files[i], spec, r);
-    FileRecord rec = file_record(plan_.files[i].rel_path, collected, r, spec, plan_.out_dir);
-    if (const std::string why = describe(r, plan_.pool.max_log_bytes, spec); !why.empty()) {
-      rec.note = rec.note.empty() ? why : why + "; " + rec.note;
-    }
-    RecordRead record;
-    if (auto it = spec.env.find(kRecordVar); it != spec.env.end()) {
-      record = read_redirection_record(it->second, plan_.suite.project_root);
-      if (!record.error.empty()) {
-        rec.note +=
-            (rec.note.empty() ? "" : "; ") + ("redirection record unusable: " + record.error);
-      }
-      // The shim's processes took this lock to add to the record; none is left (the pool killed
-      // the file's group), so the lock has nothing more to guard.
-      std::error_code ec;
-      fs::remove(it->second + ".lock", ec);
-      mark_cuda_path(framework_name(plan_.suite.framework), plan_.suite.tests_dir,
-                     plan_.files[i].rel_path, record.cuda_path_tests, collected.cases);
-    }
-    any_failure_ = any_failure_ || is_failure(*rec.status);
-    if (r.warm) {
-      ++warm_files_;
-    } else if (r.launch_error.empty()) {
-      ++cold_files_;
-    }
-    std::vector<const TestCase*> tests;
-    for (const TestCase& c : collected.cases) tests.push_back(&c);
-    const std::optional<FileError> error = file_error(rec, tests);
-    pending_.push_back({rec, std::move(collected.cases), std::move(record.entries)});
-    flush();
-
-    std::string rc = r.exit_code ? std::to_string(*r.exit_code)
-                     : r.signal  ? "-" + std::to_string(*r.signal)
-                                 : std::string("none");
-    plan_.log->line(fmt::format("Finished test: {} - Status: {} (RC: {}) Duration: {:.2f}s{}",
-                                rec.path, to_string(*rec.status), rc, r.duration_s,
-                                rec.note.empty() ? "" : " - " + rec.note));
-    std::string detail = rec.note;
-    if (error) {
-      // A file that reported no test says why, in the run log and on the terminal.
-      std::string where;
-      for (const TracebackFrame& f : error->frames) {
-        where += (where.empty() ? " at " : " <- ") + frame_text(f);
-      }
-      plan_.log->line(
-          fmt::format("File error: {}: {}{}", rec.path, file_error_text(*error), where));
-      const std::string text = file_error_text(*error);
-      detail += (detail.empty() ? "" : " ") + std::string(cut_utf8(text, 200)) +
-                (text.size() > 200 ? "…" : "");
-    }
-    progress_.finished(rec.path, *rec.status, r.duration_s, spec.log_path.string(), detail);
-  }
-
-  void on_warm_starting(const WarmStartOptions& zygote) override {
-    std::vector<std::string> names;
-    for (const auto& m : zygote.preload) names.push_back(m.starts_with('?') ? m.substr(1) : m);
-    progress_.preparing(fmt::format("warm start: importing {}", fmt::join(names, ", ")));
-  }
-
-  void on_warm_start(const std::optional<WarmReady>& ready, const std::string& why) override {
-    if (ready) {
-      start_ = {{"mode", "warm"}, {"preloaded", ready->preloaded}, {"ready_s", ready->ready_s}};
-      plan_.log->line(fmt::format("Warm start: zygote {} ready in {:.1f}s (preloaded {})",
-                                  ready->pid, ready->ready_s, fmt::join(ready->preloaded, ", ")));
-      return;
-    }
-    start_ = {{"mode", "cold"}, {"why", "the zygote could not start: " + why}};
-    progress_.preparing("");
-    progress_.note(fmt::format("runner: warm start unavailable ({}): every file starts cold", why));
-    plan_.log->line(fmt::format("Warm start unavailable ({}): every file starts cold", why));
-  }
-
-  /// How the run's files started (runs.environment's "start"): {"mode": "warm", "preloaded",
-  /// "ready_s"} (with "cold_files" when files started cold while the zygote was starting) or
-  /// {"mode": "cold", "why"}; null when a warm start was asked for and no file ran.
-  nlohmann::json start() const {
-    if (!plan_.pool.warm) {
-      return {{"mode", "cold"}, {"why", plan_.options.warm ? "not a Python suite" : "--cold"}};
-    }
-    if (start_.is_null() && warm_files_ + cold_files_ == 0) return start_;  // no file ran
-    nlohmann::json start = start_;
-    if (start.is_null()) {
-      start = {{"mode", "cold"}, {"why", "every file started before the warm parent was ready"}};
-    } else if (start["mode"] == "warm" && cold_files_ > 0) {
-      start["cold_files"] = cold_files_;
-    }
-    return start;
-  }
-
-  void on_cold_start(std::size_t i, const std::string& why) override {
-    plan_.log->line(fmt::format("Cold start of {}: {}", plan_.files[i].rel_path, why));
-    if (!said_cold_)
-      progress_.note(fmt::format("runner: {}: starting it cold (run.log lists each)", why));
-    said_cold_ = true;
-  }
-
-  void on_tick() override {
-    if (!pending_.empty()) flush();
-    progress_.tick();
-  }
-
-  /// Records the finished files not recorded yet, oldest first. A database locked past its busy
-  /// timeout keeps them waiting in memory (false); the next file or tick tries again.
-  bool flush() {
-    while (!pending_.empty()) {
-      const Pending& p = pending_.front();
-      try {
-        plan_.store->record_file(run_id_, p.file, p.cases, p.redirections);
-      } catch (const sql::BusyError& e) {
-        if (!warned_locked_) {
-          warned_locked_ = true;
-          plan_.log->line(
-              std::string("Database locked, results kept in memory until it is free: ") + e.what());
-          events_.report(Problem{Problem::Severity::kWarning,
-                                 std::string(e.what()) + "; results wait in memory"});
-        }
-        return false;
-      }
-      pending_.pop_front();
-    }
-    return true;
-  }
-  std::size_t unrecorded() const { return pending_.size(); }
-  /// Whether a file of this session failed.
-  bool any_failure() const { return any_failure_; }
-
-  void on_interrupt(int signo) override {
-    plan_.log->line("Interrupted by " + signal_name(signo) + ": stopping the running files");
-  }
-
- private:
-  const RunPlan& plan_;
-  std::int64_t run_id_;
-  FileProgress& progress_;
-  RunSink& events_;
-  struct Pending {
-    FileRecord file;
-    std::vector<TestCase> cases;
-    std::vector<Redirection> redirections;
-  };
-  std::deque<Pending> pending_;
-  bool warned_locked_ = false;
-  bool any_failure_ = false;
-  bool said_cold_ = false;
-  nlohmann::json start_;
-  std::size_t warm_files_ = 0;  ///< forked from the zygote
-  std::size_t cold_files_ = 0;  ///< started cold (before it was ready, or without it)
-};
 
 // What makes an earlier run comparable with this one (Store::comparable_run); env is the test
 // processes' environment, whose TORCHDEVICE_POLICY picks the shim's policy.
