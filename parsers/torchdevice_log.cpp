@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "parsers/text.h"
 
@@ -38,6 +39,7 @@ std::optional<double> parse_number(std::string_view s) {
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  if (!std::isfinite(v) || v < 0) return std::nullopt;  // from_chars reads "nan", "inf", "-1"
   return v;
 }
 

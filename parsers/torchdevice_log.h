@@ -51,7 +51,8 @@ struct FinishedLine {
 std::optional<FinishedLine> parse_finished_line(std::string_view line);
 
 /// A duration as TorchDevice's runner writes it (Python's str(timedelta): "0:00:00.080340",
-/// "1:02:03", "2 days, 0:00:01.5") or in seconds ("12.50s", "12.5"). nullopt when it is neither.
+/// "1:02:03", "2 days, 0:00:01.5") or in seconds ("12.50s", "12.5"). nullopt when it is neither,
+/// and for a negative or non-finite number ("nan", "inf").
 std::optional<double> parse_duration(std::string_view text);
 
 /// A module as the overall log names it, as a path: "tests.utils.test_x" →

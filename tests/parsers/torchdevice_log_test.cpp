@@ -63,6 +63,9 @@ TEST(ParseDuration, ReadsTimedeltasAndSeconds) {
   EXPECT_DOUBLE_EQ(*parse_duration(" 7 "), 7);
   EXPECT_FALSE(parse_duration(""));
   EXPECT_FALSE(parse_duration("soon"));
+  EXPECT_FALSE(parse_duration("nan"));
+  EXPECT_FALSE(parse_duration("inf s"));
+  EXPECT_FALSE(parse_duration("-3s"));
   EXPECT_FALSE(parse_duration("0:00"));
   EXPECT_FALSE(parse_duration("-1 day, 23:59:59"));
 }
