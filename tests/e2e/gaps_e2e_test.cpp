@@ -145,35 +145,6 @@ TEST_F(GapsE2E, AStrictXfailThatPassesIsNamedByWhatItExpected) {
   EXPECT_NE(md.find("none for the shim: the test is marked to fail"), std::string::npos) << md;
 }
 
-TEST_F(GapsE2E, AHandSetStatusAndSeveritySurviveTenRuns) {
-  ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));
-  const std::string api = "torch._C._cuda_e2e_binding";
-  ASSERT_TRUE(entry(api));
-  {
-    Store store(db());
-    auto all = GapLog(store).list();
-    ASSERT_EQ(all.size(), 2U) << "the binding, and the test's own assertion (unattributed)";
-    EXPECT_EQ(std::count_if(all.begin(), all.end(),
-                            [](const GapEntry& e) { return e.kind == "unattributed"; }),
-              1);
-  }
-  auto set = gaps({"set", api, "--status", "wontfix", "--severity", "high", "--action",
-                   "document it", "--note", "needs a CUDA build"});
-  ASSERT_EQ(set.exit_code, 0) << set.output;
-  for (int i = 0; i < 10; ++i) {
-    // Alternately present and absent: neither reopens nor fixes what a person decided.
-    ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", i % 2 == 0));
-  }
-  auto e = entry(api);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->status, "wontfix");
-  EXPECT_TRUE(e->status_by_person);
-  EXPECT_EQ(e->severity, "high");
-  EXPECT_EQ(e->action, "document it");
-  EXPECT_EQ(e->note, "needs a CUDA build");
-  EXPECT_EQ(e->last_seen_run, 11);  // runs 1, 3, 5, ..., 11 showed it
-}
-
 TEST_F(GapsE2E, BadInputExits2AndExportWritesAStatusPage) {
   EXPECT_EQ(gaps({"list"}).exit_code, 2) << "no database yet";
   ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));

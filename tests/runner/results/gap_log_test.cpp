@@ -208,6 +208,54 @@ TEST(GapLog, ATestStaysAffectedUntilARunThatRanItShowsOtherwise) {
   for (const GapTest& t : e->test_list) EXPECT_EQ(t.carried_from, 0) << t.name;
 }
 
+// What a person set by hand (`runner gaps set`) outlives the runs: ten more shim runs, the
+// entry's failure alternately absent and present, neither fix, reopen nor rewrite it.
+TEST(GapLog, AHandSetStatusAndSeveritySurviveTenRuns) {
+  std::ifstream in(std::string(RUNNER_FIXTURES_DIR) + "/accelerate/gap_cases.json");
+  ASSERT_TRUE(in) << "missing fixture";
+  const nlohmann::json fixture = nlohmann::json::parse(in);
+  TempDir dir;
+  Store store(dir / "results.db");
+  GapLog log(store);
+  const std::int64_t first = store_run(store, fixture.at("shim"), "shim", 0);
+  log.update_from_run(first);
+  std::optional<GapEntry> picked;
+  for (const GapEntry& e : log.for_run(first)) {
+    if (e.kind == "failing" && !e.test_list.empty()) picked = e;
+  }
+  ASSERT_TRUE(picked) << "the fixture's shim run has a failing API";
+  GapEdit edit;
+  edit.status = "wontfix";
+  edit.severity = "high";
+  edit.action = "document it";
+  edit.note = "needs a CUDA build";
+  edit.suite = picked->suite;
+  log.set(picked->api, edit);
+
+  // The same run with the entry's tests passing: its failure absent.
+  std::set<std::string> affected;
+  for (const GapTest& t : picked->test_list) affected.insert(key_of(t.file, t.classname, t.name));
+  nlohmann::json without = fixture.at("shim");
+  for (auto& c : without) {
+    if (affected.count(key_of(c.at("file"), c.at("classname"), c.at("name"))) == 0) continue;
+    c["status"] = "passed";
+    c["exception"] = c["message"] = c["traceback"] = "";
+  }
+  std::int64_t last = first;
+  for (int i = 0; i < 10; ++i) {
+    last = store_run(store, i % 2 == 0 ? without : fixture.at("shim"), "shim", 0);
+    log.update_from_run(last);
+  }
+  const std::optional<GapEntry> e = log.entry(picked->api, picked->suite);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, "wontfix");
+  EXPECT_TRUE(e->status_by_person);
+  EXPECT_EQ(e->severity, "high");
+  EXPECT_EQ(e->action, "document it");
+  EXPECT_EQ(e->note, "needs a CUDA build");
+  EXPECT_EQ(e->last_seen_run, last) << "runs 1, 3, 5, ..., 11 showed it";
+}
+
 // A newer devshim's rules may attribute a failure that an older one left unattributed. The old
 // entry is then neither "fixed" (its test still fails, the same way) nor open: it is dropped,
 // unless a person wrote on it. A test that fails differently now got past it: that is a fix.
