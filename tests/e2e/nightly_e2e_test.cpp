@@ -290,16 +290,6 @@ TEST_F(NightlyE2E, GtestRerunsTheFailingTestsThroughAFilter) {
   EXPECT_EQ(attempts, (std::vector<int>{1, 2}));
 }
 
-TEST_F(NightlyE2E, FailedFirstStartsTheLastRunsFailuresFirst) {
-  ASSERT_EQ(runner({"--out", (dir_ / "a").string()}).exit_code, 1);
-  auto r = runner({"--out", (dir_ / "b").string(), "-j", "1", "--failed-first"});
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  const std::string log = testing::read_file(dir_ / "b/run.log");
-  const auto first = log.find("Started test: ");
-  ASSERT_NE(first, std::string::npos) << log;
-  EXPECT_EQ(log.compare(first, 26, "Started test: test_flip.py"), 0) << log;
-}
-
 // Normalises what differs between two runs of the same files: ids, times, the command line,
 // the number of workers, how long the warm start took.
 json comparable(json r) {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <limits>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/cli/process_environment.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/sqlite.h"
@@ -216,6 +216,27 @@ TEST_F(RunStepsTest, PassesWhenEveryFilePasses) {
   EXPECT_EQ(run_suite(options(kParserFixtures / "sources", {"test_ut_passing.py"}), services_),
             kExitOk);
   EXPECT_EQ(Store(dir_ / "results.db").resolve_run("latest").status, "passed");
+}
+
+// --failed-first: the previous comparable run's failing files start first (the order itself is
+// schedule_test's OrderFiles; this is the run reading its previous run's failures).
+TEST_F(RunStepsTest, FailedFirstStartsThePreviousRunsFailingFilesFirst) {
+  processes_.outcomes = {{"test_ut_passing.py", {parser_log("test_ut_passing", 0)}},
+                         {"test_ut_segfault.py", {parser_log("test_ut_segfault", {}, SIGSEGV)}}};
+  RunOptions o =
+      options(kParserFixtures / "sources", {"test_ut_passing.py", "test_ut_segfault.py"});
+  EXPECT_EQ(run_suite(o, services_), kExitFailures);
+  o.out_dir = dir_ / "out2";
+  EXPECT_EQ(run_suite(o, services_), kExitFailures);
+  o.out_dir = dir_ / "out3";
+  o.failed_first = true;
+  EXPECT_EQ(run_suite(o, services_), kExitFailures);
+  ASSERT_EQ(processes_.batches.size(), 3U);
+  for (const auto& batch : processes_.batches) ASSERT_EQ(batch.size(), 2U);
+  EXPECT_NE(processes_.batches[1][0].find("test_ut_passing"), std::string::npos)
+      << "without --failed-first, the recorded durations (equal) and the path decide";
+  EXPECT_NE(processes_.batches[2][0].find("test_ut_segfault"), std::string::npos)
+      << "the failing file first";
 }
 
 TEST_F(RunStepsTest, AnInterruptedRunResumesOnlyItsUnfinishedFiles) {
