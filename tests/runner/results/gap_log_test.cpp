@@ -46,6 +46,12 @@ std::string key_of(const std::string& file, const std::string& classname, const 
   return file + "::" + classname + "::" + name;
 }
 
+// The accelerate fixture's cases (tests/runner/fixtures/accelerate/README.md); null when missing.
+nlohmann::json accelerate_fixture() {
+  std::ifstream in(std::string(RUNNER_FIXTURES_DIR) + "/accelerate/gap_cases.json");
+  return in ? nlohmann::json::parse(in) : nlohmann::json();
+}
+
 // One run of the fixture stored as the runner stores it: one file record per file, its cases.
 std::int64_t store_run(Store& store, const nlohmann::json& cases, const std::string& mode,
                        std::int64_t baseline_run, const std::vector<std::string>& targets = {}) {
@@ -82,9 +88,8 @@ std::int64_t store_run(Store& store, const nlohmann::json& cases, const std::str
 // (tests/runner/fixtures/accelerate/README.md): every failing or newly skipped test of the shim
 // run is evidence of exactly one gap entry, and nothing else is.
 TEST(GapLog, EveryFailingOrNewlySkippedTestOfARealRunHasAnEntry) {
-  std::ifstream in(std::string(RUNNER_FIXTURES_DIR) + "/accelerate/gap_cases.json");
-  ASSERT_TRUE(in) << "missing fixture";
-  const nlohmann::json fixture = nlohmann::json::parse(in);
+  const nlohmann::json fixture = accelerate_fixture();
+  ASSERT_FALSE(fixture.is_null()) << "missing fixture";
   TempDir dir;
   Store store(dir / "results.db");
   const std::int64_t baseline = store_run(store, fixture.at("baseline"), "baseline", 0);
@@ -143,9 +148,8 @@ TEST(GapLog, EveryFailingOrNewlySkippedTestOfARealRunHasAnEntry) {
 // an entry keeps the tests a re-run did not run, and drops one only when a run that ran it shows
 // it passing.
 TEST(GapLog, ATestStaysAffectedUntilARunThatRanItShowsOtherwise) {
-  std::ifstream in(std::string(RUNNER_FIXTURES_DIR) + "/accelerate/gap_cases.json");
-  ASSERT_TRUE(in) << "missing fixture";
-  const nlohmann::json fixture = nlohmann::json::parse(in);
+  const nlohmann::json fixture = accelerate_fixture();
+  ASSERT_FALSE(fixture.is_null()) << "missing fixture";
   TempDir dir;
   Store store(dir / "results.db");
   GapLog log(store);
@@ -211,9 +215,8 @@ TEST(GapLog, ATestStaysAffectedUntilARunThatRanItShowsOtherwise) {
 // What a person set by hand (`runner gaps set`) outlives the runs: ten more shim runs, the
 // entry's failure alternately absent and present, neither fix, reopen nor rewrite it.
 TEST(GapLog, AHandSetStatusAndSeveritySurviveTenRuns) {
-  std::ifstream in(std::string(RUNNER_FIXTURES_DIR) + "/accelerate/gap_cases.json");
-  ASSERT_TRUE(in) << "missing fixture";
-  const nlohmann::json fixture = nlohmann::json::parse(in);
+  const nlohmann::json fixture = accelerate_fixture();
+  ASSERT_FALSE(fixture.is_null()) << "missing fixture";
   TempDir dir;
   Store store(dir / "results.db");
   GapLog log(store);
