@@ -12,7 +12,7 @@ endif()
 
 # layer folder -> the folders its files may include (itself included).
 set(_layers base parsers results engine reports cli)
-set(_dir_base runner/base)
+set(_dir_base base)
 set(_dir_parsers parsers)
 set(_dir_results runner/results)
 set(_dir_engine runner/engine)

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/error.h"
 #include "fuzz/fuzz_checks.h"
-#include "runner/base/error.h"
 #include "runner/engine/json_locations.h"
 #include "runner/engine/suite.h"
 

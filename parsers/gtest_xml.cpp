@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/error.h"
 #include "parsers/line_reader.h"
 #include "parsers/read_file.h"
-#include "runner/base/error.h"
 
 namespace devshim {
 

@@ -11,12 +11,12 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/error.h"
 #include "parsers/gap_attribution.h"
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
 #include "parsers/read_file.h"
 #include "parsers/text.h"
-#include "runner/base/error.h"
 
 namespace devshim {
 

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 

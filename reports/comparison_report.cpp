@@ -5,12 +5,12 @@
 #include <tuple>
 #include <utility>
 
+#include "base/error.h"
+#include "base/printable.h"
 #include "parsers/text.h"
 #include "reports/fail_on.h"
 #include "reports/json_report.h"
 #include "reports/markdown.h"
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
 #include "runner/results/native_id.h"
 
 namespace devshim {

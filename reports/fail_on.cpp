@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 

@@ -11,10 +11,10 @@
 #include <tuple>
 #include <utility>
 
+#include "base/error.h"
 #include "parsers/signature.h"
 #include "parsers/text.h"
 #include "reports/case_outcomes.h"
-#include "runner/base/error.h"
 
 namespace devshim {
 

@@ -13,6 +13,8 @@
 #include <thread>
 #include <tuple>
 
+#include "base/error.h"
+#include "base/printable.h"
 #include "parsers/read_file.h"
 #include "reports/case_outcomes.h"
 #include "reports/html.h"
@@ -21,8 +23,6 @@
 #include "reports/site_files.h"
 #include "reports/site_html.h"
 #include "reports/write_reports.h"
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
 
 namespace devshim {
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <fstream>
 
+#include "base/error.h"
 #include "reports/html.h"
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
-#include "runner/base/error.h"
 
 namespace devshim {
 

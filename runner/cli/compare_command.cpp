@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "base/error.h"
+#include "base/printable.h"
 #include "reports/comparison_report.h"
 #include "reports/report.h"
 #include "reports/write_reports.h"
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
 #include "runner/results/store.h"
 
 namespace devshim {

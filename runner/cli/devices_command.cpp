@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/cli/process_environment.h"
 #include "runner/engine/device_probe.h"
 #include "runner/engine/environment_probe.h"

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
+#include "base/error.h"
+#include "base/printable.h"
 #include "runner/cli/process_environment.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/process_pool.h"

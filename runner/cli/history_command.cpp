@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/results/native_id.h"
 #include "runner/results/store.h"
 

@@ -6,11 +6,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
+#include "base/in_order.h"
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
 #include "parsers/torchdevice_log.h"
-#include "runner/base/error.h"
-#include "runner/base/in_order.h"
 #include "runner/engine/collect.h"
 #include "runner/engine/process_pool.h"
 #include "runner/engine/suite.h"

@@ -1,5 +1,5 @@
 // The `runner` command line (docs/cli.md). Parses arguments, dispatches, and applies the error
-// policy of runner/base/error.h: devshim::Error → "runner: error: ..." and its exit code.
+// policy of base/error.h: devshim::Error → "runner: error: ..." and its exit code.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "reports/fail_on.h"
 #include "reports/report.h"
 #include "reports/write_reports.h"
-#include "runner/base/error.h"
 #include "runner/cli/compare_command.h"
 #include "runner/cli/devices_command.h"
 #include "runner/cli/gaps_command.h"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/cli/process_environment.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/gap_log.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <utility>
 
-#include "runner/base/printable.h"
+#include "base/printable.h"
 
 namespace devshim {
 

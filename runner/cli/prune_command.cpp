@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/results/run_folder.h"
 
 namespace devshim {

@@ -5,9 +5,9 @@
 #include <optional>
 #include <vector>
 
+#include "base/error.h"
 #include "reports/report.h"
 #include "reports/write_reports.h"
-#include "runner/base/error.h"
 #include "runner/results/run_folder.h"
 #include "runner/results/store.h"
 

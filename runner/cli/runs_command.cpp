@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
+#include "base/error.h"
+#include "base/printable.h"
 #include "runner/results/status.h"
 #include "runner/results/store.h"
 

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/error.h"
+#include "base/printable.h"
 #include "parsers/text.h"
 #include "reports/report.h"
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
 #include "runner/results/differential.h"
 #include "runner/results/file_error.h"
 #include "runner/results/native_id.h"

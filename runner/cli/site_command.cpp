@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/results/store.h"
 
 namespace devshim {

@@ -1,6 +1,6 @@
 #include "runner/engine/command_runner.h"
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/process_reaper.h"
 #include "runner/engine/zygote.h"

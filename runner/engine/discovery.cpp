@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/engine/frameworks/framework_traits.h"
 
 namespace devshim {

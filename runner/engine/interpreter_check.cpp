@@ -4,9 +4,9 @@
 
 #include <chrono>
 
+#include "base/error.h"
+#include "base/printable.h"
 #include "parsers/text.h"
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/process_pool.h"
 

@@ -18,7 +18,7 @@
 #include <memory>
 #include <set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/process_start.h"
 

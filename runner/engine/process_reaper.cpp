@@ -21,7 +21,7 @@
 #include <random>
 #include <sstream>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 

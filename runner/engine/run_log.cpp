@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runner/base/error.h"
-#include "runner/base/printable.h"
+#include "base/error.h"
+#include "base/printable.h"
 #include "runner/results/store.h"
 
 namespace devshim {

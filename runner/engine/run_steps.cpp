@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/engine/continuation.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/interpreter_check.h"

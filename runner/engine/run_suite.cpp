@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/engine/discovery.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/run_steps.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <numeric>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 

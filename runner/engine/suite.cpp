@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/error.h"
 #include "parsers/text.h"
-#include "runner/base/error.h"
 #include "runner/engine/json_locations.h"
 
 namespace devshim {

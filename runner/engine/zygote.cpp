@@ -14,7 +14,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 

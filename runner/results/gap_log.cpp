@@ -9,11 +9,11 @@
 #include <set>
 #include <tuple>
 
+#include "base/error.h"
 #include "parsers/gap_attribution.h"
 #include "parsers/read_file.h"
 #include "parsers/signature.h"
 #include "parsers/text.h"
-#include "runner/base/error.h"
 #include "runner/results/differential.h"
 #include "runner/results/file_error.h"
 #include "runner/results/gap_actions.h"

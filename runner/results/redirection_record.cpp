@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/results/native_id.h"
 
 namespace devshim {

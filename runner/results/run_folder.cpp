@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim::sql {
 

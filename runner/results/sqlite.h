@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim::sql {
 

@@ -12,9 +12,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "parsers/line_reader.h"
 #include "parsers/signature.h"
-#include "runner/base/error.h"
 #include "runner/results/store_identity.h"
 
 namespace devshim {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/error.h"
 #include "parsers/line_reader.h"
-#include "runner/base/error.h"
 #include "runner/results/store.h"
 
 namespace devshim {

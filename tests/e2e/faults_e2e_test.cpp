@@ -12,7 +12,7 @@
 #include <random>
 #include <set>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/store.h"
 #include "tests/support/test_support.h"

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/error.h"
 #include "parsers/line_reader.h"
-#include "runner/base/error.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {

@@ -14,10 +14,10 @@
 #include <string>
 #include <tuple>
 
+#include "base/error.h"
 #include "parsers/gap_attribution.h"
 #include "parsers/line_reader.h"
 #include "parsers/pytest_text.h"
-#include "runner/base/error.h"
 
 namespace devshim {
 namespace {

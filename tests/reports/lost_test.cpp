@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "reports/fail_on.h"
 #include "reports/html.h"
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
-#include "runner/base/error.h"
 #include "runner/results/gap_log.h"
 #include "tests/support/test_support.h"
 

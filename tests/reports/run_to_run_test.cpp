@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "reports/fail_on.h"
 #include "reports/json_report.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
 #include "reports/write_reports.h"
-#include "runner/base/error.h"
 #include "tests/reports/report_fixture.h"
 #include "tests/support/test_support.h"
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "tests/reports/site_fixture.h"
 #include "tests/support/test_support.h"
 

@@ -1,9 +1,9 @@
 // `python -m unittest -v FILE`: results read from the log; reruns by dotted test ids.
 #include <fmt/format.h>
 
+#include "base/error.h"
 #include "parsers/line_reader.h"
 #include "parsers/unittest_parser.h"
-#include "runner/base/error.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/frameworks/python_tests.h"
 

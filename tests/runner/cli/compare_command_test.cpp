@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "reports/comparison_report.h"
-#include "runner/base/error.h"
 #include "tests/reports/report_fixture.h"
 #include "tests/support/test_support.h"
 

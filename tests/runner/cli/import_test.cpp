@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/cli/import_command.h"
 #include "runner/engine/resume.h"
 #include "runner/results/store.h"

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "reports/write_reports.h"
-#include "runner/base/error.h"
 #include "runner/results/store.h"
 #include "tests/reports/report_fixture.h"
 #include "tests/support/test_support.h"

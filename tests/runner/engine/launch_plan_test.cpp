@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/engine/frameworks/framework_traits.h"
 #include "tests/support/test_support.h"
 

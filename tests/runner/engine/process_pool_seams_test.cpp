@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/cli/process_environment.h"
 #include "runner/engine/process_pool.h"
 #include "runner/engine/process_seams.h"

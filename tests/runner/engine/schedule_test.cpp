@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 
 namespace devshim {
 namespace {

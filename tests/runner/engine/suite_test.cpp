@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/results/store.h"
 #include "tests/support/test_support.h"
 

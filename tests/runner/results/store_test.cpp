@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/results/redirection_record.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/store_identity.h"

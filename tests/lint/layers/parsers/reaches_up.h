@@ -2,5 +2,5 @@
 // cmake/check_layers.cmake to reject line 6 and to accept the other includes.
 #include <string>
 
-#include "runner/base/error.h"
+#include "base/error.h"
 #include "runner/engine/suite.h"

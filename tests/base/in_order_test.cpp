@@ -1,4 +1,4 @@
-#include "runner/base/in_order.h"
+#include "base/in_order.h"
 
 #include <gtest/gtest.h>
 
