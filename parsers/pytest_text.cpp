@@ -17,247 +17,12 @@ namespace devshim {
 
 namespace {
 
-constexpr std::size_t kHeadBytes = std::size_t{32} * 1024;  // a stored traceback keeps its head...
-constexpr std::size_t kTailBytes = std::size_t{32} * 1024;  // ...and its tail
-constexpr std::size_t kMaxMessageBytes = std::size_t{2} * 1024;
-constexpr std::size_t kMaxEBlockLines = 64;
-constexpr std::size_t kMaxFramePaths = 256;
+using namespace pytest_report;
+
 constexpr std::size_t kUnfinishedTailLines = 60;
 constexpr std::size_t kMaxSkipEntries = 100000;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-std::string capped_message(std::string_view s) {
-  return std::string(cut_utf8(trim(s), kMaxMessageBytes));
-}
-
-// Calls f(line) for each line of text ("\n" or "\r\n" endings).
-template <typename F>
-void for_each_line(std::string_view text, F&& f) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    f(line);
-    pos = end + 1;
-  }
-}
-
-// "pkg.mod.Error: message" / "Error" → name and the rest; false unless the text starts with a
-// dotted identifier followed by ":" or the end of the text.
-bool split_exception(std::string_view text, std::string_view& name, std::string_view& rest) {
-  std::size_t i = 0;
-  while (i < text.size() && (is_identifier_char(text[i]) || text[i] == '.')) ++i;
-  if (i == 0 || text[0] == '.' || is_digit(text[0]) || text[i - 1] == '.') return false;
-  if (i < text.size() && text[i] != ':') return false;
-  name = text.substr(0, i);
-  rest = i < text.size() ? trim(text.substr(i + 1)) : std::string_view{};
-  return true;
-}
-
-// An exception class name: its last component starts with a capital (ValueError, Failed,
-// tests.test_x.MyError), unlike "assert", "in" or "self".
-bool plausible_exception(std::string_view name) {
-  std::size_t dot = name.rfind('.');
-  std::string_view last = dot == std::string_view::npos ? name : name.substr(dot + 1);
-  return !last.empty() && last[0] >= 'A' && last[0] <= 'Z';
-}
-
-// "tests.test_x.MyError" names the class pytest's location line calls "MyError".
-bool same_exception(std::string_view full, std::string_view short_name) {
-  if (full == short_name) return true;
-  return full.size() > short_name.size() && full.ends_with(short_name) &&
-         full[full.size() - short_name.size() - 1] == '.';
-}
-
-// A printed path names test_file ("tests/test_x.py"): equal, or one is a suffix of the other
-// at a "/" boundary (absolute paths, paths relative to another directory).
-bool path_matches(std::string_view printed, std::string_view test_file) {
-  if (printed.starts_with("./")) printed.remove_prefix(2);
-  if (test_file.starts_with("./")) test_file.remove_prefix(2);
-  if (printed.empty() || test_file.empty()) return false;
-  if (printed == test_file) return true;
-  auto suffix = [](std::string_view longer, std::string_view shorter) {
-    return longer.size() > shorter.size() && longer.ends_with(shorter) &&
-           longer[longer.size() - shorter.size() - 1] == '/';
-  };
-  return suffix(printed, test_file) || suffix(test_file, printed);
-}
-
-struct FrameLine {
-  std::string_view path;
-  int line = 0;
-  std::string_view rest;
-};
-
-// pytest's location lines at column 0: "tests/x.py:12: AssertionError" (the crash line of
-// --tb=long), "tests/x.py:19: " (an outer frame), "/abs/y.py:5: in f" (--tb=short),
-// "/abs/tests/x.py:37" (the end of a fixture lookup error).
-std::optional<FrameLine> parse_location_line(std::string_view line) {
-  if (line.empty() || line[0] == ' ' || line[0] == '\t') return std::nullopt;
-  std::size_t p = line.find(".py:");
-  if (p == std::string_view::npos) return std::nullopt;
-  FrameLine f;
-  f.path = line.substr(0, p + 3);
-  if (f.path.find(' ') != std::string_view::npos) return std::nullopt;
-  const char* first = line.data() + p + 4;
-  const char* last = line.data() + line.size();
-  auto [ptr, ec] = std::from_chars(first, last, f.line);
-  if (ec != std::errc() || ptr == first) return std::nullopt;
-  if (ptr == last) return f;  // "/abs/tests/x.py:37" closing a fixture lookup error
-  if (*ptr != ':') return std::nullopt;
-  f.rest = trim(line.substr(static_cast<std::size_t>(ptr - line.data()) + 1));
-  return f;
-}
-
-// Native and faulthandler frames: `  File "/x/tests/y.py", line 12, in f` / `... line 12 in f`.
-std::optional<FrameLine> parse_native_frame(std::string_view line) {
-  std::string_view s = ltrim(line);
-  if (!s.starts_with("File \"")) return std::nullopt;
-  s.remove_prefix(6);
-  std::size_t q = s.find("\", line ");
-  if (q == std::string_view::npos) return std::nullopt;
-  FrameLine f;
-  f.path = s.substr(0, q);
-  s.remove_prefix(q + 8);
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), f.line);
-  if (ec != std::errc()) return std::nullopt;
-  return f;
-}
-
-// Reads a pytest failure report line by line, keeping only what summarize needs.
-class FailureScanner {
- public:
-  void feed(std::string_view line) {
-    if (first_line_.empty()) {
-      std::string_view t = trim(line);
-      if (!t.empty()) first_line_ = capped_message(t);
-      // pytest's FixtureLookupErrorRepr starts "file /x/tests/t.py, line 37".
-      fixture_lookup_ = t.starts_with("file ") && t.find(", line ") != std::string_view::npos;
-    }
-    if (!line.empty() && line[0] == 'E' && (line.size() == 1 || line[1] == ' ')) {
-      if (!in_e_) e_block_.clear();
-      in_e_ = true;
-      if (e_block_.size() < kMaxEBlockLines) e_block_.push_back(capped_message(line.substr(1)));
-      return;
-    }
-    in_e_ = false;
-    if (auto f = parse_location_line(line)) {
-      add_frame(f->path, f->line);
-      std::string_view name, rest;
-      if (split_exception(f->rest, name, rest) && plausible_exception(name)) {
-        loc_exception_ = std::string(name);
-      }
-      return;
-    }
-    if (auto f = parse_native_frame(line)) add_frame(f->path, f->line);
-  }
-
-  // text: the report as stored, for the native-traceback fallback.
-  PytestFailure finish(std::string_view text, std::string_view test_file) const {
-    PytestFailure r;
-    if (!e_block_.empty()) {
-      bool found = false;
-      for (const auto& l : e_block_) {
-        std::string_view name, rest;
-        if (!split_exception(l, name, rest)) continue;
-        if (loc_exception_.empty() ? plausible_exception(name)
-                                   : same_exception(name, loc_exception_)) {
-          r.exception = std::string(name);
-          r.message = std::string(rest);
-          found = true;
-          break;
-        }
-      }
-      if (!found) {
-        r.exception = loc_exception_;
-        r.message = e_block_.front();
-      }
-    } else if (!loc_exception_.empty()) {
-      r.exception = loc_exception_;
-    } else {
-      ParsedTraceback tb = parse_traceback(text);
-      r.exception = tb.exception;
-      r.message = capped_message(tb.message);
-    }
-    if (r.exception.empty() && r.message.starts_with("assert ")) r.exception = "AssertionError";
-    if (r.exception.empty() && fixture_lookup_) r.exception = "_pytest.fixtures.FixtureLookupError";
-    if (r.exception.empty() && r.message.empty()) r.message = first_line_;
-    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
-      if (path_matches(it->first, test_file)) {
-        r.location = SourceLocation{std::string(test_file), it->second};
-        break;
-      }
-    }
-    return r;
-  }
-
- private:
-  // Frames in the order of their last appearance: the deepest of the last traceback is last.
-  void add_frame(std::string_view path, int line) {
-    for (auto it = frames_.begin(); it != frames_.end(); ++it) {
-      if (it->first == path) {
-        frames_.erase(it);
-        break;
-      }
-    }
-    if (frames_.size() >= kMaxFramePaths) frames_.erase(frames_.begin());
-    frames_.emplace_back(std::string(path), line);
-  }
-
-  std::string first_line_;
-  bool fixture_lookup_ = false;
-  bool in_e_ = false;
-  std::vector<std::string> e_block_;  // the last run of "E   " lines
-  std::string loc_exception_;         // from the last "path:LINE: ExcType" line
-  std::vector<std::pair<std::string, int>> frames_;
-};
-
-// A traceback kept within kHeadBytes + kTailBytes, as lines arrive.
-class CappedText {
- public:
-  void add(std::string_view line) {
-    if (!started_) {
-      if (trim(line).empty()) return;
-      started_ = true;
-    }
-    if (tail_.empty() && head_.size() + line.size() + 1 <= kHeadBytes) {
-      head_.append(line);
-      head_.push_back('\n');
-      return;
-    }
-    std::string_view kept = cut_utf8(line, kTailBytes);
-    tail_bytes_ += kept.size() + 1;
-    tail_.emplace_back(kept);
-    while (tail_bytes_ > kTailBytes && tail_.size() > 1) {
-      tail_bytes_ -= tail_.front().size() + 1;
-      tail_.pop_front();
-      ++cut_lines_;
-    }
-  }
-
-  std::string str() const {
-    std::string out = head_;
-    if (cut_lines_ > 0) out += "[... " + std::to_string(cut_lines_) + " lines cut ...]\n";
-    for (const auto& l : tail_) {
-      out += l;
-      out.push_back('\n');
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ' || out.back() == '\t')) {
-      out.pop_back();
-    }
-    return out;
-  }
-
- private:
-  bool started_ = false;
-  std::string head_;
-  std::deque<std::string> tail_;
-  std::size_t tail_bytes_ = 0;
-  std::size_t cut_lines_ = 0;
-};
 
 void merge_status(std::optional<CaseStatus>& into, CaseStatus s) {
   if (!into || outcome_rank(s) > outcome_rank(*into)) into = s;
@@ -1067,7 +832,7 @@ class PytestTextParser {
       c.message = i->message;
       const std::string report = i->report.str();
       for_each_line(report, [&](std::string_view l) {  // the deepest line of its file
-        if (auto f = parse_location_line(l); f && path_matches(f->path, id.file)) {
+        if (auto f = py_location_line(l); f && path_matches(f->path, id.file)) {
           c.source = SourceLocation{id.file, f->line};
         }
       });
@@ -1118,18 +883,6 @@ PytestName split_pytest_nodeid(std::string_view nodeid) {
   }
   n.name = std::string(parts.back()) + std::string(params);
   return n;
-}
-
-PytestFailure summarize_pytest_failure(std::string_view text, std::string_view test_file) {
-  FailureScanner scan;
-  for_each_line(text, [&](std::string_view l) { scan.feed(l); });
-  return scan.finish(text, test_file);
-}
-
-std::string pytest_traceback_text(std::string_view text) {
-  CappedText capped;
-  for_each_line(text, [&](std::string_view l) { capped.add(l); });
-  return capped.str();
 }
 
 ParsedFile parse_pytest_text(LineReader& lines) {

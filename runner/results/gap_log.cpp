@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "parsers/gap_attribution.h"
+#include "parsers/python_source.h"
 #include "parsers/read_file.h"
 #include "parsers/signature.h"
 #include "parsers/text.h"
