@@ -43,13 +43,7 @@ std::vector<TracebackFrame> pytest_frames(std::string_view text) {
   bool expect_code = false;  // after "path:line: in function"
   // What the section's first source line (indented, or the failing '>' line) opened.
   enum class Opening { kNone, kDef, kOther } opening = Opening::kNone;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::string_view line =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : lines_of(text)) {
     const std::string_view t = trim(line);
     if (t.rfind("_ _ _", 0) == 0) {
       function.clear();
@@ -152,14 +146,7 @@ ParsedTraceback parse_traceback(std::string_view text) {
   bool in_frames = false;
   bool most_recent_first = false;  // faulthandler's order
   bool expecting_exception = false;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::string_view line =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-
+  for (std::string_view line : lines_of(text)) {
     if (line.starts_with("Traceback (most recent call last):")) {
       tb.frames.clear();
       in_frames = true;
