@@ -13,6 +13,7 @@
 
 #include "parsers/test_result.h"
 #include "reports/html_text.h"
+#include "reports/report_text.h"
 #include "reports/site_assets.h"
 #include "runner/results/native_id.h"
 
