@@ -1,3 +1,7 @@
+// report.html's renderer: one Page that writes the page's sections in order. One cohesive thing
+// (about 1000 lines): every section links into the others through the indexes the Page builds
+// once (a cluster by signature, a failure row by test), so the sections stay together. The HTML
+// text every page shares is reports/html_text.h's; the style and script are reports/html/.
 #include "reports/html.h"
 
 #include <fmt/format.h>
