@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "parsers/python_source.h"
 #include "parsers/text.h"
 
 namespace devshim {
@@ -34,102 +35,6 @@ std::optional<std::string_view> between(std::string_view s, std::string_view ope
   return s.substr(a, b - a);
 }
 
-// "path:123: rest" → path, 123, rest (rest may be empty). The path has no spaces.
-bool split_location(std::string_view line, std::string_view& path, int& lineno,
-                    std::string_view& rest) {
-  if (line.empty() || line.front() == ' ' || line.front() == '\t') return false;
-  for (std::size_t colon = line.find(':'); colon != std::string_view::npos;
-       colon = line.find(':', colon + 1)) {
-    std::size_t d = colon + 1;
-    while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d])) != 0) ++d;
-    if (d == colon + 1 || d >= line.size() || line[d] != ':') continue;
-    path = line.substr(0, colon);
-    if (path.find(' ') != std::string_view::npos) return false;
-    lineno = 0;  // stays 0 (unknown) when the digits overflow an int
-    std::from_chars(line.data() + colon + 1, line.data() + d, lineno);
-    rest = trim(line.substr(d + 1));
-    return true;
-  }
-  return false;
-}
-
-// A source line that opens a function.
-bool opens_def(std::string_view source) {
-  return source.starts_with("def ") || source.starts_with("async def ");
-}
-
-// pytest's --tb=long/short text: sections separated by "_ _ _" lines. A long section lists its
-// frame's source from the frame's first line: a function's from its decorators or `def`, a
-// module's from its first line, so a `def` names the frame's function only when the section's
-// source begins with it (a module-level frame is `<module>`, whatever it defines above the line).
-std::vector<TracebackFrame> pytest_frames(std::string_view text) {
-  std::vector<TracebackFrame> frames;
-  std::string function, code;
-  bool expect_code = false;  // after "path:line: in function"
-  // What the section's first source line (indented, or the failing '>' line) opened.
-  enum class Opening { kNone, kDef, kOther } opening = Opening::kNone;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::string_view line =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    const std::string_view t = trim(line);
-    if (t.rfind("_ _ _", 0) == 0) {
-      function.clear();
-      code.clear();
-      expect_code = false;
-      opening = Opening::kNone;
-      continue;
-    }
-    if (expect_code) {
-      expect_code = false;
-      if (!t.empty() && t.find_first_not_of("^~ ") != std::string_view::npos &&
-          (line.front() == ' ' || line.front() == '\t')) {
-        frames.back().code = std::string(t);
-        continue;
-      }
-    }
-    std::string_view path, rest;
-    int lineno = 0;
-    if (split_location(line, path, lineno, rest)) {
-      TracebackFrame f;
-      f.file = std::string(path);
-      f.line = lineno;
-      if (rest.rfind("in ", 0) == 0) {  // short format: the code line follows
-        f.function = std::string(trim(rest.substr(3)));
-        frames.push_back(std::move(f));
-        expect_code = true;
-      } else {  // end of a long-format section: its function and '>' line came before
-        f.function = function;
-        f.code = code;
-        frames.push_back(std::move(f));
-      }
-      function.clear();
-      code.clear();
-      opening = Opening::kNone;
-      continue;
-    }
-    if (opening == Opening::kNone && !t.empty() &&
-        (line.rfind("    ", 0) == 0 || line.front() == '>')) {
-      const std::string_view source = line.front() == '>' ? trim(line.substr(1)) : t;
-      opening = source.rfind('@', 0) == 0 || opens_def(source) ? Opening::kDef : Opening::kOther;
-    }
-    if (opens_def(t)) {
-      if (function.empty() && opening == Opening::kDef) {
-        std::string_view name = t.substr(t.find("def ") + 4);
-        std::size_t end = 0;
-        while (end < name.size() && is_identifier_char(name[end])) ++end;
-        function = std::string(name.substr(0, end));
-      }
-      continue;
-    }
-    if (!line.empty() && line.front() == '>') code = std::string(trim(line.substr(1)));
-  }
-  return frames;
-}
-
 bool is_torch_file(std::string_view file) { return module_of_file(file).rfind("torch", 0) == 0; }
 
 std::string frame_api(const TracebackFrame& f) {
@@ -152,22 +57,6 @@ std::string torch_call_in(std::string_view code) {
     if (after < code.size() && code[after] == '(') return std::string(code.substr(p, e - p));
   }
   return "";
-}
-
-// The lines of text, without their line ends.
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t nl = text.find('\n', pos);
-    std::string_view line =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out.push_back(line);
-    if (nl == std::string_view::npos) break;
-    pos = nl + 1;
-  }
-  return out;
 }
 
 // pytest's last block of `E` lines, each without its "E" and indentation; empty when none.
@@ -203,22 +92,6 @@ std::vector<std::string_view> python_exception_lines(std::string_view traceback)
   for (; i < lines.size(); ++i) out.push_back(lines[i]);
   while (!out.empty() && trim(out.back()).empty()) out.pop_back();
   return out;
-}
-
-bool has(std::string_view text, std::string_view needle) {
-  return text.find(needle) != std::string_view::npos;
-}
-
-// Whether word occurs in text as a whole identifier.
-bool has_word(std::string_view text, std::string_view word) {
-  for (std::size_t p = text.find(word); p != std::string_view::npos; p = text.find(word, p + 1)) {
-    const std::size_t end = p + word.size();
-    if ((p == 0 || !is_identifier_char(text[p - 1])) &&
-        (end == text.size() || !is_identifier_char(text[end]))) {
-      return true;
-    }
-  }
-  return false;
 }
 
 // pytest's innermost failing statement: its last '>' line and the source lines after it, up to
@@ -365,29 +238,6 @@ std::optional<GapAttribution> environment_gap(std::string_view message,
                           "name that does not resolve)"};
   }
   return std::nullopt;
-}
-
-// 1 for a bracket the character opens, -1 for one it closes, 0 otherwise.
-int bracket_step(char c) {
-  if (c == '(' || c == '[' || c == '{') return 1;
-  if (c == ')' || c == ']' || c == '}') return -1;
-  return 0;
-}
-
-// Brackets a line opens minus those it closes.
-int bracket_depth(std::string_view text) {
-  int depth = 0;
-  for (char c : text) depth += bracket_step(c);
-  return depth;
-}
-
-// Whether a line of code opens a `with pytest.raises(...)` or `pytest.warns(...)` statement
-// (whole, or its first line of several), whose block (which no log prints) holds the calls
-// expected to raise.
-bool opens_expectation_block(std::string_view code) {
-  const std::string_view t = trim(code);
-  return t.rfind("with ", 0) == 0 && (has(t, "pytest.raises(") || has(t, "pytest.warns(")) &&
-         (t.back() == ':' || bracket_depth(t) > 0);
 }
 
 // A pytest.raises/pytest.warns that saw nothing (did_not_raise), as a named gap, or nullopt:
@@ -620,12 +470,6 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
   return out;
 }
 
-std::vector<TracebackFrame> failure_frames(std::string_view traceback) {
-  ParsedTraceback tb = parse_traceback(traceback);
-  if (!tb.frames.empty()) return tb.frames;
-  return pytest_frames(traceback);
-}
-
 namespace {
 
 // The last Python traceback of a process-launching exception's own message (torchelastic's
@@ -704,117 +548,6 @@ std::optional<TracebackFrame> frame_of_cut_statement(std::string_view exception,
   const std::string& code = frames.back().code;
   if (bracket_depth(code) <= 0 && !(!code.empty() && code.back() == '\\')) return std::nullopt;
   return std::move(frames.back());
-}
-
-std::string statement_at(std::string_view source, int line) {
-  constexpr int kMaxLines = 40;
-  std::string out;
-  if (line < 1) return out;
-  std::size_t pos = 0;
-  for (int i = 1; i < line; ++i) {
-    pos = source.find('\n', pos);
-    if (pos == std::string_view::npos) return out;
-    ++pos;
-  }
-  if (pos >= source.size()) return out;
-  const std::size_t indent = source.find_first_not_of(" \t", pos) - pos;
-  int depth = 0;
-  int n = 0;
-  for (; n < kMaxLines && pos < source.size(); ++n) {
-    const std::size_t end = std::min(source.find('\n', pos), source.size());
-    const std::string_view text = trim(source.substr(pos, end - pos));
-    if (!text.empty()) {
-      if (!out.empty()) out += ' ';
-      out += text;
-    }
-    depth += bracket_depth(text);
-    pos = end + 1;
-    if (depth <= 0 && !(!text.empty() && text.back() == '\\')) break;
-  }
-  if (!opens_expectation_block(out)) return out;
-  // The block's body: the lines after the header indented deeper than it (blank ones skipped).
-  for (++n; n < kMaxLines && pos < source.size(); ++n) {
-    const std::size_t end = std::min(source.find('\n', pos), source.size());
-    const std::string_view line = source.substr(pos, end - pos);
-    const std::string_view text = trim(line);
-    if (!text.empty()) {
-      if (line.find_first_not_of(" \t") <= indent) break;
-      out += ' ';
-      out += text;
-    }
-    pos = end + 1;
-  }
-  return out;
-}
-
-namespace {
-
-// Whether an `if`/`elif` header's condition holds only where CUDA is there: it asks for CUDA's
-// availability or device count (`torch.cuda.is_available()`, `torch.cuda.device_count() > 1`,
-// a flag named so: TEST_CUDA, HAS_CUDA, USE_CUDA, CUDA_AVAILABLE, any case) and neither negates
-// it nor offers another way in (`not`, `or`). `negated`: the condition must be negated instead
-// (`if not torch.cuda.is_available():`).
-bool asks_for_cuda(std::string_view header, bool negated) {
-  std::string_view cond;
-  if (header.starts_with("if ")) {
-    cond = header.substr(3);
-  } else if (header.starts_with("elif ") && !negated) {
-    cond = header.substr(5);
-  } else {
-    return false;
-  }
-  if (!cond.ends_with(':')) return false;
-  const std::string lower = ascii_lower(cond);
-  const bool asks = has(lower, "cuda.is_available(") || has(lower, "cuda.device_count(") ||
-                    has_word(lower, "test_cuda") || has_word(lower, "has_cuda") ||
-                    has_word(lower, "use_cuda") || has_word(lower, "cuda_available");
-  if (!asks || has_word(lower, "or")) return false;
-  return negated ? lower.starts_with("not ") && !has(lower.substr(4), "not ")
-                 : !has_word(lower, "not");
-}
-
-// Whether a statement leaves its block: returns, continues, raises or skips the test.
-bool leaves_block(std::string_view statement) {
-  return statement == "return" || statement.starts_with("return ") || statement == "continue" ||
-         statement.starts_with("raise ") || statement.starts_with("self.skipTest(") ||
-         statement.starts_with("pytest.skip(");
-}
-
-std::size_t indent_of(std::string_view line) {
-  const std::size_t n = line.find_first_not_of(" \t");
-  return n == std::string_view::npos ? line.size() : n;
-}
-
-}  // namespace
-
-int cuda_branch_at(std::string_view source, int line) {
-  const std::vector<std::string_view> lines = lines_of(source);
-  if (line < 1 || static_cast<std::size_t>(line) > lines.size()) return 0;
-  std::size_t indent = indent_of(lines[static_cast<std::size_t>(line) - 1]);
-  if (trim(lines[static_cast<std::size_t>(line) - 1]).empty()) return 0;
-  for (std::size_t j = static_cast<std::size_t>(line) - 1; j-- > 0;) {
-    const std::string_view text = trim(lines[j]);
-    if (text.empty() || text.front() == '#') continue;
-    const std::size_t at = indent_of(lines[j]);
-    if (at < indent) {
-      // The header of a block the line is in.
-      if (asks_for_cuda(text, false)) return static_cast<int>(j) + 1;
-      if (opens_def(text) || text.starts_with("class ")) return 0;
-      indent = at;
-    } else if (at == indent && asks_for_cuda(text, true)) {
-      // An earlier statement of the same block: `if not torch.cuda.is_available(): return`
-      // (or a skip, a raise, a continue): its body's last statement leaves the block.
-      std::string_view last;
-      for (std::size_t k = j + 1; k < lines.size(); ++k) {
-        const std::string_view next = trim(lines[k]);
-        if (next.empty() || next.front() == '#') continue;
-        if (indent_of(lines[k]) <= at) break;
-        last = next;
-      }
-      if (leaves_block(last)) return static_cast<int>(j) + 1;
-    }
-  }
-  return 0;
 }
 
 // Rule 4's assertions (attribute_failure): the named semantic gap of an AssertionError that

@@ -107,11 +107,6 @@ struct GapAttribution {
   std::string why;   ///< which rule decided, for people ("message names the operator", ...)
 };
 
-/// The frames of a failure's text, outermost first, from Python's own traceback format
-/// (unittest, pytest --tb=native, faulthandler) or from pytest's long and short formats
-/// (`path:line: in function`, `>` source lines, `path:line: Error` locations).
-std::vector<TracebackFrame> failure_frames(std::string_view traceback);
-
 /// The whole explanation of a failure: its message's first line followed by what the framework
 /// printed after it. pytest: the last block of `E` lines (`assert False`, then `+  where False =
 /// ...`, `+    where 'cpu' = device(type='cpu').type`); Python's traceback format (unittest):
@@ -175,10 +170,10 @@ std::vector<TracebackFrame> innermost_frames(std::string_view traceback, std::si
 ///     DataLoader, a function a process launcher ran).
 ///
 /// failing_statement: the whole statement of the innermost frame, read from its source file
-/// (statement_at), where the log printed its first line only (`self.assertTrue(` of a
-/// statement written over several lines: pytest's short tracebacks of unittest tests; a `with
-/// pytest.raises(...)` whose block the log never prints); empty: the line the log printed.
-/// Rule 4's statement checks read it.
+/// (statement_at, parsers/python_source.h), where the log printed its first line only
+/// (`self.assertTrue(` of a statement written over several lines: pytest's short tracebacks of
+/// unittest tests; a `with pytest.raises(...)` whose block the log never prints); empty: the line
+/// the log printed. Rule 4's statement checks read it.
 std::optional<GapAttribution> attribute_failure(std::string_view exception,
                                                 std::string_view message,
                                                 std::string_view traceback,
@@ -192,23 +187,6 @@ std::optional<GapAttribution> attribute_failure(std::string_view exception,
 std::optional<TracebackFrame> frame_of_cut_statement(std::string_view exception,
                                                      std::string_view message,
                                                      std::string_view traceback);
-
-/// The Python statement that starts at 1-based `line` of `source`: that line and the next ones
-/// until its brackets close, and for a `with pytest.raises(...)`/`pytest.warns(...)` header the
-/// lines of its block too (those indented deeper than it), at most 40 lines in all, each trimmed
-/// and joined by one space; empty when the file has no such line. (Brackets inside strings and
-/// comments are counted too: a statement cut short or run long only changes what rule 4 reads.)
-std::string statement_at(std::string_view source, int line);
-
-/// Where 1-based `line` of Python `source` runs only where CUDA is there: the line of the
-/// enclosing `if`/`elif` whose condition asks for CUDA (`torch.cuda.is_available()`,
-/// `torch.cuda.device_count() > 1`, a flag named TEST_CUDA, HAS_CUDA, USE_CUDA or CUDA_AVAILABLE)
-/// with no `not` or `or` in it, up to the enclosing `def` or `class`; or, in the same block, the
-/// line of an earlier `if not torch.cuda.is_available():` whose body ends the block (its last
-/// statement returns, continues, raises or skips the test). 0 when neither:
-/// the line runs without CUDA too, as far as the source tells. (Indentation decides; a
-/// statement's continuation lines indented less than it may end the search early.)
-int cuda_branch_at(std::string_view source, int line);
 
 /// Whether a test's parameters (the `[...]` of its id: "test_x[cpu-gpu]", "test_y[cuda:0-cpu-2]")
 /// name both the CPU and a GPU: a part (between `-`, `_`, `,`, `:` and spaces) that is "cpu", and

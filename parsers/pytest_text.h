@@ -1,6 +1,7 @@
 // Parser of pytest's terminal output (`pytest -v -ra`, or `-rA`), the fallback when the JUnit XML
-// is missing (the process crashed or timed out before pytest wrote it), and the pytest naming and
-// traceback helpers shared with the JUnit parser (parsers/pytest_junit.h).
+// is missing (the process crashed or timed out before pytest wrote it), and pytest's naming of
+// node ids shared with the JUnit parser (parsers/pytest_junit.h). What a failure report says is
+// parsers/pytest_failure.h's (included here for the callers of both).
 #pragma once
 
 #include <optional>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "parsers/line_reader.h"
+#include "parsers/pytest_failure.h"
 #include "parsers/test_result.h"
 
 namespace devshim {
@@ -23,24 +25,6 @@ struct PytestName {
   std::string name;
 };
 PytestName split_pytest_nodeid(std::string_view nodeid);
-
-/// What a pytest failure report (`--tb=long`, the default, or short/native/line) says.
-struct PytestFailure {
-  std::string exception;  ///< "AssertionError", "tests.test_x.MyError"; empty when none found
-  std::string message;    ///< first line of the exception message ("assert 1 == 2" for a bare
-                          ///< assert), else the first line of the text ("[XPASS(strict)] ...")
-  std::optional<SourceLocation> location;  ///< deepest frame in test_file, path = test_file
-};
-
-/// Reads a pytest longrepr: the last block of `E   ` lines gives the exception and message (the
-/// type is checked against the final `path:LINE: ExcType` line, which also names it when the E
-/// line is a bare `assert ...`); `path:LINE:` and `File "path", line N` frames give the deepest
-/// line in test_file (matched as a path suffix). Falls back to a native traceback. Never throws.
-PytestFailure summarize_pytest_failure(std::string_view text, std::string_view test_file);
-
-/// A traceback as stored: leading and trailing blank lines dropped, at most about 64 KiB (the
-/// head and the tail are kept, the middle replaced by one "[... N lines cut ...]" line).
-std::string pytest_traceback_text(std::string_view text);
 
 /// Reads the whole output of `pytest -v -ra` (the runner's) or `-rA` (older runs, other runners)
 /// for one test file (any number of files works too):

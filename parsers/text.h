@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace devshim {
 
@@ -71,6 +72,40 @@ constexpr bool is_web_url(std::string_view s) {
     return true;
   };
   return starts("https://") || starts("http://");
+}
+
+/// Whether needle occurs in text.
+inline bool has(std::string_view text, std::string_view needle) {
+  return text.find(needle) != std::string_view::npos;
+}
+
+/// Whether word occurs in text as a whole identifier (is_identifier_char on neither side).
+inline bool has_word(std::string_view text, std::string_view word) {
+  for (std::size_t p = text.find(word); p != std::string_view::npos; p = text.find(word, p + 1)) {
+    const std::size_t end = p + word.size();
+    if ((p == 0 || !is_identifier_char(text[p - 1])) &&
+        (end == text.size() || !is_identifier_char(text[end]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The lines of text ("\n" or "\r\n" endings), without their line ends; a text that ends with
+/// "\n" gives an empty last line.
+inline std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back(line);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return out;
 }
 
 }  // namespace devshim

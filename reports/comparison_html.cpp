@@ -4,7 +4,7 @@
 
 #include "parsers/text.h"
 #include "reports/comparison_report.h"
-#include "reports/html.h"
+#include "reports/html_text.h"
 #include "runner/results/native_id.h"
 
 namespace devshim {

@@ -1,3 +1,7 @@
+// report.html's renderer: one Page that writes the page's sections in order. One cohesive thing
+// (about 1000 lines): every section links into the others through the indexes the Page builds
+// once (a cluster by signature, a failure row by test), so the sections stay together. The HTML
+// text every page shares is reports/html_text.h's; the style and script are reports/html/.
 #include "reports/html.h"
 
 #include <fmt/format.h>
@@ -12,103 +16,12 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "reports/html_text.h"
+#include "reports/report_text.h"
+#include "reports/site_assets.h"
 #include "runner/results/native_id.h"
 
 namespace devshim {
-
-namespace html {
-
-namespace {
-
-/// Appends text, escaped for element content and quoted attribute values.
-void append_escaped(std::string& out, std::string_view text) {
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::string_view replacement;
-    switch (c) {
-      case '&':
-        replacement = "&amp;";
-        break;
-      case '<':
-        replacement = "&lt;";
-        break;
-      case '>':
-        replacement = "&gt;";
-        break;
-      case '"':
-        replacement = "&quot;";
-        break;
-      case '\'':
-        replacement = "&#39;";
-        break;
-      default:
-        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
-          replacement = "\xEF\xBF\xBD";  // U+FFFD
-        }
-    }
-    if (!replacement.empty()) {
-      out.append(text.substr(start, i - start));
-      out.append(replacement);
-      start = i + 1;
-    }
-  }
-  out.append(text.substr(start));
-}
-
-bool needs_percent_encoding(unsigned char c) {
-  return c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' ||
-         c == '`';
-}
-
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  append_escaped(out, text);
-  return out;
-}
-
-std::string safe_href(std::string_view link) {
-  // Browsers strip leading and trailing spaces and control characters, and drop tabs and
-  // newlines anywhere, before they parse a URL; encoding them first leaves that clean-up nothing
-  // to join ("java\tscript:" stays the relative path "java%09script:", which is then refused).
-  static constexpr std::string_view kHex = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(link.size());
-  for (char ch : link) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (needs_percent_encoding(c)) {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      out += ch;
-    }
-  }
-  if (out.empty()) return "";
-  const auto end = out.find_first_of(":/?#");
-  if (end != std::string::npos && out[end] == ':') {
-    // A scheme (or something a browser might read as one): only http(s), with a host.
-    const std::string scheme = lower_ascii(std::string_view(out).substr(0, end));
-    if (scheme != "http" && scheme != "https") return "";
-    if (out.compare(end + 1, 2, "//") != 0 || out.size() <= end + 3) return "";
-    return out;
-  }
-  if (out.starts_with("//")) return "";  // a network-path reference: another host
-  return out;
-}
-
-}  // namespace html
 
 namespace {
 
@@ -124,198 +37,6 @@ constexpr std::array<std::string_view, 8> kFileStatusOrder = {
     "passed", "failed", "error", "timeout", "crashed", "no_tests", "interrupted", "not_run"};
 constexpr std::array<std::string_view, 6> kCaseStatusOrder = {"passed",  "failed",  "error",
                                                               "skipped", "xfailed", "xpassed"};
-
-constexpr std::string_view kStyle = R"css(
-:root {
-  --fg: #1f2328; --muted: #59636e; --bg: #ffffff; --panel: #f6f8fa; --border: #d1d9e0;
-  --link: #0969da; --row-hover: #f0f6ff;
-  --passed: #1a7f37; --failed: #cf222e; --error: #bc4c00; --skipped: #6e7781;
-  --xfailed: #6e7781; --xpassed: #9a6700; --timeout: #8250df; --crashed: #82071e;
-  --no_tests: #6e7781; --interrupted: #9a6700; --not_run: #8c959f; --other: #57606a;
-}
-@media (prefers-color-scheme: dark) {
-  :root {
-    --fg: #e6edf3; --muted: #9198a1; --bg: #0d1117; --panel: #151b23; --border: #3d444d;
-    --link: #4493f8; --row-hover: #1b2433;
-  }
-}
-* { box-sizing: border-box; }
-body {
-  margin: 0 auto; max-width: 1400px; padding: 0 1.5rem 3rem; color: var(--fg);
-  background: var(--bg); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif;
-}
-a { color: var(--link); }
-code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
-  font-size: 0.88em; }
-pre {
-  white-space: pre-wrap; overflow-wrap: anywhere; max-height: 32em; overflow: auto;
-  background: var(--panel); border: 1px solid var(--border); border-radius: 6px;
-  padding: 0.6em 0.8em; margin: 0.4em 0;
-}
-header.run { border-bottom: 1px solid var(--border); padding: 1.2rem 0 0.6rem; }
-header.run h1 { margin: 0 0 0.6rem; font-size: 1.6rem; font-weight: 600; }
-header.run h1 .suite { overflow-wrap: anywhere; }
-dl.environment {
-  display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1.2rem; margin: 0;
-}
-dl.environment dt { color: var(--muted); }
-dl.environment dd { margin: 0; overflow-wrap: anywhere; }
-nav.toc { position: sticky; top: 0; z-index: 1; background: var(--bg);
-  border-bottom: 1px solid var(--border); padding: 0.5rem 0; }
-nav.toc a { margin-right: 1.2rem; text-decoration: none; font-weight: 500; }
-h2 { font-size: 1.3rem; margin: 1.8rem 0 0.6rem; font-weight: 600; }
-h2 .count, h3 .count { color: var(--muted); font-weight: 400; }
-.hint, .empty { color: var(--muted); }
-.status {
-  display: inline-block; padding: 0 0.55em; border-radius: 1em; color: #fff;
-  background: var(--other); font-size: 0.82em; font-weight: 600; white-space: nowrap;
-}
-.status-passed { background: var(--passed); } .status-failed { background: var(--failed); }
-.status-error { background: var(--error); } .status-skipped { background: var(--skipped); }
-.status-xfailed { background: var(--xfailed); } .status-xpassed { background: var(--xpassed); }
-.status-timeout { background: var(--timeout); } .status-crashed { background: var(--crashed); }
-.status-no_tests { background: var(--no_tests); }
-.status-interrupted { background: var(--interrupted); }
-.status-not_run { background: var(--not_run); }
-.cuda-path { display: inline-block; margin-left: .3em; padding: 0 .35em; border: 1px solid #0969da;
-  border-radius: .8em; color: #0969da; font-size: .8em; white-space: nowrap; }
-.summary { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr));
-  gap: 1rem; }
-.card { border: 1px solid var(--border); border-radius: 8px; padding: 0.8rem 1rem; }
-.card h3 { margin: 0 0 0.4rem; font-size: 1rem; }
-.big { font-size: 2rem; font-weight: 600; line-height: 1.2; }
-.chips { display: flex; flex-wrap: wrap; gap: 0.3rem 0.8rem; margin: 0.4rem 0; padding: 0;
-  list-style: none; }
-.bar { display: flex; height: 0.7rem; border-radius: 4px; overflow: hidden;
-  background: var(--panel); margin-top: 0.4rem; }
-.bar span { display: block; min-width: 2px; }
-.bar .status-passed { background: var(--passed); } .bar .status-failed { background: var(--failed); }
-ol.clusters { list-style: none; padding: 0; margin: 0; }
-li.cluster { border: 1px solid var(--border); border-left: 4px solid var(--failed);
-  border-radius: 6px; padding: 0.6rem 1rem; margin: 0 0 0.8rem; }
-li.cluster h3 { margin: 0; font-size: 1rem; font-weight: 600; overflow-wrap: anywhere; }
-li.cluster .message { margin: 0.3rem 0; overflow-wrap: anywhere; white-space: pre-wrap; }
-li.cluster ul { margin: 0.3rem 0; padding-left: 1.2rem; }
-li.cluster li { overflow-wrap: anywhere; }
-summary { cursor: pointer; color: var(--muted); }
-.links a { margin-left: 0.5em; white-space: nowrap; }
-.filter { display: flex; align-items: center; gap: 0.6rem; margin: 0.4rem 0 0.8rem; }
-.filter input { flex: 0 1 32rem; font: inherit; padding: 0.3rem 0.6rem;
-  border: 1px solid var(--border); border-radius: 6px; background: var(--bg); color: var(--fg); }
-.filter output { color: var(--muted); }
-table { width: 100%; border-collapse: collapse; table-layout: fixed; }
-th, td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem;
-  border-bottom: 1px solid var(--border); overflow-wrap: break-word; }
-th { background: var(--panel); font-weight: 600; position: sticky; top: 2.5rem; }
-tbody tr:hover { background: var(--row-hover); }
-tr[hidden] { display: none; }
-section, li.cluster, tr.failure { scroll-margin-top: 3rem; }  /* below the sticky nav */
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-details.rerun summary { color: var(--muted); font-size: 0.85em; }
-details.rerun code { display: block; font-size: 0.85em; user-select: all; }
-td.message .text, td.note .text { white-space: pre-wrap; }
-col.c-status { width: 7rem; } col.c-file { width: 18%; } col.c-test { width: 28%; }
-col.c-cluster { width: 5.5rem; } col.c-links { width: 9rem; } col.c-dur { width: 6.5rem; }
-col.c-log { width: 4rem; } col.c-counts { width: 26%; }
-details.long summary { color: inherit; white-space: pre-wrap; }
-details.long[open] summary .cut { display: none; }
-.later-sections:empty { display: none; }
-footer { margin-top: 2.5rem; color: var(--muted); font-size: 0.85em; }
-/* Narrow screens: the wide tables keep readable columns and scroll sideways in their section. */
-@media (max-width: 48rem) {
-  section { overflow-x: auto; }
-  table.files, table.gaps, table.redirections { min-width: 44rem; }
-  table.failures { min-width: 60rem; }
-  th { position: static; }
-}
-)css";
-
-}  // namespace
-
-std::string html::page_head(std::string_view title, std::string_view extra_style) {
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; "
-      "form-action 'none'\">\n"
-      "<meta name=\"referrer\" content=\"no-referrer\">\n"
-      "<meta name=\"generator\" content=\"devshim runner\">\n<title>";
-  append_escaped(out, title);
-  out += "</title>\n<style>";
-  out += kStyle;
-  out += extra_style;
-  out += "</style>\n</head>\n";
-  return out;
-}
-
-namespace {
-
-// Filtering and the ready flag (contract in html.h).
-constexpr std::string_view kScript = R"js(
-(function () {
-  "use strict";
-  var input = document.getElementById("failure-filter");
-  var counter = document.getElementById("filter-count");
-  var table = document.getElementById("failures-table");
-  var rows = table ? Array.prototype.slice.call(table.tBodies[0].rows) : [];
-  var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
-
-  function apply(value) {
-    var words = value.toLowerCase().split(/\s+/).filter(Boolean);
-    var shown = 0;
-    rows.forEach(function (row, i) {
-      var match = words.every(function (w) { return texts[i].indexOf(w) !== -1; });
-      row.hidden = !match;
-      if (match) shown += 1;
-    });
-    if (counter) {
-      counter.textContent = words.length ? shown + " of " + rows.length + " shown"
-                                         : rows.length + " failing";
-    }
-  }
-
-  function hashFilter() {
-    var hash = window.location.hash;
-    if (hash.indexOf("#filter=") !== 0) return null;
-    var raw = hash.slice("#filter=".length);
-    try { return decodeURIComponent(raw); } catch (e) { return raw; }
-  }
-
-  function onHashChange() {
-    var value = hashFilter();
-    if (value !== null) {
-      input.value = value;
-      apply(value);
-      return;
-    }
-    // A link to a failure row that the filter hides: clear the filter and show it.
-    var id = window.location.hash.slice(1);
-    var target = id ? document.getElementById(id) : null;
-    if (target && target.hidden && rows.indexOf(target) !== -1) {
-      input.value = "";
-      apply("");
-      target.scrollIntoView();
-    }
-  }
-
-  if (input) {
-    input.addEventListener("input", function () {
-      apply(input.value);
-      try {
-        var url = window.location.pathname + window.location.search;
-        if (input.value) url += "#filter=" + encodeURIComponent(input.value);
-        window.history.replaceState(null, "", url);
-      } catch (e) { /* file: URLs may refuse; filtering still works */ }
-    });
-    window.addEventListener("hashchange", onHashChange);
-    var initial = hashFilter();
-    if (initial !== null) input.value = initial;
-    apply(input.value);
-  }
-  document.body.dataset.ready = "1";
-})();
-)js";
 
 // ---- small text helpers -------------------------------------------------------------------
 
@@ -443,7 +164,7 @@ class Page {
     out_ += "</main>\n";
     footer();
     out_ += "<script>";
-    out_ += kScript;
+    out_ += assets::report_js;
     out_ += "</script>\n</body>\n</html>\n";
     return std::move(out_);
   }

@@ -6,6 +6,7 @@
 
 #include "parsers/line_reader.h"
 #include "parsers/text.h"
+#include "reports/report_text.h"
 #include "runner/results/native_id.h"
 #include "runner/results/status.h"
 

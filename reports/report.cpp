@@ -32,75 +32,7 @@ int file_rank(const std::string& status) {
   return 8;
 }
 
-std::string relative_link(const fs::path& target, const fs::path& from_dir) {
-  fs::path rel = target.lexically_normal().lexically_relative(from_dir.lexically_normal());
-  return rel.empty() ? target.generic_string() : rel.generic_string();
-}
-
 }  // namespace
-
-std::string upstream_url(const std::string& url_template, const std::string& commit,
-                         const std::string& path, int line) {
-  if (url_template.empty() || commit.empty() || path.empty()) return "";
-  // Only web links: a stored template of another scheme (javascript:, data:) never becomes a link.
-  if (!is_web_url(url_template)) return "";
-  std::string templ = url_template;
-  if (line <= 0) {  // no line to point at: drop the fragment that would name one
-    if (auto at = templ.find("#L{line}"); at != std::string::npos) templ.erase(at, 8);
-  }
-  std::string out;
-  for (std::size_t i = 0; i < templ.size(); ++i) {
-    if (templ.compare(i, 8, "{commit}") == 0) {
-      out += commit;
-      i += 7;
-    } else if (templ.compare(i, 6, "{path}") == 0) {
-      out += path;
-      i += 5;
-    } else if (templ.compare(i, 6, "{line}") == 0) {
-      out += std::to_string(line);
-      i += 5;
-    } else {
-      out += templ[i];
-    }
-  }
-  return out;
-}
-
-SourceLinker::SourceLinker(LinkBase base) : base_(std::move(base)) {}
-
-SourceLinks SourceLinker::operator()(const SourceLocation& loc) {
-  SourceLinks links;
-  if (loc.path.empty()) return links;
-  auto [it, fresh] = by_path_.try_emplace(loc.path);
-  PathLinks& p = it->second;
-  if (fresh) {
-    const fs::path given(loc.path);
-    const fs::path source =
-        given.is_absolute() ? given : (base_.project / given).lexically_normal();
-    std::error_code ec;
-    if (!given.is_absolute() || fs::is_regular_file(source, ec)) {
-      p.local = relative_link(source, base_.report_dir);
-      p.has_local = true;
-    }
-    // {path}: the source's path inside the git checkout (the project's path when that is
-    // unknown).
-    const fs::path in_repo = base_.git_toplevel.empty()
-                                 ? (given.is_absolute() ? fs::path() : given)
-                                 : source.lexically_relative(base_.git_toplevel);
-    if (!in_repo.empty() && *in_repo.begin() != "..") p.in_repo = in_repo.generic_string();
-  }
-  if (p.has_local) {
-    links.local = loc.line > 0 ? fmt::format("{}#L{}", p.local, loc.line) : p.local;
-  }
-  if (!p.in_repo.empty()) {
-    links.upstream = upstream_url(base_.source_url, base_.commit, p.in_repo, loc.line);
-  }
-  return links;
-}
-
-SourceLinks source_links(const SourceLocation& loc, const LinkBase& base) {
-  return SourceLinker(base)(loc);
-}
 
 std::pair<std::string, std::string> other_report_links(Store& store, std::int64_t run_id,
                                                        const fs::path& report_dir) {
@@ -112,10 +44,6 @@ std::pair<std::string, std::string> other_report_links(Store& store, std::int64_
     return fs::is_regular_file(path, ec) ? relative_link(path, fs::absolute(report_dir)) : "";
   };
   return {link_to("report.md"), link_to("report.html")};
-}
-
-std::string later_relation_text(const std::string& relation) {
-  return relation == "baseline" ? "shim run with this baseline" : "compared with this run";
 }
 
 namespace {
@@ -202,20 +130,6 @@ Report build_and_store_report(Store& store, std::int64_t run_id, const fs::path&
   return report;
 }
 
-std::string other_versions_text(const Report& r) {
-  if (!r.other_versions) return "";
-  const ReportOtherVersions& o = *r.other_versions;
-  auto text = [](const RunVersions& v) {
-    return fmt::format("torch {} and shim {}", v.torch.empty() ? "unknown" : v.torch,
-                       v.shim.empty() ? "-" : v.shim);
-  };
-  return fmt::format(
-      "No earlier run of this suite, targets, mode and policy has {}, so this run is compared "
-      "with none. The newest such run, run {} ({}), has {}: `runner report {} --against {}` "
-      "compares with it.",
-      text(o.own), o.run, o.started_at, text(o.versions), r.run.id, o.run);
-}
-
 std::vector<std::pair<std::string, int>> regressions_by_gap(const ReportDifferential& d) {
   std::map<std::string, int> counts;
   for (const auto* list : {&d.regressions, &d.lost}) {
@@ -229,38 +143,11 @@ std::vector<std::pair<std::string, int>> regressions_by_gap(const ReportDifferen
   return out;
 }
 
-std::string regressions_by_gap_text(const ReportDifferential& d,
-                                    const std::function<std::string(const std::string&)>& name) {
-  std::string out = "By gap entry (what each is and what to do: Gaps, below): ";
-  bool first = true;
-  for (const auto& [gap, n] : regressions_by_gap(d)) {
-    out += fmt::format("{}{} {}", first ? "" : ", ", n, gap.empty() ? "in no entry" : name(gap));
-    first = false;
-  }
-  return out + ".";
-}
-
 int new_under_shim(const ReportDifferential& d) {
   int n = 0;
   for (const char* cls : {"new_passed", "new_failed", "new_skipped"})
     n += class_count(d.counts, cls);
   return n;
-}
-
-std::string new_under_shim_text(const ReportDifferential& d) {
-  const int added = new_under_shim(d);
-  if (added == 0) return "";
-  const int passed = class_count(d.counts, "new_passed"),
-            failed = class_count(d.counts, "new_failed"),
-            skipped = class_count(d.counts, "new_skipped");
-  return fmt::format(
-      "{} test{} of this run {} not in the baseline, whose file{} ran to {} end: cases that exist "
-      "only where CUDA is \"available\" (a device list that gains a \"cuda\" device, a test "
-      "defined under `if torch.cuda.is_available()`), compared with nothing. {} pass{}, {} "
-      "fail{}, {} skip{}.",
-      added, added == 1 ? "" : "s", added == 1 ? "is" : "are", added == 1 ? "" : "s",
-      added == 1 ? "its" : "their", passed, passed == 1 ? "es" : "", failed, failed == 1 ? "s" : "",
-      skipped, skipped == 1 ? "s" : "");
 }
 
 std::string cuda_path_text(const ReportCudaPath& c) {
@@ -277,62 +164,6 @@ std::string cuda_path_text(const ReportCudaPath& c) {
 
 int regressions_total(const ReportDifferential& d) {
   return static_cast<int>(d.regressions.size() + d.lost.size()) + d.renumbered_regressions;
-}
-
-std::string renumbered_text(const ReportDifferential& d) {
-  auto it = d.counts.find("renumbered");
-  if (it == d.counts.end() || it->second == 0) return "";
-  const std::string head = fmt::format(
-      "{} test{} of this run {} renumbered parameterized cases, not compared with the baseline "
-      "one by one (which case is which cannot be told from their names); {} of them fail{}.",
-      it->second, it->second == 1 ? "" : "s", it->second == 1 ? "is a" : "are",
-      d.renumbered_failing, d.renumbered_failing == 1 ? "s" : "");
-  const std::string where = " Their failures are in the failure clusters and the gap log.";
-  if (d.renumbered_regressions == 0) {
-    return head + " Their counts prove none of them a regression: they count as none." + where;
-  }
-  return head +
-         fmt::format(
-             " At least {} of them {} regressions: in their groups, more of the baseline's "
-             "cases passed than this run's cases do not fail, so as many of those fail now or "
-             "are gone. {} count{} as regressions, also with --fail-on regressions.",
-             d.renumbered_regressions, d.renumbered_regressions == 1 ? "is a" : "are",
-             d.renumbered_regressions == 1 ? "It" : "They",
-             d.renumbered_regressions == 1 ? "s" : "") +
-         where;
-}
-
-std::string no_listed_regression_text(const ReportDifferential& d) {
-  if (!d.lost.empty()) {
-    return fmt::format(
-        "No test fails that passed without the shim, but {} test{} the baseline reported {} "
-        "missing from this run (lost, below), and count as regressions.",
-        d.lost.size(), d.lost.size() == 1 ? "" : "s", d.lost.size() == 1 ? "is" : "are");
-  }
-  if (d.renumbered_regressions > 0) {
-    return fmt::format(
-        "No test compared one by one fails that passed without the shim, but renumbered cases "
-        "hold at least {} regression{} (below).",
-        d.renumbered_regressions, d.renumbered_regressions == 1 ? "" : "s");
-  }
-  if (d.baseline_passed == 0) return nothing_compared_text(d);
-  return "None: every test that passed without the shim passes with it.";
-}
-
-std::string nothing_compared_text(const ReportDifferential& d) {
-  return fmt::format(
-      "Nothing compared: baseline run {} passed no test, so none could regress. This says "
-      "nothing of the shim: see the baseline's file errors.",
-      d.baseline_run);
-}
-
-std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
-                                 const std::string& meaning) {
-  if (cls != "newly_skipped" || d.masquerade_skips == 0) return meaning;
-  return fmt::format(
-      "{}; {} of them want no GPU and skip because the CUDA masquerade says one is "
-      "there (expected)",
-      meaning, d.masquerade_skips);
 }
 
 const std::vector<std::pair<std::string, std::string>>& change_classes() {
@@ -358,53 +189,6 @@ std::string change_class(std::optional<CaseStatus> previous, CaseStatus current,
   const bool before = previous && is_failure(*previous);
   if (is_failure(current)) return before ? "still_failing" : "new_failure";
   return before ? "fixed" : "unchanged";
-}
-
-std::string start_mode_text(const nlohmann::json& environment) {
-  if (!environment.is_object()) return "";
-  const auto it = environment.find("start");
-  if (it == environment.end() || !it->is_object()) return "";
-  const std::string mode = it->value("mode", std::string("?"));
-  if (mode == "warm") {
-    std::string preloaded;
-    if (auto p = it->find("preloaded"); p != it->end() && p->is_array()) {
-      for (const auto& m : *p) {
-        if (m.is_string()) preloaded += (preloaded.empty() ? "" : ", ") + m.get<std::string>();
-      }
-    }
-    return fmt::format("warm ({} preloaded in {:.1f} s)", preloaded.empty() ? "nothing" : preloaded,
-                       it->value("ready_s", 0.0));
-  }
-  const std::string why = it->value("why", std::string());
-  return why.empty() ? mode : mode + " (" + why + ")";
-}
-
-std::string device_probe_text(const nlohmann::json& environment) {
-  if (!environment.is_object()) return "";
-  auto it = environment.find("device_probe");
-  if (it == environment.end() || !it->is_object()) return "";
-  const nlohmann::json& p = *it;
-  if (auto e = p.find("probe_error"); e != p.end() && e->is_string()) {
-    return "unavailable: " + e->get<std::string>();
-  }
-  std::string text = "LibTorch " + p.value("torch_version", std::string("?"));
-  if (auto devices = p.find("devices"); devices != p.end() && devices->is_array()) {
-    for (const auto& d : *devices) {
-      if (!d.is_object()) continue;
-      std::string ok;
-      if (auto m = d.find("matmul"); m != d.end() && m->is_object()) {
-        for (const auto& [dtype, works] : m->items()) {
-          if (works.is_boolean() && works.get<bool>()) ok += (ok.empty() ? "" : ", ") + dtype;
-        }
-      }
-      text += fmt::format(" · {}: {} recommended (matmul {})", d.value("device", std::string("?")),
-                          d.value("recommended_dtype", std::string("?")), ok.empty() ? "none" : ok);
-    }
-  }
-  if (auto pol = p.find("policy"); pol != p.end() && pol->is_object()) {
-    text += " · cuda → " + pol->value("cuda_redirects_to", std::string("?"));
-  }
-  return text;
 }
 
 namespace {

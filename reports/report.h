@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "parsers/test_result.h"
+#include "reports/source_links.h"
 #include "runner/results/differential.h"
 #include "runner/results/file_error.h"
 #include "runner/results/gap_log.h"
@@ -23,14 +24,6 @@
 namespace devshim {
 
 class StatusReader;
-
-/// Where a test's source line is: a link relative to the report's folder into the local
-/// checkout ("../../suites/x/tests/test_a.py#L12"), and an upstream URL when the suite gives a
-/// source_url template and the project is a git checkout. Either may be empty.
-struct SourceLinks {
-  std::string local;
-  std::string upstream;
-};
 
 struct ReportCase {
   TestCase test;
@@ -128,10 +121,6 @@ struct ReportDifferential {
 /// The tests new under the shim (new_passed + new_failed + new_skipped).
 int new_under_shim(const ReportDifferential& d);
 
-/// What the reports say of the tests new under the shim: how many, what they are, how many
-/// pass, fail and skip; "" when there are none.
-std::string new_under_shim_text(const ReportDifferential& d);
-
 /// counts[cls], 0 when absent.
 int class_count(const std::map<std::string, int>& counts, const char* cls);
 
@@ -139,31 +128,9 @@ int class_count(const std::map<std::string, int>& counts, const char* cls);
 /// name); "" for the tests no entry names, last.
 std::vector<std::pair<std::string, int>> regressions_by_gap(const ReportDifferential& d);
 
-/// regressions_by_gap as a sentence, each entry's name through `name` (a format's escaping):
-/// "By gap entry (...): 9 tensor.device type check, 2 in no entry."
-std::string regressions_by_gap_text(
-    const ReportDifferential& d, const std::function<std::string(const std::string&)>& name =
-                                     [](const std::string& s) { return s; });
-
 /// Every regression: the listed ones, the lost tests and the renumbered ones that must be
 /// regressions. What the closing line, runs.summary and --fail-on regressions count.
 int regressions_total(const ReportDifferential& d);
-
-/// What the Regressions heading says of the renumbered tests (not compared); "" when none.
-std::string renumbered_text(const ReportDifferential& d);
-
-/// The Regressions heading's sentence when no test is listed as a regression: lost tests,
-/// renumbered ones that must have regressed, nothing compared, or none at all.
-std::string no_listed_regression_text(const ReportDifferential& d);
-
-/// The Regressions heading's sentence when the baseline passed no test (baseline_passed == 0):
-/// "no regression" would then be vacuous.
-std::string nothing_compared_text(const ReportDifferential& d);
-
-/// The meaning of a differential class as the reports show it: `meaning`, and for newly_skipped
-/// how many of them skip because the masquerade says a GPU is there (when any do).
-std::string differential_meaning(const ReportDifferential& d, const std::string& cls,
-                                 const std::string& meaning);
 
 /// A run compared with the previous comparable run (runs.previous_run: same suite, targets,
 /// mode and shard), test by test, matched by file, class name and test name:
@@ -212,10 +179,6 @@ struct ReportLaterRun {
   std::string relation;  ///< "previous": compared with this run; "baseline": its shim run
   std::string md, html;  ///< its reports, as ReportDifferential::baseline_md
 };
-
-/// How the reports name a later run's relation: "compared with this run", "shim run with this
-/// baseline".
-std::string later_relation_text(const std::string& relation);
 
 /// The run-to-run classes in the order reports list them, each with its meaning.
 const std::vector<std::pair<std::string, std::string>>& change_classes();
@@ -301,10 +264,6 @@ struct Report {
   std::vector<GapEntry> environment_entries;
 };
 
-/// The sentence the reports show for report.other_versions (names both runs' versions and the
-/// `runner report --against` command); empty when it is not set.
-std::string other_versions_text(const Report& report);
-
 /// Which tests build_report reads in full into ReportFile::cases. Every count of the report
 /// (summary, files, differential and run-to-run classes) covers every test either way.
 enum class ReportCases {
@@ -353,56 +312,8 @@ void add_run_to_run(Report& report, std::vector<CaseAttempt> attempts,
                     const std::vector<FileRecord>& previous_files,
                     const std::set<std::string>& previous_failing);
 
-/// How a run's test files started, from its environment's "start" (runner/engine/run_steps.h):
-/// "warm (torch, pytest preloaded in 4.6 s)", "cold (--cold)", or empty for a run that recorded
-/// none (before the warm start, or imported).
-std::string start_mode_text(const nlohmann::json& environment);
-
-/// One line on the LibTorch device probe stored in the run's environment ("device_probe"):
-/// "LibTorch 2.13.0 · cpu: float32 recommended (matmul bfloat16, float16, float32) · cuda → cpu",
-/// "unavailable: <why>", or empty when the run has no probe result.
-std::string device_probe_text(const nlohmann::json& environment);
-
-/// Fills a source_url template: {commit}, {path}, {line}. Empty when the template or the commit
-/// is empty, or the template is no http(s) URL (is_web_url: a stored javascript: never links).
-std::string upstream_url(const std::string& url_template, const std::string& commit,
-                         const std::string& path, int line);
-
-/// Where a run's source locations are linked from and to.
-struct LinkBase {
-  std::filesystem::path project;       ///< the run's project root (absolute)
-  std::filesystem::path git_toplevel;  ///< its git checkout; empty: unknown (the project's own)
-  std::filesystem::path report_dir;    ///< where the report is written (absolute)
-  std::string source_url;              ///< the suite's upstream template (may be empty)
-  std::string commit;                  ///< the project's commit (may be empty)
-};
-
 /// The link base of a run's source locations for a report written to report_dir: its project,
 /// its git checkout (from its environment's "git_toplevel"), source_url and commit.
 LinkBase run_link_base(const RunRecord& run, const std::filesystem::path& report_dir);
-
-/// The links of a source location. A relative path is the project's. An absolute one (a
-/// GoogleTest __FILE__, a library's call site) gets a local link only when the file exists here,
-/// and an upstream link only when it lies inside the git checkout: a header of /usr/include has
-/// none.
-SourceLinks source_links(const SourceLocation& loc, const LinkBase& base);
-
-/// source_links of many locations with one base: what depends on the path alone (the file's
-/// existence, the relative link, the path inside the checkout) is worked out once per path.
-class SourceLinker {
- public:
-  explicit SourceLinker(LinkBase base);
-  SourceLinks operator()(const SourceLocation& loc);
-  const std::filesystem::path& report_dir() const { return base_.report_dir; }
-
- private:
-  struct PathLinks {
-    bool has_local = false;
-    std::string local;    ///< without the line's anchor
-    std::string in_repo;  ///< empty: no upstream link
-  };
-  LinkBase base_;
-  std::unordered_map<std::string, PathLinks> by_path_;
-};
 
 }  // namespace devshim

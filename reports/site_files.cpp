@@ -2,7 +2,7 @@
 
 #include <system_error>
 
-#include "reports/html.h"
+#include "reports/html_text.h"
 
 namespace devshim {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "reports/html.h"
+#include "reports/html_text.h"
 #include "reports/site_assets.h"
 
 namespace devshim::site_html {

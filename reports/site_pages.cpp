@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "reports/html.h"
+#include "reports/html_text.h"
 #include "reports/site.h"
 #include "reports/site_html.h"
 

@@ -1,3 +1,7 @@
+// The gap log's attribution of a run's cases and its storage. One cohesive thing (about 800
+// lines): update_from_run gathers each entry's evidence from the run and its baseline
+// (attribute_case, file errors, tests lost or moved) and writes it in the same pass, and the
+// entries' queries read what it wrote; the rules that name an API are parsers/gap_attribution.h's.
 #include "runner/results/gap_log.h"
 
 #include <fmt/format.h>
@@ -11,6 +15,7 @@
 
 #include "base/error.h"
 #include "parsers/gap_attribution.h"
+#include "parsers/python_source.h"
 #include "parsers/read_file.h"
 #include "parsers/signature.h"
 #include "parsers/text.h"

@@ -168,7 +168,11 @@ struct TestHistoryEntry {
   int attempts = 0;  ///< rows in attempts (0: not rerun)
 };
 
-/// A Store, like its connection (sql::Database), is used by one thread at a time.
+/// A Store, like its connection (sql::Database), is used by one thread at a time. One class, its
+/// member functions defined by concern: runner/results/store.cpp (opening, stale runs),
+/// runner/results/store_schema.cpp (migrations), runner/results/store_write.cpp (run records,
+/// record_file, FileWriter), runner/results/store_read.cpp (runs, files, cases, redirections),
+/// runner/results/store_nightly.cpp (nightly operations).
 class Store {
  public:
   /// Opens or creates the database (WAL mode), migrates it to the current schema, and marks
@@ -375,5 +379,9 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t);
 double seconds_between(const std::string& from, const std::string& to);
 /// "20261121-234600": local time now, for the names of run folders.
 std::string local_stamp();
+
+/// This machine's host name as runs record it (RunRecord::host); "unknown" when it cannot be
+/// read.
+std::string host_name();
 
 }  // namespace devshim

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "parsers/python_source.h"
+
 namespace devshim {
 namespace {
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reports/html_text.h"
 #include "tests/reports/report_fixture.h"
 
 namespace devshim {

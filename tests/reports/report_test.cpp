@@ -12,6 +12,7 @@
 #include "reports/json_report.h"
 #include "reports/junit_xml.h"
 #include "reports/markdown.h"
+#include "reports/report_text.h"
 #include "reports/write_reports.h"
 #include "tests/reports/report_fixture.h"
 #include "tests/support/test_support.h"
