@@ -25,7 +25,7 @@ RunLog::~RunLog() {
 }
 
 void RunLog::line(const std::string& message) {
-  std::fprintf(file_, "%s %s\n", iso8601_utc_now().c_str(), printable(message).c_str());
+  fmt::print(file_, "{} {}\n", iso8601_utc_now(), printable(message));
   std::fflush(file_);
 }
 
