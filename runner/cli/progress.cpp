@@ -13,10 +13,7 @@
 namespace devshim {
 
 TerminalInfo TerminalInfo::detect(std::FILE* out, const Environment& env) {
-  auto value = [&](const char* name) {
-    auto it = env.find(name);
-    return it == env.end() ? std::string() : it->second;
-  };
+  auto value = [&](const char* name) { return value_of(env, name); };
   TerminalInfo t;
   const int fd = ::fileno(out);
   t.smart = ::isatty(fd) != 0 && value("TERM") != "dumb";

@@ -63,7 +63,8 @@ struct TextOf {
     for (const auto& report : e.reports)
       text += fmt::format("runner: report  {}\n", report.string());
     text += fmt::format("runner: logs    {}\nrunner: run log {}\nrunner: results {} (run {})\n",
-                        e.logs_dir.string(), e.run_log.string(), e.database.string(), e.run_id);
+                        (e.out_dir / "logs").string(), (e.out_dir / "run.log").string(),
+                        e.database.string(), e.run_id);
     return text;
   }
   std::string operator()(const FilesListed& e) const {
@@ -81,8 +82,9 @@ TerminalSink::TerminalSink(std::FILE* out, std::FILE* err, const Environment& en
     : out_(out), err_(err), env_(env) {}
 
 void TerminalSink::report(const RunEvent& event) {
-  std::FILE* to = std::holds_alternative<Problem>(event) ? err_ : out_;
-  if (std::holds_alternative<Problem>(event)) std::fflush(out_);
+  const bool problem = std::holds_alternative<Problem>(event);
+  if (problem) std::fflush(out_);  // a problem never overtakes the lines before it
+  std::FILE* to = problem ? err_ : out_;
   const std::string text = terminal_text(event);
   std::fwrite(text.data(), 1, text.size(), to);
   std::fflush(to);

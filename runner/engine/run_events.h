@@ -112,8 +112,7 @@ struct RunClosed {
   /// (the run is marked interrupted); empty otherwise.
   std::string interrupted_by;
   std::vector<std::filesystem::path> reports;
-  std::filesystem::path logs_dir;
-  std::filesystem::path run_log;
+  std::filesystem::path out_dir;  ///< its logs/ and run.log are there
   std::filesystem::path database;
 };
 

@@ -619,7 +619,7 @@ int finish_run(RunPlan& plan, RunExecution& execution) {
       fmt::format("Run {} {}: files: {}; tests: {}", run_id, run_status, summary, tests));
 
   events.report(RunRecorded{run_id, run_status, planned_files, summary, tests});
-  RunClosed closed{run_id, "", {}, plan.out_dir / "logs", plan.out_dir / "run.log", store.path()};
+  RunClosed closed{run_id, "", {}, plan.out_dir, store.path()};
   if (plan.options.on_recorded) {
     try {
       closed.reports = plan.options.on_recorded(store, run_id, plan.out_dir);
