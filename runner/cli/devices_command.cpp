@@ -9,6 +9,7 @@
 #include "runner/cli/process_environment.h"
 #include "runner/engine/device_probe.h"
 #include "runner/engine/environment_probe.h"
+#include "runner/engine/install_layout.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/engine/run_suite.h"
 #include "runner/engine/suite.h"

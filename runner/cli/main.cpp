@@ -28,6 +28,7 @@
 #include "runner/cli/site_command.h"
 #include "runner/cli/terminal_sink.h"
 #include "runner/engine/discovery.h"
+#include "runner/engine/install_layout.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/store.h"

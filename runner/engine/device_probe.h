@@ -11,10 +11,6 @@
 
 namespace devshim {
 
-/// Where devshim-probe is: env's DEVSHIM_PROBE when set; else beside the runner executable; else in
-/// the build tree (<runner's folder>/../shim/cpp/); else on env's PATH. Empty when there is none.
-std::filesystem::path find_device_probe(const Environment& env);
-
 /// Runs `devshim-probe --json` with env and returns its JSON object (docs/shim-cpp.md), or
 /// {"probe_error": "..."} when there is no probe or it fails; never throws for the probe's own
 /// failures.

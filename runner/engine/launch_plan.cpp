@@ -12,11 +12,6 @@ namespace devshim {
 
 namespace fs = std::filesystem;
 
-std::filesystem::path zygote_script(const Environment& env) {
-  const std::string script = value_of(env, "DEVSHIM_ZYGOTE");
-  return script.empty() ? fs::path(DEVSHIM_ZYGOTE_SCRIPT) : fs::path(script);
-}
-
 int threads_per_process(int jobs, unsigned cores) {
   return std::max(1, static_cast<int>(cores) / std::max(1, jobs));
 }

@@ -96,10 +96,6 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
 ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const Environment& env,
                          const TestFile& file);
 
-/// The warm start's server (runner/engine/zygote/devshim_zygote.py): env's DEVSHIM_ZYGOTE, else
-/// the source tree's.
-std::filesystem::path zygote_script(const Environment& env);
-
 /// Finds an executable the way execvp would (a name with '/' is returned as is). Empty if absent.
 std::string find_executable(const std::string& name, const Environment& env);
 

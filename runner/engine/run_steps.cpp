@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "runner/engine/continuation.h"
 #include "runner/engine/frameworks/framework_traits.h"
+#include "runner/engine/install_layout.h"
 #include "runner/engine/interpreter_check.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/python_imports.h"

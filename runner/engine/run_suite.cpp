@@ -13,10 +13,6 @@
 #include "runner/engine/suite.h"
 #include "runner/results/store.h"
 
-#ifndef DEVSHIM_SOURCE_SHIM_DIR
-#define DEVSHIM_SOURCE_SHIM_DIR ""
-#endif
-
 namespace devshim {
 
 namespace fs = std::filesystem;
@@ -81,10 +77,6 @@ fs::path default_out_root(const Environment& env) {
   if (std::string out = value_of(env, "DEVSHIM_OUT"); !out.empty()) return out;
   if (auto project = project_results_dir()) return *project / "runs";
   return "devshim-out";
-}
-
-fs::path default_shim_dir(const Environment& env) {
-  return env_or(env, "DEVSHIM_SHIM_DIR", DEVSHIM_SOURCE_SHIM_DIR);
 }
 
 int run_suite(const RunOptions& options, RunServices services) {

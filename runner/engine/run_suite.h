@@ -100,8 +100,5 @@ std::optional<std::filesystem::path> project_results_dir();
 std::filesystem::path default_db_path(const Environment& env);
 /// env's DEVSHIM_OUT, else the project's .devshim/runs (project_results_dir), else ./devshim-out.
 std::filesystem::path default_out_root(const Environment& env);
-/// env's DEVSHIM_SHIM_DIR, else the shim/python folder of the source tree this runner was built
-/// from.
-std::filesystem::path default_shim_dir(const Environment& env);
 
 }  // namespace devshim

@@ -131,6 +131,8 @@ class RunStepsTest : public ::testing::Test {
     o.db_path = dir_ / "results.db";
     o.jobs = 1;
     o.shim = false;
+    testing::write_file(dir_ / "shim" / "sitecustomize.py", "");  // the processes are fakes
+    o.shim_dir = dir_ / "shim";
     o.on_recorded = [this](Store&, std::int64_t run_id, const fs::path&) {
       recorded_.push_back(run_id);
       return std::vector<fs::path>{};
@@ -173,8 +175,6 @@ TEST_F(RunStepsTest, AShimRunRecordsThePolicyItsTestProcessesGet) {
                                    (kParserFixtures / "sources").string() +
                                    R"(", "tests_dir": "tests", "env": {"TORCHDEVICE_POLICY": )"
                                    R"("accelerator-only"}})");
-  testing::write_file(dir_ / "shim" / "sitecustomize.py", "");
-  o.shim_dir = dir_ / "shim";
   EXPECT_EQ(plan_run(o).run.policy, "");
   o.shim = true;
   EXPECT_EQ(plan_run(o).run.policy, "accelerator-only");
