@@ -13,6 +13,7 @@
 #include "reports/fail_on.h"
 #include "reports/report.h"
 #include "reports/write_reports.h"
+#include "runner/cli/build_info.h"
 #include "runner/cli/compare_command.h"
 #include "runner/cli/devices_command.h"
 #include "runner/cli/gaps_command.h"
@@ -32,10 +33,6 @@
 #include "runner/engine/interrupt.h"
 #include "runner/engine/run_suite.h"
 #include "runner/results/store.h"
-
-#ifndef DEVSHIM_VERSION
-#define DEVSHIM_VERSION "0.0.0"
-#endif
 
 namespace {
 
@@ -183,7 +180,7 @@ int run_main(int argc, char** argv) {
       "redirection shim active, and records every result.\n\n" +
           usage_lines(),
       "runner"};
-  app.set_version_flag("-V,--version", "runner " DEVSHIM_VERSION);
+  app.set_version_flag("-V,--version", devshim::version_text(devshim::build_info()));
   app.footer(
       "Exit codes: 0 every file passed; 1 something failed (--fail-on says what counts); 2 bad "
       "command line, suite file or input (nothing ran); 70 a bug in the runner; 130, "

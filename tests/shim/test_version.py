@@ -24,4 +24,10 @@ def test_the_runner_reports_the_shims_version():
     runner = os.environ["DEVSHIM_RUNNER"]
     out = subprocess.run([runner, "--version"], capture_output=True, text=True, check=True,
                          timeout=60).stdout
-    assert out.strip() == f"runner {devshim.__version__}"
+    lines = out.splitlines()
+    assert lines[0] == f"runner {devshim.__version__}"
+    # Then the build's facts, one "name: value" line each (runner/cli/build_info.h).
+    facts = dict(line.split(": ", 1) for line in lines[1:])
+    assert list(facts) == ["commit", "platform", "build"], lines
+    assert re.fullmatch(r"[0-9a-f]{12}(\+dirty)?|unknown", facts["commit"]), facts
+    assert re.fullmatch(r"[a-z]+-[a-z0-9_]+", facts["platform"]), facts
