@@ -47,8 +47,10 @@ std::string joined(const std::vector<std::string>& parts, std::size_t from, std:
 
 // What follows the module in classname: "TestC.Inner" for "tests.test_x.TestC.Inner" in module
 // tests/test_x.py. pytest names classes from its rootdir, which may lie below the project root
-// ("test_x.TestC" when the rootdir is tests/): the longest tail of the module's path that
-// classname starts with counts. nullopt when classname is not in the module.
+// ("test_x.TestC" when the rootdir is tests/: the longest tail of the module's path that classname
+// starts with counts) or above it ("repo.sub.tests.test_x.TestC" when the project is a folder of
+// a larger one whose pyproject.toml or pytest.ini pytest finds first: the module's whole path
+// after a prefix counts). nullopt when classname is not in the module.
 std::optional<std::string> classes_after_module(const std::vector<std::string>& module,
                                                 std::string_view classname) {
   for (std::size_t from = 0; from < module.size(); ++from) {
@@ -58,6 +60,13 @@ std::optional<std::string> classes_after_module(const std::vector<std::string>& 
         classname[dotted.size()] == '.') {
       return std::string(classname.substr(dotted.size() + 1));
     }
+  }
+  const std::string whole = "." + joined(module, 0, ".");
+  for (std::size_t at = classname.find(whole); at != std::string_view::npos;
+       at = classname.find(whole, at + 1)) {
+    const std::size_t end = at + whole.size();
+    if (end == classname.size()) return std::string();
+    if (classname[end] == '.') return std::string(classname.substr(end + 1));
   }
   return std::nullopt;
 }

@@ -28,6 +28,21 @@ TEST(NativeId, PytestWithARootdirBelowTheProjectRootStillNamesThePathFromTheRoot
   EXPECT_EQ(ids.target, "test_x.py::TestC::test_y");
 }
 
+TEST(NativeId, PytestWithARootdirAboveTheProjectRootStillNamesThePathFromTheRoot) {
+  // The suite is a folder of a larger project (suites/cuda-idioms of devshim's own checkout, whose
+  // pyproject.toml pytest takes for the rootdir): the classname has the way down as a prefix.
+  TestIds ids = test_ids("pytest", "tests", "test_amp.py", "suites.cuda-idioms.tests.test_amp",
+                         "test_autocast");
+  EXPECT_EQ(ids.native, "tests/test_amp.py::test_autocast");
+  EXPECT_EQ(ids.target, "test_amp.py::test_autocast");
+  ids = test_ids("pytest", "tests", "test_amp.py", "repo.tests.test_amp.TestC.Inner", "test_y");
+  EXPECT_EQ(ids.native, "tests/test_amp.py::TestC::Inner::test_y");
+  EXPECT_EQ(ids.target, "test_amp.py::TestC::Inner::test_y");
+  // A prefix must end at a dot: "xtests.test_amp" is another module.
+  ids = test_ids("pytest", "tests", "test_amp.py", "xtests.test_amp", "test_y");
+  EXPECT_EQ(ids.target, "");
+}
+
 TEST(NativeId, PytestNamesPathsThatAreNoPythonIdentifiers) {
   // pytest's classname is the path with '/' → '.', hyphens and all; it runs such files by path.
   const TestIds ids =
