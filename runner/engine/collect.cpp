@@ -53,6 +53,30 @@ std::string culprit_message(const ProcessResult& r, FileStatus status) {
   }
 }
 
+// pytest reports source paths from its rootdir, which may lie above the project root when the
+// project is a folder of a larger one whose pyproject.toml or pytest.ini pytest finds first:
+// "sub/proj/tests/test_x.py" for tests/test_x.py. The way down that the test file's own path shows
+// ("sub/proj/") is taken off every path that starts with it, so that paths and links are the
+// project root's again. A path that exists under the project root as it is stays as it is.
+void rebase_on_project_root(std::vector<TestCase>& cases, const fs::path& project_root,
+                            const std::string& test_file) {
+  const std::string tail = "/" + test_file;
+  std::string prefix;
+  for (const TestCase& c : cases) {
+    const std::string& p = c.source.path;
+    std::error_code ec;
+    if (p.size() > tail.size() && p.ends_with(tail) && fs::path(p).is_relative() &&
+        !fs::exists(project_root / p, ec)) {
+      prefix = p.substr(0, p.size() - test_file.size());
+      break;
+    }
+  }
+  if (prefix.empty()) return;
+  for (TestCase& c : cases) {
+    if (c.source.path.starts_with(prefix)) c.source.path.erase(0, prefix.size());
+  }
+}
+
 // Why a file that exited 0 without a word of its framework is an error, and what to check.
 std::string silent_exit_note(const ProcessSpec& spec) {
   return fmt::format(
@@ -133,6 +157,8 @@ CollectedFile collect_results(const Suite& suite, const TestFile& file, const Pr
     }
     out.cases.push_back(std::move(c));
   }
+
+  rebase_on_project_root(out.cases, suite.project_root, test_file);
 
   // Programs give their own source lines; only Python files have a `def` to look up.
   for (TestCase& c : out.cases) {

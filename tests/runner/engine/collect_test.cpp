@@ -152,5 +152,32 @@ TEST_F(CollectTest, AMissingLogStillGivesAStatus) {
   EXPECT_TRUE(c.parsed_from.empty());
 }
 
+// pytest's paths from a rootdir above the project root (tests/runner/fixtures/rootdir_above: the
+// bundled suite in the checkout, whose pyproject.toml pytest took for the rootdir) are the project
+// root's again: a link made of one must open the test file.
+TEST(CollectRootdirAbove, SourcePathsAreTheProjectRootsAgain) {
+  const std::filesystem::path fixtures =
+      std::filesystem::path(RUNNER_FIXTURES_DIR) / "rootdir_above";
+  Suite suite;
+  suite.name = "cuda-idioms";
+  suite.project_root = std::filesystem::path(DEVSHIM_SOURCE_DIR) / "suites" / "cuda-idioms";
+  suite.tests_dir = "tests";
+  suite.framework = Framework::kPytest;
+  const TestFile file{"test_amp.py", {}};
+  ProcessSpec spec;
+  spec.log_path = fixtures / "test_amp.py.log";
+  spec.junit_path = fixtures / "test_amp.py.xml";
+  const CollectedFile c = collect_results(suite, file, spec, exited(1));
+  EXPECT_EQ(c.status, FileStatus::kFailed);
+  int failed = 0;
+  for (const TestCase& t : c.cases) {
+    if (t.status != CaseStatus::kFailed) continue;
+    ++failed;
+    EXPECT_EQ(t.source.path, "tests/test_amp.py") << t.name;
+    EXPECT_GT(t.source.line, 0) << t.name;
+  }
+  EXPECT_EQ(failed, 11);
+}
+
 }  // namespace
 }  // namespace devshim
