@@ -5,7 +5,7 @@
 # Results accumulate in .devshim/results.db; each run's logs go to .devshim/runs/<suite>/<stamp>/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$root/setup.sh"
+"$root/setup.sh" --product
 build_dir="${DEVSHIM_BUILD_DIR:-$root/build}"
 venv="${DEVSHIM_VENV:-$root/.venv}"
 export DEVSHIM_DB="${DEVSHIM_DB:-$root/.devshim/results.db}"

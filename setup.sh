@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs everything devshim needs, idempotently, then configures and builds it.
+# Installs what devshim needs, idempotently, then configures and builds it.
 #
-#   ./setup.sh            # system packages (if missing), .venv (if stale), build/ (incremental)
+#   ./setup.sh            # the developer's: everything ./test.sh needs (tests, lints, browser)
+#   ./setup.sh --product  # the user's (run.sh): what the runner, devshim-probe and the shim need
 #
-# Sourced by run.sh and test.sh. On a ready machine it takes a few seconds: each step first checks
-# whether its work is already done. Environment:
+# Each step first checks whether its work is already done, so on a ready machine it takes a few
+# seconds; what the developer's set-up installed serves the product's too, and --product on a
+# build folder made by the developer's builds only the product's targets. Environment:
 #   DEVSHIM_BUILD_DIR   build folder (default: build; build-asan with DEVSHIM_SANITIZE=1)
 #   DEVSHIM_SANITIZE    1: the sanitizer build instead (ASan + UBSan, -O0 -g1; test.sh's second
 #                       build, docs/architecture.md#sanitizer-build)
@@ -13,6 +15,12 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mode=dev
+case "${1:-}" in
+  "") ;;
+  --product) mode=product ;;
+  *) echo "setup.sh: unknown argument '$1' (--product, or nothing)" >&2; exit 2 ;;
+esac
 sanitize="${DEVSHIM_SANITIZE:-0}"
 if [ "$sanitize" = 1 ]; then
   build_dir="${DEVSHIM_BUILD_DIR:-$root/build-asan}"
@@ -30,14 +38,19 @@ apt_packages=(
   libboost1.81-dev libboost-filesystem1.81-dev  # Boost.Process v2 + Asio: processes, timers, signals
   nlohmann-json3-dev          # suite.json and report.json
   libsqlite3-dev sqlite3      # the results store (sqlite3 CLI for people and docs)
-  libgtest-dev libgmock-dev   # C++ unit and end-to-end tests
   libcli11-dev                # runner's command line
   libfmt-dev                  # formatting of messages and progress lines
   libpugixml-dev              # pytest's JUnit XML
-  clang-format                # the checked-in .clang-format, checked by ctest
-  clang-tidy                  # the checked-in .clang-tidy, checked by ctest (new code)
-  chromium                    # report.html is tested in real headless Chromium
 )
+if [ "$mode" = dev ]; then
+  apt_packages+=(
+    libgtest-dev libgmock-dev   # C++ unit and end-to-end tests
+    clang-format                # the checked-in .clang-format, checked by ctest
+    clang-tidy                  # the checked-in .clang-tidy, checked by ctest (new code)
+    chromium                    # report.html is tested in real headless Chromium
+    strace                      # the installed wheel's test: which files the runner opens
+  )
+fi
 
 install_apt_packages() {
   local missing=()
@@ -58,27 +71,44 @@ install_apt_packages() {
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# The developer's venv: requirements-dev.txt. The product's: torch (pinned there) and what the
+# bundled suite imports (suites/cuda-idioms/requirements.txt). A stamp per set says it is in.
 install_venv() {
-  local stamp="$venv/.devshim-requirements"
-  local want
+  local stamp="$venv/.devshim-requirements" product_stamp="$venv/.devshim-product"
+  local want product_want
   want="$(sha256sum "$root/requirements-dev.txt" | cut -d' ' -f1)"
-  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    return 0
+  product_want="$(cat "$root/requirements-dev.txt" "$root/suites/cuda-idioms/requirements.txt" |
+                  sha256sum | cut -d' ' -f1)"
+  if [ -x "$venv/bin/python" ]; then
+    [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+    [ "$mode" = product ] && [ -f "$product_stamp" ] &&
+      [ "$(cat "$product_stamp")" = "$product_want" ] && return 0
   fi
-  log "creating Python environment in $venv (torch==2.13.0, CPU wheel)"
   [ -x "$venv/bin/python" ] || "$base_python" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/requirements-dev.txt"
-  printf '%s\n' "$want" > "$stamp"
+  local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
+  if [ "$mode" = product ]; then
+    local torch
+    torch="$(grep -E '^torch==' "$root/requirements-dev.txt")"
+    log "installing into $venv: $torch (CPU wheel) and the bundled suite's requirements"
+    "${pip[@]}" "$torch" -r "$root/suites/cuda-idioms/requirements.txt"
+    printf '%s\n' "$product_want" > "$product_stamp"
+  else
+    log "installing requirements-dev.txt into $venv (torch==2.13.0, CPU wheel)"
+    "${pip[@]}" -r "$root/requirements-dev.txt"
+    printf '%s\n' "$want" > "$stamp"
+  fi
 }
 
 # Front-end packages from npm (package.json, package-lock.json): uPlot, which the build inlines
 # into `runner site`'s pages, and playwright-core, which drives Chromium in the site's tests.
+# The product needs uPlot alone (npm ci --omit=dev); the developer's set-up playwright-core too.
 install_npm_packages() {
   local stamp="$root/node_modules/.devshim-lock"
   local want
   want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    return 0
+  if [ -f "$stamp" ]; then
+    [ "$(cat "$stamp")" = "$want dev" ] && return 0
+    [ "$mode" = product ] && [ "$(cat "$stamp")" = "$want product" ] && return 0
   fi
   if ! command -v npm >/dev/null; then
     log "installing Node.js and npm (Debian packages nodejs npm)"
@@ -87,9 +117,11 @@ install_npm_packages() {
     "${sudo[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm
   fi
-  log "installing npm packages (package-lock.json) into node_modules"
-  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
-  printf '%s\n' "$want" > "$stamp"
+  local omit=()
+  [ "$mode" = product ] && omit=(--omit=dev)
+  log "installing npm packages (package-lock.json) into node_modules ${omit[*]}"
+  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error "${omit[@]}")
+  printf '%s %s\n' "$want" "$mode" > "$stamp"
 }
 
 configure_and_build() {
@@ -107,15 +139,24 @@ configure_and_build() {
           "choose another DEVSHIM_BUILD_DIR"
       exit 1
     fi
+    # A folder configured for the product alone gets the tests when the developer's set-up runs.
+    if [ "$mode" = dev ] && grep -q '^DEVSHIM_TESTS:BOOL=OFF$' "$build_dir/CMakeCache.txt"; then
+      log "adding the tests to $build_dir (DEVSHIM_TESTS=ON)"
+      cmake "$build_dir" -DDEVSHIM_TESTS=ON >/dev/null
+    fi
   else
     log "configuring $build_dir"
     # LibTorch (shim/cpp, suites/libtorch-idioms) is the one inside the venv's torch wheel.
-    local torch_prefix
+    local torch_prefix tests=ON
     torch_prefix="$("$venv/bin/python" -c 'import torch;print(torch.utils.cmake_prefix_path)')"
+    [ "$mode" = product ] && tests=OFF
     cmake -S "$root" -B "$build_dir" "${generator[@]}" "${build_type[@]}" \
-      -DDEVSHIM_PYTHON="$venv/bin/python" -DCMAKE_PREFIX_PATH="$torch_prefix" >/dev/null
+      -DDEVSHIM_PYTHON="$venv/bin/python" -DCMAKE_PREFIX_PATH="$torch_prefix" \
+      -DDEVSHIM_TESTS="$tests" >/dev/null
   fi
-  cmake --build "$build_dir" --parallel "$(nproc)"
+  local targets=()
+  [ "$mode" = product ] && targets=(--target runner devshim_probe shim_bytecode)
+  cmake --build "$build_dir" --parallel "$(nproc)" "${targets[@]}"
 }
 
 install_apt_packages

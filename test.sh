@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test (C++ and Python) through ctest in build/, then the C++ tests
-# again in build-asan/, built with AddressSanitizer + UndefinedBehaviorSanitizer
-# (docs/architecture.md#sanitizer-build). Benchmarks, the whole-torch import sweep and the shim's
+# Sets up, builds and runs every test (C++ and Python, the wheel's installation too) through ctest
+# in build/, then the C++ tests again in build-asan/, built with AddressSanitizer +
+# UndefinedBehaviorSanitizer (docs/architecture.md#sanitizer-build). Benchmarks, the whole-torch import sweep and the shim's
 # check on another torch (labels benchmark, sweep, other-torch) are left out.
 #   ./test.sh [extra ctest arguments]      e.g. ./test.sh -L e2e   (given to both ctest runs)
 # Environment:
@@ -41,8 +41,9 @@ fi
 if [ "$asan" = 1 ]; then
   asan_dir="${DEVSHIM_ASAN_BUILD_DIR:-$root/build-asan}"
   DEVSHIM_SANITIZE=1 DEVSHIM_BUILD_DIR="$asan_dir" "$root/setup.sh"
-  # After build/'s run, only what runs instrumented code: not pytest of the Python shim, not lint.
+  # After build/'s run, only what runs instrumented code: not pytest of the Python shim, not lint,
+  # not the wheel's test (whose wheel is a Release build of its own).
   exclude='benchmark|sweep|other-torch'
-  [ "$normal" = 1 ] && exclude='benchmark|sweep|other-torch|python|lint'
+  [ "$normal" = 1 ] && exclude='benchmark|sweep|other-torch|python|lint|install'
   run_ctest "$asan_dir" "$exclude" "$@"
 fi

@@ -1,5 +1,7 @@
 #include "runner/engine/device_probe.h"
 
+#include <fmt/format.h>
+
 #include "runner/engine/install_layout.h"
 #include "runner/engine/process_pool.h"
 
@@ -15,7 +17,20 @@ nlohmann::json run_device_probe(const Environment& env, std::chrono::millisecond
   }
   auto out = capture_output({probe.string(), "--json"}, fs::current_path(), timeout, env);
   if (!out) {
-    return {{"probe_error", probe.string() + " failed or timed out"}, {"probe_path", probe}};
+    // Why, in the probe's own words: most often the loader's, when the LibTorch it was built
+    // against is not where it looks (an installed probe with another torch, or none).
+    const CapturedProcess again =
+        capture_process({probe.string(), "--json"}, fs::current_path(), timeout, env,
+                        /*with_stderr=*/true);
+    std::string why = again.timed_out ? "timed out" : !again.started ? again.error : "failed";
+    if (again.exit_code) why = fmt::format("exited with {}", *again.exit_code);
+    if (again.signal) why = "ended by " + signal_name(*again.signal);
+    std::string said = again.output;
+    while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
+    if (const auto nl = said.rfind('\n'); nl != std::string::npos) said.erase(0, nl + 1);
+    if (said.size() > 300) said = said.substr(0, 300) + "...";
+    return {{"probe_error", probe.string() + " " + why + (said.empty() ? "" : ": " + said)},
+            {"probe_path", probe}};
   }
   nlohmann::json j = nlohmann::json::parse(*out, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) {

@@ -1,0 +1,41 @@
+# The installed layout (runner/engine/install_layout.h): the runner finds every file it needs
+# relative to itself, so that each way of installing it gives the same tree:
+#
+#   bin/runner, bin/devshim-probe
+#   share/devshim/shim/            sitecustomize.py and the devshim package (put on PYTHONPATH)
+#   share/devshim/zygote/          the warm-start server
+#
+# `cmake --install build --prefix P` installs it under P. The wheel (pyproject.toml,
+# scikit-build-core) installs bin/ as the venv's scripts and share/ under the venv's prefix, so the
+# venv's bin/runner finds <venv>/share/devshim; it also puts the devshim package into
+# site-packages (import devshim, python -m devshim). bin/ and share/ are fixed names: the runner
+# looks at <its folder>/../share/devshim and nowhere else.
+if(SKBUILD)
+  set(_devshim_bin "${SKBUILD_SCRIPTS_DIR}")
+  set(_devshim_share "${SKBUILD_DATA_DIR}/share/devshim")
+else()
+  set(_devshim_bin bin)
+  set(_devshim_share share/devshim)
+endif()
+
+install(TARGETS runner devshim_probe RUNTIME DESTINATION "${_devshim_bin}")
+install(FILES "${CMAKE_SOURCE_DIR}/shim/python/sitecustomize.py"
+        DESTINATION "${_devshim_share}/shim")
+install(DIRECTORY "${CMAKE_SOURCE_DIR}/shim/python/devshim" DESTINATION "${_devshim_share}/shim"
+        PATTERN __pycache__ EXCLUDE)
+install(FILES "${CMAKE_SOURCE_DIR}/runner/engine/zygote/devshim_zygote.py"
+        DESTINATION "${_devshim_share}/zygote")
+
+# devshim-probe links LibTorch, which is not installed with it: installed by cmake --install it
+# keeps the path of the LibTorch it was built with; in a wheel it looks for the torch that lies in
+# the same environment, <prefix>/lib/pythonX.Y/{site,dist}-packages/torch/lib (a venv, --user and
+# conda: site-packages; Debian's system pip: dist-packages). The probe is built against one
+# torch's C++ library (its ABI changes between releases): with another torch it does not start and
+# `runner devices` and every run's environment record say why (docs/install.md).
+set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+if(SKBUILD)
+  find_package(Python REQUIRED COMPONENTS Interpreter)
+  set(_devshim_pylib "lib/python${Python_VERSION_MAJOR}.${Python_VERSION_MINOR}")
+  set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH_USE_LINK_PATH OFF INSTALL_RPATH
+    "$ORIGIN/../${_devshim_pylib}/site-packages/torch/lib;$ORIGIN/../${_devshim_pylib}/dist-packages/torch/lib")
+endif()
