@@ -79,6 +79,15 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
   return framework_traits(suite.framework).command(suite, python, file, junit_path);
 }
 
+std::string_view warm_start_refusal() {
+#if defined(__APPLE__)
+  return "macOS: a process forked from one that loaded torch may not use Metal, Accelerate or "
+         "CoreFoundation";
+#else
+  return {};
+#endif
+}
+
 std::string find_executable(const std::string& name, const Environment& env) {
   if (name.find('/') != std::string::npos) return name;
   auto it = env.find("PATH");

