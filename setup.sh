@@ -127,6 +127,8 @@ install_npm_packages() {
 configure_and_build() {
   local generator=() build_type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEVSHIM_SANITIZE=OFF)
   command -v ninja >/dev/null && generator=(-G Ninja)
+  # The product alone builds without debug information: a quarter less time to the first report.
+  [ "$mode" = product ] && build_type=(-DCMAKE_BUILD_TYPE=Release -DDEVSHIM_SANITIZE=OFF)
   # The sanitizer build: -O0 compiles in about 60% of the time -O1 takes, and the tests it runs
   # wait on Python more than on devshim's code; -g1 is the line tables the reports' stacks need.
   [ "$sanitize" = 1 ] && build_type=(-DCMAKE_BUILD_TYPE= "-DCMAKE_CXX_FLAGS=-O0 -g1"
@@ -141,8 +143,8 @@ configure_and_build() {
     fi
     # A folder configured for the product alone gets the tests when the developer's set-up runs.
     if [ "$mode" = dev ] && grep -q '^DEVSHIM_TESTS:BOOL=OFF$' "$build_dir/CMakeCache.txt"; then
-      log "adding the tests to $build_dir (DEVSHIM_TESTS=ON)"
-      cmake "$build_dir" -DDEVSHIM_TESTS=ON >/dev/null
+      log "adding the tests to $build_dir (DEVSHIM_TESTS=ON, the developer's build type)"
+      cmake "$build_dir" -DDEVSHIM_TESTS=ON "${build_type[@]}" >/dev/null
     fi
   else
     log "configuring $build_dir"
