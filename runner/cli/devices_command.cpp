@@ -143,7 +143,8 @@ std::vector<std::string> device_recommendations(const json& device_probe, const 
     out.emplace_back("The Python interpreter could not be probed: check --python / the suite.");
   } else if (get<std::string>(python, "torch", "").empty()) {
     out.emplace_back(
-        "torch does not import in this Python: install torch there (./setup.sh makes .venv).");
+        "torch does not import in this Python: install torch there (pip install torch; in a "
+        "checkout, ./setup.sh makes .venv).");
   } else if (!device_probe.contains("probe_error")) {
     const std::string lib = get<std::string>(device_probe, "torch_version", "");
     const std::string py = get<std::string>(python, "torch", "");
@@ -163,6 +164,11 @@ std::string default_python() {
     const fs::path venv = dir / ".venv" / "bin" / "python";
     if (::access(venv.c_str(), X_OK) == 0) return venv.string();
     if (dir == dir.root_path()) break;
+  }
+  // An installed runner (the wheel) lies in the venv whose python it was installed with.
+  if (const fs::path self = executable_path(); !self.empty()) {
+    const fs::path beside = self.parent_path() / "python";
+    if (::access(beside.c_str(), X_OK) == 0) return beside.string();
   }
   return "python3";
 }

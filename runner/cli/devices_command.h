@@ -21,7 +21,8 @@ struct DevicesOptions {
 nlohmann::json devices_report(const DevicesOptions& options);
 
 /// The interpreter devices probes without a suite or --python: the nearest .venv/bin/python
-/// from the current folder up (the checkout's, as ./setup.sh makes it), else "python3".
+/// from the current folder up (the checkout's, as ./setup.sh makes it), else the python beside
+/// the runner (a runner installed into a venv), else "python3".
 std::string default_python();
 
 /// Prints devices_report as text or JSON. Returns 0, or 1 (RuntimeError) when neither probe

@@ -187,11 +187,13 @@ def test_site_and_devices_run_from_the_venv(venv, tmp_path):
     assert files_in_checkout(trace, venv / "bin" / "runner") == []
 
     trace = tmp_path / "devices.trace"
-    devices = traced([str(venv / "bin" / "runner"), "devices", "--json", "--python",
-                      str(venv / "bin" / "python")], trace, env=env, cwd=tmp_path, timeout=600)
+    # No --python: an installed runner probes the venv's own interpreter.
+    devices = traced([str(venv / "bin" / "runner"), "devices", "--json"], trace, env=env,
+                     cwd=tmp_path, timeout=600)
     assert files_in_checkout(trace, venv / "bin" / "devshim-probe") == []
     report = json.loads(devices.stdout)
     probe = report["device_probe"]
     assert "probe_error" not in probe, probe
     assert probe["torch_version"].startswith("2.13.0"), probe
     assert Path(probe["probe_path"]) == venv / "bin" / "devshim-probe"
+    assert report["python"]["torch"].startswith("2.13.0"), report["python"]
