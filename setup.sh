@@ -31,6 +31,9 @@ venv="${DEVSHIM_VENV:-$root/.venv}"
 base_python="${DEVSHIM_PYTHON:-python3}"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
+# Debian 12 and macOS (Homebrew) differ in these two tools' names.
+cores() { nproc 2>/dev/null || sysctl -n hw.ncpu; }
+sha256() { if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi; }
 
 # Debian packages, one line per reason (docs/architecture.md says why each is there).
 apt_packages=(
@@ -51,6 +54,41 @@ if [ "$mode" = dev ]; then
     strace                      # the installed wheel's test: which files the runner opens
   )
 fi
+
+# macOS: Homebrew's formulae for the same libraries (docs/install.md#macos). Python 3.11: the
+# version torch 2.13.0 and the wheel are built for here. boost@1.85: Boost.Process v2's launcher
+# hooks are checked for 1.81 up to 1.89 (runner/engine/process_start.cpp). No clang-format or
+# clang-tidy: the lints are Linux's (their checked-in configuration is clang 14's), and ctest
+# registers them only where it finds the tools.
+brew_packages=(cmake ninja pkg-config boost@1.85 fmt nlohmann-json sqlite cli11 pugixml node
+               python@3.11)
+[ "$mode" = dev ] && brew_packages+=(googletest)
+
+install_brew_packages() {
+  command -v brew >/dev/null || { log "macOS needs Homebrew (https://brew.sh) to install: ${brew_packages[*]}"; exit 1; }
+  local missing=() pkg
+  for pkg in "${brew_packages[@]}"; do
+    brew list --versions "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  log "installing Homebrew packages: ${missing[*]}"
+  brew install "${missing[@]}"
+}
+
+install_system_packages() {
+  if [ "$(uname -s)" = Darwin ]; then
+    install_brew_packages
+    # Keg-only formulae: CMake finds them through the environment's CMAKE_PREFIX_PATH (which it
+    # searches besides the -D one), the tools through PATH.
+    local prefix
+    prefix="$(brew --prefix)"
+    export CMAKE_PREFIX_PATH="$prefix/opt/boost@1.85${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    export PATH="$prefix/opt/python@3.11/bin:$PATH"
+    [ -n "${DEVSHIM_PYTHON:-}" ] || base_python=python3.11
+  else
+    install_apt_packages
+  fi
+}
 
 install_apt_packages() {
   local missing=()
@@ -76,9 +114,9 @@ install_apt_packages() {
 install_venv() {
   local stamp="$venv/.devshim-requirements" product_stamp="$venv/.devshim-product"
   local want product_want
-  want="$(sha256sum "$root/requirements-dev.txt" | cut -d' ' -f1)"
+  want="$(sha256 < "$root/requirements-dev.txt" | cut -d' ' -f1)"
   product_want="$(cat "$root/requirements-dev.txt" "$root/suites/cuda-idioms/requirements.txt" |
-                  sha256sum | cut -d' ' -f1)"
+                  sha256 | cut -d' ' -f1)"
   if [ -x "$venv/bin/python" ]; then
     [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
     [ "$mode" = product ] && [ -f "$product_stamp" ] &&
@@ -105,7 +143,7 @@ install_venv() {
 install_npm_packages() {
   local stamp="$root/node_modules/.devshim-lock"
   local want
-  want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
+  want="$(sha256 < "$root/package-lock.json" | cut -d' ' -f1)"
   if [ -f "$stamp" ]; then
     [ "$(cat "$stamp")" = "$want dev" ] && return 0
     [ "$mode" = product ] && [ "$(cat "$stamp")" = "$want product" ] && return 0
@@ -158,10 +196,10 @@ configure_and_build() {
   fi
   local targets=()
   [ "$mode" = product ] && targets=(--target runner devshim_probe shim_bytecode)
-  cmake --build "$build_dir" --parallel "$(nproc)" "${targets[@]}"
+  cmake --build "$build_dir" --parallel "$(cores)" "${targets[@]}"
 }
 
-install_apt_packages
+install_system_packages
 install_venv
 install_npm_packages
 configure_and_build

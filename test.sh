@@ -31,7 +31,8 @@ run_ctest() {  # build folder, labels to exclude, caller's arguments
   local dir="$1" exclude=(--label-exclude "$2")
   shift 2
   [ "$caller_excludes" = 1 ] && exclude=()
-  (cd "$dir" && ctest --output-on-failure "${exclude[@]}" --parallel "$(nproc)" "$@")
+  (cd "$dir" && ctest --output-on-failure "${exclude[@]}" \
+    --parallel "$(nproc 2>/dev/null || sysctl -n hw.ncpu)" "$@")
 }
 
 if [ "$normal" = 1 ]; then

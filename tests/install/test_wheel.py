@@ -27,6 +27,8 @@ import pytest
 ROOT = Path(os.environ.get("DEVSHIM_ROOT", Path(__file__).resolve().parents[2]))
 WORK = Path(os.environ.get("DEVSHIM_WORK", ROOT / "build" / "install-test"))
 CHECKOUT_RUNNER = os.environ.get("DEVSHIM_RUNNER", str(ROOT / "build" / "runner" / "runner"))
+# The wheel is Linux's: auditwheel makes it a manylinux wheel, strace watches what it opens.
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the wheel is built for Linux")
 TORCH = "torch==2.13.0"  # the CPU wheel on this machine's disk (requirements-dev.txt)
 # LibTorch's libraries come with the user's torch, never inside devshim's wheel.
 TORCH_LIBRARIES = ["libtorch.so", "libtorch_cpu.so", "libc10.so"]
