@@ -52,6 +52,7 @@ if [ "$mode" = dev ]; then
     clang-tidy                  # the checked-in .clang-tidy, checked by ctest (new code)
     chromium                    # report.html is tested in real headless Chromium
     strace                      # the installed wheel's test: which files the runner opens
+    shellcheck                  # the workflows' scripts, through actionlint (ctest)
   )
 fi
 
