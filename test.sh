@@ -43,8 +43,9 @@ if [ "$asan" = 1 ]; then
   asan_dir="${DEVSHIM_ASAN_BUILD_DIR:-$root/build-asan}"
   DEVSHIM_SANITIZE=1 DEVSHIM_BUILD_DIR="$asan_dir" "$root/setup.sh"
   # After build/'s run, only what runs instrumented code: not pytest of the Python shim, not lint,
-  # not the wheel's test (whose wheel is a Release build of its own).
+  # not the wheel's test (whose wheel is a Release build of its own), not the macOS cross-check (it
+  # compiles the same sources with Zig, whatever the build).
   exclude='benchmark|sweep|other-torch'
-  [ "$normal" = 1 ] && exclude='benchmark|sweep|other-torch|python|lint|install'
+  [ "$normal" = 1 ] && exclude='benchmark|sweep|other-torch|python|lint|install|portability'
   run_ctest "$asan_dir" "$exclude" "$@"
 fi

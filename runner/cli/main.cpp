@@ -637,8 +637,8 @@ int main(int argc, char** argv) {
   // Each line out as soon as it is complete, on a pipe or a file too (CI logs, cron mail,
   // `| tee`): a run of hours shows its progress as it goes, and a kill -9 loses no line printed.
   std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
-  devshim::apply_process_settings(devshim::runner_environment());
   try {
+    devshim::apply_process_settings(devshim::runner_environment());
     if (argc > 1) {
       const std::string first = argv[1];
       for (const Command& c : commands()) {

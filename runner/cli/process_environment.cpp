@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "base/error.h"
+#include "runner/engine/process_platform.h"
 #include "runner/results/sqlite.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration)
@@ -30,6 +32,14 @@ const Environment& runner_environment() {
 
 void apply_process_settings(const Environment& env) {
   sql::set_default_busy_ms(sql::parse_busy_timeout(value_of(env, "DEVSHIM_DB_TIMEOUT")));
+  if (const std::string name = value_of(env, "DEVSHIM_PROCESS_PLATFORM"); !name.empty()) {
+    const ProcessPlatform* platform = process_platform_named(name);
+    if (platform == nullptr) {
+      throw UsageError("DEVSHIM_PROCESS_PLATFORM: no process platform '" + name +
+                       "' in this build (it has: " + process_platform_names() + ")");
+    }
+    select_process_platform(*platform);
+  }
 }
 
 }  // namespace devshim

@@ -1,7 +1,10 @@
 #include "runner/engine/command_runner.h"
 
+#include <fmt/format.h>
+
 #include "base/error.h"
 #include "runner/engine/interrupt.h"
+#include "runner/engine/process_platform.h"
 #include "runner/engine/process_reaper.h"
 #include "runner/engine/zygote.h"
 
@@ -21,7 +24,13 @@ bool PoolCommandRunner::run(const std::vector<ProcessSpec>& specs, const PoolOpt
   PoolOptions with_reaper = options;
   with_reaper.children = reaper_.get();
   with_reaper.warm_parent = nullptr;
-  if (options.warm && !specs.empty() && interrupt_signal() == 0) {
+  if (options.warm && !specs.empty() && interrupt_signal() == 0 &&
+      !process_platform().adopts_orphans()) {
+    // The zygote's children are forked twice: the runner waits for them only as their adopter.
+    observer.on_warm_start(std::nullopt, fmt::format("the {} process platform cannot adopt the "
+                                                     "warm parent's children",
+                                                     process_platform().name()));
+  } else if (options.warm && !specs.empty() && interrupt_signal() == 0) {
     if (zygote_ && zygote_->state() == Zygote::State::kFailed) {
       zygote_failed_ = zygote_->options();
       zygote_error_ = zygote_->why();

@@ -33,10 +33,11 @@ class CommandRunner {
 
 /// Real processes through ProcessPool, with a ProcessReaper watching every batch, so no process
 /// of a test outlives it (runner/engine/process_reaper.h). prepare() forks the reaper's watchdog,
-/// which must happen while the runner has no other thread. With PoolOptions::warm, the first run()
-/// starts a zygote (runner/engine/zygote.h) without waiting for it (the pool starts files cold
-/// until it is ready), which later runs with the same options (reruns) share; other options
-/// replace it.
+/// which must happen while the runner has no other thread. With PoolOptions::warm, on a process
+/// platform that adopts orphans (runner/engine/process_platform.h; elsewhere every file starts
+/// cold, and the observer hears why through on_warm_start), the first run() starts a zygote
+/// (runner/engine/zygote.h) without waiting for it (the pool starts files cold until it is ready),
+/// which later runs with the same options (reruns) share; other options replace it.
 class PoolCommandRunner final : public CommandRunner {
  public:
   PoolCommandRunner();

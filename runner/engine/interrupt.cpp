@@ -9,6 +9,7 @@
 #include <csignal>
 
 #include "runner/engine/process_pool.h"
+#include "runner/engine/system_calls.h"
 
 namespace devshim {
 
@@ -34,7 +35,7 @@ extern "C" void on_signal(int signo) {
 
 void catch_interrupts() {
   if (wake_pipe[0] >= 0) return;
-  if (::pipe2(wake_pipe.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
+  if (open_pipe(wake_pipe, /*nonblocking=*/true) != 0) {
     throw RuntimeError("cannot create the pipe that signals are reported on");
   }
   struct sigaction ignore {};
@@ -43,7 +44,7 @@ void catch_interrupts() {
   struct sigaction handler {};
   handler.sa_handler = on_signal;
   handler.sa_flags = SA_RESTART;
-  ::sigfillset(&handler.sa_mask);
+  sigfillset(&handler.sa_mask);  // a macro on macOS: no ::
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction old {};
     ::sigaction(sig, nullptr, &old);

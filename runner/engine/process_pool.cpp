@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "runner/engine/interrupt.h"
 #include "runner/engine/process_start.h"
+#include "runner/engine/system_calls.h"
 
 namespace devshim {
 
@@ -30,9 +31,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 std::string signal_name(int signo) {
-  const char* abbrev = ::sigabbrev_np(signo);
-  if (abbrev == nullptr) return "signal " + std::to_string(signo);
-  return std::string("SIG") + abbrev;
+  const char* name = signal_abbreviation(signo);
+  return name != nullptr ? std::string(name) : "signal " + std::to_string(signo);
 }
 
 namespace {
@@ -445,7 +445,7 @@ CapturedProcess capture_process(const std::vector<std::string>& argv, const fs::
       return result;
     }
     std::array<int, 2> fds{};
-    if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+    if (open_pipe(fds) != 0) {
       result.error = std::strerror(errno);
       return result;
     }

@@ -79,10 +79,10 @@ class PoolObserver {
 ///
 /// Each child: its own process group (setpgid before exec), stdin = /dev/null, stdout and stderr
 /// into spec.log_path (opened with O_TRUNC; parent folders created), cwd = spec.cwd, environment
-/// = exactly spec.env, default signal dispositions, SIGKILL if the runner dies
-/// (PR_SET_PDEATHSIG). A child past the timeout gets SIGTERM on its whole group, then SIGKILL after
-/// the grace. When a child exits, whatever is left of its group (grandchildren) gets SIGKILL, so
-/// no process of a test outlives its file.
+/// = exactly spec.env, default signal dispositions, SIGKILL if the runner dies where the process
+/// platform offers it (runner/engine/process_platform.h). A child past the timeout gets SIGTERM on
+/// its whole group, then SIGKILL after the grace. When a child exits, whatever is left of its group
+/// (grandchildren) gets SIGKILL, so no process of a test outlives its file.
 ///
 /// The signals runner/engine/interrupt.h catches interrupt the run (one caught before run()
 /// too): no new process starts, the running groups get SIGTERM, then SIGKILL after the grace (at

@@ -1,9 +1,7 @@
 #include "runner/engine/process_reaper.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,14 +12,13 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <random>
-#include <sstream>
 
 #include "base/error.h"
+#include "runner/engine/process_table.h"
+#include "runner/engine/system_calls.h"
 
 namespace devshim {
 
@@ -45,42 +42,27 @@ bool read_exact(int fd, void* buf, std::size_t n) {
   return true;
 }
 
-// True when /proc/<pid>/environ holds needle ("VAR=value-prefix") at the start of an entry.
-bool environ_has(const char* pid, const char* needle, std::size_t needle_len) {
-  char path[300];  // "/proc/" + a d_name of up to 255 bytes + "/environ"
-  std::snprintf(path, sizeof path, "/proc/%s/environ", pid);
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  std::size_t len = 0;
-  for (ssize_t r = 0; len < g_environ.size(); len += static_cast<std::size_t>(r)) {
-    r = ::read(fd, g_environ.data() + len, g_environ.size() - len);
-    if (r <= 0) break;
-  }
-  ::close(fd);
-  for (std::size_t i = 0; i + needle_len <= len;) {
-    if (std::memcmp(g_environ.data() + i, needle, needle_len) == 0) return true;
-    const void* nul = std::memchr(g_environ.data() + i, '\0', len - i);
-    if (nul == nullptr) break;
-    i = static_cast<std::size_t>(static_cast<const char*>(nul) - g_environ.data()) + 1;
-  }
-  return false;
-}
+struct Needle {
+  const char* text;
+  std::size_t len;
+  pid_t self;
+  int killed;
+};
 
 // SIGKILL to every process (but this one) whose environment carries needle; returns how many.
 int kill_marked(const char* needle) {
-  const std::size_t needle_len = std::strlen(needle);
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return 0;
-  int killed = 0;
-  const pid_t self = ::getpid();
-  while (dirent* e = ::readdir(proc)) {
-    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    const pid_t pid = static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10));
-    if (pid == self || !environ_has(e->d_name, needle, needle_len)) continue;
-    if (::kill(pid, SIGKILL) == 0) ++killed;
-  }
-  ::closedir(proc);
-  return killed;
+  Needle n{needle, std::strlen(needle), ::getpid(), 0};
+  process_table::for_each_process(
+      [](pid_t pid, void* context) {
+        auto& n = *static_cast<Needle*>(context);
+        if (pid == n.self) return;
+        const std::size_t len =
+            process_table::read_environ(pid, g_environ.data(), g_environ.size());
+        if (process_table::find_entry(g_environ.data(), len, n.text, n.len) == nullptr) return;
+        if (::kill(pid, SIGKILL) == 0) ++n.killed;
+      },
+      &n);
+  return n.killed;
 }
 
 [[noreturn]] void watchdog_main(int fd, const char* needle) {
@@ -93,8 +75,8 @@ int kill_marked(const char* needle) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   int null = ::open("/dev/null", O_RDWR);
   for (int std_fd = 0; std_fd < 3 && null >= 0; ++std_fd) ::dup2(null, std_fd);
-  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
-  ::close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
+  if (fd > 3) close_descriptors(3, static_cast<unsigned>(fd) - 1);
+  close_descriptors(static_cast<unsigned>(fd) + 1, ~0U);
 
   std::size_t n = 0;
   std::int32_t msg = 0;
@@ -121,58 +103,32 @@ int kill_marked(const char* needle) {
 
 // ---- The runner's side. ----
 
-struct ProcStat {
-  char state = '?';
-  pid_t pgrp = 0;
-  pid_t session = 0;
-};
-
-std::optional<ProcStat> proc_stat(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  // "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
-  const auto close = line.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(line.substr(close + 1));
-  ProcStat s;
-  pid_t ppid = 0;
-  if (!(rest >> s.state >> ppid >> s.pgrp >> s.session)) return std::nullopt;
-  return s;
-}
-
-std::vector<pid_t> own_children() {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream in(task.path() / "children");
-    for (pid_t pid = 0; in >> pid;) out.push_back(pid);
-  }
-  return out;
-}
-
-// The file index of our cookie in pid's environment, if it carries it.
-std::optional<std::size_t> cookie_index(pid_t pid, const std::string& prefix) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  for (std::string entry; std::getline(in, entry, '\0');) {
-    if (entry.compare(0, prefix.size(), prefix) != 0) continue;
-    std::size_t index = 0;
-    const char* first = entry.data() + prefix.size();
-    auto [end, ec] = std::from_chars(first, entry.data() + entry.size(), index);
-    if (ec == std::errc() && end != first) return index;
-  }
+// The file index of our cookie in pid's environment (read into buf), if it carries it.
+std::optional<std::size_t> cookie_index(pid_t pid, const std::string& prefix,
+                                        std::vector<char>& buf) {
+  const std::size_t len = process_table::read_environ(pid, buf.data(), buf.size());
+  const char* entry = process_table::find_entry(buf.data(), len, prefix.data(), prefix.size());
+  if (entry == nullptr) return std::nullopt;
+  const char* first = entry + prefix.size();
+  const char* last = static_cast<const char*>(std::memchr(first, '\0', buf.data() + len - first));
+  std::size_t index = 0;
+  auto [end, ec] = std::from_chars(first, last != nullptr ? last : buf.data() + len, index);
+  if (ec == std::errc() && end != first) return index;
   return std::nullopt;
 }
 
 }  // namespace
 
-ProcessReaper::ProcessReaper() {
+ProcessReaper::ProcessReaper() : ProcessReaper(process_platform()) {}
+
+ProcessReaper::ProcessReaper(const ProcessPlatform& platform)
+    : platform_(platform), environ_(g_environ.size()) {
   std::random_device random;
   cookie_ = fmt::format("{}-{:08x}", ::getpid(), random());
   // The needle is built before the fork: the watchdog allocates nothing.
   const std::string needle = fmt::format("{}={}:", kProcessCookieVar, cookie_);
   std::array<int, 2> fds{};
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+  if (open_pipe(fds) != 0) {
     throw RuntimeError(fmt::format("cannot create the watchdog's pipe: {}", std::strerror(errno)));
   }
   watchdog_ = ::fork();
@@ -185,7 +141,7 @@ ProcessReaper::ProcessReaper() {
   if (watchdog_ == 0) watchdog_main(fds[0], needle.c_str());
   ::close(fds[0]);
   pipe_ = fds[1];
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  platform_.become_subreaper();
 }
 
 ProcessReaper::~ProcessReaper() {
@@ -226,42 +182,52 @@ std::size_t ProcessReaper::sweep(const std::vector<std::size_t>& running_files) 
   const auto running = [&](std::size_t index) {
     return std::find(running_files.begin(), running_files.end(), index) != running_files.end();
   };
+  const bool adopted = platform_.adopts_orphans();
   std::map<pid_t, std::vector<std::size_t>> still_unknown;
   const std::unique_lock no_process_half_started(process_start_mutex());
+  const pid_t self = ::getpid();
   const pid_t my_session = ::getsid(0);
   const pid_t my_group = ::getpgrp();
   const std::string prefix = std::string(kProcessCookieVar) + "=" + cookie_ + ":";
   std::size_t killed = 0;
-  for (pid_t child : own_children()) {
-    if (child == watchdog_) continue;
-    const auto stat = proc_stat(child);
+  for (pid_t pid : platform_.sweep_candidates()) {
+    if (pid == watchdog_ || pid == self) continue;
+    const auto stat = process_table::stat(pid);
     if (!stat) continue;
     // A group leader of our session is a process this runner started (a test file's, a probe's):
-    // its owner waits for it. Anything else is an adopted orphan.
-    const bool own_leader = stat->pgrp == child && stat->session == my_session;
-    if (stat->state == 'Z') {
-      if (!own_leader) ::waitpid(child, nullptr, WNOHANG);
+    // its owner waits for it. Anything else is an adopted orphan, or (not adopted) a process of
+    // the system that carries our cookie.
+    const bool own_leader = stat->pgrp == pid && stat->session == my_session;
+    if (stat->zombie) {
+      if (adopted && !own_leader) ::waitpid(pid, nullptr, WNOHANG);
       continue;
     }
     if (watched_.count(stat->pgrp) > 0) continue;  // a running file's: dies with its group
-    const auto index = cookie_index(child, prefix);
+    const auto index = cookie_index(pid, prefix, environ_);
+    if (!adopted && !index) continue;  // every process of the system: only the cookie says ours
     if (index ? running(*index) : own_leader) continue;
     if (!index) {
       // No cookie: it cleared its environment. It came from a file running when it was first
       // seen, so it lives while one of those does.
-      auto known = unknown_.find(child);
+      auto known = unknown_.find(pid);
       std::vector<std::size_t> suspects = known != unknown_.end() ? known->second : running_files;
       if (std::any_of(suspects.begin(), suspects.end(), running)) {
-        still_unknown.emplace(child, std::move(suspects));
+        still_unknown.emplace(pid, std::move(suspects));
         continue;
       }
     }
     if (stat->pgrp > 1 && stat->pgrp != my_group) ::kill(-stat->pgrp, SIGKILL);
-    if (::kill(child, SIGKILL) == 0) ++killed;
-    dying_.push_back(child);
+    if (::kill(pid, SIGKILL) == 0) ++killed;
+    dying_.push_back(pid);
   }
   unknown_ = std::move(still_unknown);  // forgets those gone, so a reused pid starts afresh
-  std::erase_if(dying_, [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
+  // Adopted: reaped here. Not adopted: init reaps them; gone once the table shows no live process
+  // with our cookie under that pid.
+  std::erase_if(dying_, [&](pid_t pid) {
+    if (adopted) return ::waitpid(pid, nullptr, WNOHANG) != 0;
+    const auto stat = process_table::stat(pid);
+    return !stat || stat->zombie || !cookie_index(pid, prefix, environ_);
+  });
   return killed + dying_.size();
 }
 

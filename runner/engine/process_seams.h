@@ -1,12 +1,13 @@
 // The process pool's two seams to machinery it uses and does not own, as small interfaces:
 //   ChildTracker  keeps every process of a test file from outliving the run
-//                 (ProcessReaper, runner/engine/process_reaper.h, on Linux)
+//                 (ProcessReaper, runner/engine/process_reaper.h, on either process
+//                 platform: runner/engine/process_platform.h)
 //   WarmParent    forks test processes that start with their imports done
 //                 (Zygote, runner/engine/zygote.h)
 // PoolCommandRunner (runner/engine/command_runner.h) owns the implementations and hands them to
 // the pool (PoolOptions); the pool's tests hand it fakes
-// (tests/runner/engine/process_pool_seams_test.cpp). Another platform's process handling plugs in
-// here.
+// (tests/runner/engine/process_pool_seams_test.cpp). What differs between operating systems lies
+// below these seams, in runner/engine/process_platform.h.
 #pragma once
 
 #include <sys/types.h>

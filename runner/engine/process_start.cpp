@@ -1,7 +1,6 @@
 #include "runner/engine/process_start.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +16,9 @@
 #include <climits>
 #include <csignal>
 
+#include "runner/engine/process_platform.h"
 #include "runner/engine/process_reaper.h"
+#include "runner/engine/system_calls.h"
 
 // Boost.Process v2 in 1.81 needs its environment implementation compiled in exactly one TU.
 #include <boost/process/v2/impl/environment.ipp>
@@ -74,11 +75,13 @@ error_code exec_setup(Launcher& l, const bp2::filesystem::path& exe, const char*
 // The child's own settings; runs in the child between fork and exec, after the standard streams
 // are in place (async-signal-safe calls only).
 struct ChildSetup {
+  const ProcessPlatform* platform;  ///< read in the parent: the child calls die_with_parent
+
   template <typename Launcher, typename CmdLine>
   error_code on_exec_setup(Launcher& /*launcher*/, const bp2::filesystem::path& /*exe*/,
                            CmdLine& /*cmd_line*/) const {
     if (::setpgid(0, 0) != 0) return last_error();
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    platform->die_with_parent();
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD}) ::signal(sig, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -102,7 +105,7 @@ class ForkSafeLauncher : public bp2::posix::default_launcher {
     // The child's errno when exec fails; exec closes the write end, which the parent reads as
     // success. O_CLOEXEC from the start: a child forked by another thread must not hold it.
     std::array<int, 2> pipe{-1, -1};
-    if (::pipe2(pipe.data(), O_CLOEXEC) != 0) throw_error(last_error(), "pipe2");
+    if (open_pipe(pipe) != 0) throw_error(last_error(), "pipe");
     struct Closer {
       std::array<int, 2>& fds;
       ~Closer() {
@@ -161,10 +164,10 @@ class ForkSafeLauncher : public bp2::posix::default_launcher {
       unsigned first = 0;
       for (int keep : fd_whitelist) {
         const auto k = static_cast<unsigned>(keep);
-        if (k > first) ::close_range(first, k - 1, 0);
+        if (k > first) close_descriptors(first, k - 1);
         first = k + 1;
       }
-      ::close_range(first, UINT_MAX, 0);
+      close_descriptors(first, UINT_MAX);
       ::execve(exe.c_str(), const_cast<char* const*>(argv), const_cast<char* const*>(env));
       ec = last_error();
     }
@@ -189,9 +192,10 @@ bp2::process start_process(boost::asio::io_context& ctx, const ChildStart& start
 
   ForkSafeLauncher launcher;
   const auto starting = starting_a_process();
-  const pid_t pid = launcher.launch(start.executable, start.args, bp2::process_stdio{in, out, err},
-                                    bp2::process_start_dir{start.cwd.string()},
-                                    bp2::process_environment{start.env}, ChildSetup{});
+  const pid_t pid =
+      launcher.launch(start.executable, start.args, bp2::process_stdio{in, out, err},
+                      bp2::process_start_dir{start.cwd.string()},
+                      bp2::process_environment{start.env}, ChildSetup{&process_platform()});
   ::setpgid(pid, pid);  // also done in the child; whichever runs first wins
   return bp2::process(ctx.get_executor(), pid);
 }

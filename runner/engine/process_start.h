@@ -26,7 +26,8 @@ struct ChildStart {
 ///
 /// The child is the leader of its own process group from before exec (setpgid in the child and
 /// again in the parent; ProcessReaper::sweep never sees it in between: starting_a_process), gets
-/// SIGKILL when the runner dies (PR_SET_PDEATHSIG), default signal dispositions and an empty
+/// SIGKILL when the runner dies where the process platform offers it (linux: PR_SET_PDEATHSIG;
+/// runner/engine/process_platform.h), default signal dispositions and an empty
 /// signal mask, and no file descriptor but its three standard ones.
 ///
 /// Safe to call from several threads at once, beside threads that allocate or hold locks: between

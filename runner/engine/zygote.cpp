@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "runner/engine/system_calls.h"
 
 namespace devshim {
 
@@ -64,7 +65,7 @@ Zygote::Zygote(const WarmStartOptions& o) : options_(o) {
   deadline_ = started_ + o.ready_timeout;
   std::array<int, 2> requests{-1, -1};
   std::array<int, 2> replies{-1, -1};
-  if (::pipe2(requests.data(), O_CLOEXEC) != 0 || ::pipe2(replies.data(), O_CLOEXEC) != 0) {
+  if (open_pipe(requests) != 0 || open_pipe(replies) != 0) {
     throw RuntimeError(fmt::format("zygote: pipe: {}", std::strerror(errno)));
   }
   const int log = ::open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -125,6 +125,39 @@ TEST_F(WarmE2E, AFileSeesWhatAColdStartWouldAndNothingOfTheFileBefore) {
   EXPECT_FALSE(fs::exists(workdir)) << workdir << " outlived the run";
 }
 
+#if defined(DEVSHIM_PLATFORM_LINUX)
+TEST_F(WarmE2E, ThePosixPlatformStartsEveryFileColdSaysWhyAndEndsThemAsLinuxDoes) {
+  // No subreaper: the runner cannot wait for the zygote's doubly forked children
+  // (runner/engine/process_platform.h). The mixed suite's crash, hang, flood and daemon end as
+  // on the linux platform.
+  auto with = [&](const std::string& platform) {
+    std::vector<std::string> args = runner_argv("mixed", {"--max-log-mb", "5"});
+    args.at(5) = (out() / platform).string();  // --out's value
+    if (platform == "linux") args.push_back("--cold");
+    auto environment = env();
+    environment["DEVSHIM_PROCESS_PLATFORM"] = platform;
+    auto r = testing::run(args, environment, std::chrono::seconds(240));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    if (platform == "posix") {
+      EXPECT_NE(r.output.find("runner: warm start unavailable (the posix process platform cannot "
+                              "adopt the warm parent's children): every file starts cold"),
+                std::string::npos)
+          << r.output;
+    }
+    return last_run();
+  };
+  const Outcomes posix = with("posix");
+  const Outcomes linux_cold = with("linux");
+  EXPECT_EQ(posix.start.value("mode", ""), "cold") << posix.start;
+  EXPECT_NE(posix.start.value("why", "").find("posix process platform"), std::string::npos);
+  EXPECT_EQ(posix.files, linux_cold.files);
+  EXPECT_EQ(posix.tests, linux_cold.tests);
+  EXPECT_EQ(posix.files.at("test_segv.py"), "crashed");
+  EXPECT_EQ(posix.files.at("test_hang.py"), "timeout");
+  expect_no_survivors();
+}
+#endif
+
 TEST_F(WarmE2E, APreloadThatFailsLeavesTheRunColdAndSaysSo) {
   auto r = run_runner("warm/suite-bad-preload.json", {"-j", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output;  // test_fails_as_usual

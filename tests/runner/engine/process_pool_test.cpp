@@ -229,6 +229,10 @@ TEST(CaptureOutput, ReturnsStdoutOfASuccessfulCommand) {
 TEST(SignalName, NamesKnownSignals) {
   EXPECT_EQ(signal_name(SIGSEGV), "SIGSEGV");
   EXPECT_EQ(signal_name(SIGXFSZ), "SIGXFSZ");
+  EXPECT_EQ(signal_name(SIGKILL), "SIGKILL");
+  EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(signal_name(99), "signal 99");
+  EXPECT_EQ(signal_name(0), "signal 0");
 }
 
 }  // namespace
