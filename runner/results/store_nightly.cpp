@@ -28,6 +28,7 @@ struct TestQuery {
   struct Candidate {
     std::string file;  ///< files.path to match; empty: any
     std::string classname, name;
+    bool after_prefix = false;  ///< the stored class name may have more before a '.'
   };
   std::vector<Candidate> candidates;  ///< the most specific reading first
 };
@@ -60,6 +61,9 @@ TestQuery parse_test_query(const std::string& test) {
       const std::size_t dot = module.find('.', from);
       from = dot == std::string::npos ? dot : dot + 1;
     }
+    // A rootdir above the project root (the suite is a folder of a larger project): the stored
+    // class name has the way down in front, "sub.proj.tests.test_x.T" (native_id.cpp).
+    q.candidates.push_back({"", module + classes, parts.back(), /*after_prefix=*/true});
     return q;
   }
   if (auto last = test.rfind("::"); last != std::string::npos) {
@@ -253,10 +257,15 @@ std::vector<TestHistoryEntry> Store::test_history(const std::string& test, const
                                                   int limit, const std::string& mode) {
   const TestQuery q = parse_test_query(test);
   std::vector<TestHistoryEntry> out;
-  for (const auto& [file, classname, name] : q.candidates) {
+  for (const auto& [file, classname, name, after_prefix] : q.candidates) {
     // The test's row (by class and name through their unique indexes, or every test of that
     // name when no class is given), then its results through results_by_test.
-    const std::string match = classname.empty() ? "n.name = ?2" : "k.name = ?1 AND n.name = ?2";
+    std::string match = classname.empty() ? "n.name = ?2" : "k.name = ?1 AND n.name = ?2";
+    if (after_prefix) {
+      match =
+          "n.name = ?2 AND length(k.name) > length(?1) + 1 AND "
+          "substr(k.name, -length(?1) - 1) = '.' || ?1";
+    }
     sql::Statement s(
         db_,
         fmt::format("SELECT f.run_id, f.path, k.name, n.name, c.status, "

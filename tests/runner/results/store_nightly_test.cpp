@@ -198,6 +198,27 @@ TEST(StoreNightly, RerunsMarkFlakyTestsAndKeepEveryAttempt) {
   EXPECT_EQ(s.test_history("nope.py::tests.test_a.T::test_flaky", "", 10).size(), 0U);
 }
 
+// A suite inside a larger project: pytest named the class from a rootdir above the project root
+// (tests/runner/fixtures/rootdir_above); the node id the reports print still finds the test.
+TEST(StoreNightly, HistoryFindsANodeIdWhoseClassNameHasTheWayDownInFront) {
+  TempDir dir;
+  Store s(dir / "r.db");
+  const auto id = s.begin_run(run_of("demo"), {"test_a.py"});
+  TestCase c = case_of("test_q", CaseStatus::kFailed);
+  c.classname = "suites.cuda-idioms.tests.test_a.T";
+  s.record_file(id, file_of("test_a.py", FileStatus::kFailed), {c});
+  s.finish_run(id, "failed", "2026-11-21T00:00:01Z");
+  const auto h = s.test_history("tests/test_a.py::T::test_q", "", 10);
+  ASSERT_EQ(h.size(), 1U);
+  EXPECT_EQ(h[0].test.classname, "suites.cuda-idioms.tests.test_a.T");
+  // The way down ends at a dot: "xtests.test_a.T" is another module's class.
+  c.classname = "xtests.test_a.T";
+  c.name = "test_r";
+  s.record_file(s.begin_run(run_of("demo"), {"test_a.py"}),
+                file_of("test_a.py", FileStatus::kFailed), {c});
+  EXPECT_TRUE(s.test_history("tests/test_a.py::T::test_r", "", 10).empty());
+}
+
 TEST(StoreNightly, PruneKeepsTheNewestRunsOfEachSuiteAndTheBaselinesTheyNeed) {
   TempDir dir;
   Store s(dir / "r.db");

@@ -371,9 +371,13 @@ TEST(Store, CasesAddedToARecordedFileJoinItsCasesAndKeepItsRecord) {
   a.status = FileStatus::kCrashed;
   a.signal = 9;
   a.note = "killed by SIGKILL";
-  TestCase before{"tests.test_a", "test_1"};
+  TestCase before;
+  before.classname = "tests.test_a";
+  before.name = "test_1";
   before.status = CaseStatus::kPassed;
-  TestCase culprit{"tests.test_a", "test_2"};
+  TestCase culprit;
+  culprit.classname = "tests.test_a";
+  culprit.name = "test_2";
   culprit.status = CaseStatus::kError;
   culprit.culprit = "crashed";
   Redirection r;
@@ -384,7 +388,9 @@ TEST(Store, CasesAddedToARecordedFileJoinItsCasesAndKeepItsRecord) {
   r.shim = "python";
   s.record_file(id, a, {before, culprit}, {r});
 
-  TestCase after{"tests.test_a", "test_3"};
+  TestCase after;
+  after.classname = "tests.test_a";
+  after.name = "test_3";
   after.status = CaseStatus::kFailed;
   after.exception = "AssertionError";
   after.message = "after the crash";
