@@ -32,10 +32,12 @@ install(FILES "${CMAKE_SOURCE_DIR}/runner/engine/zygote/devshim_zygote.py"
 # conda: site-packages; Debian's system pip: dist-packages). The probe is built against one
 # torch's C++ library (its ABI changes between releases): with another torch it does not start and
 # `runner devices` and every run's environment record say why (docs/install.md).
-set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+# (CMake's INSTALL_RPATH_USE_LINK_PATH leaves out a LibTorch inside the source folder, as
+# setup.sh's .venv is, so its folder is named here.)
+set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH "${TORCH_INSTALL_PREFIX}/lib")
 if(SKBUILD)
   find_package(Python REQUIRED COMPONENTS Interpreter)
   set(_devshim_pylib "lib/python${Python_VERSION_MAJOR}.${Python_VERSION_MINOR}")
-  set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH_USE_LINK_PATH OFF INSTALL_RPATH
+  set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH
     "$ORIGIN/../${_devshim_pylib}/site-packages/torch/lib;$ORIGIN/../${_devshim_pylib}/dist-packages/torch/lib")
 endif()
