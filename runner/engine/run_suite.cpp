@@ -44,15 +44,21 @@ int list_files(const RunOptions& o, RunSink& events) {
   return kExitOk;
 }
 
-// The real services: processes through ProcessPool (with the reaper), probes as processes.
-struct SystemServices {
-  explicit SystemServices(const Environment& env) : probes(env) {}
-  PoolCommandRunner processes;
-  SystemProbes probes;
-  RunServices get(RunSink& events) { return {processes, probes, events}; }
+class SystemServices final : public ServiceSet {
+ public:
+  explicit SystemServices(const Environment& env) : probes_(env) {}
+  RunServices get(RunSink& events) override { return {processes_, probes_, events}; }
+
+ private:
+  PoolCommandRunner processes_;
+  SystemProbes probes_;
 };
 
 }  // namespace
+
+std::unique_ptr<ServiceSet> system_services(const Environment& runner_env) {
+  return std::make_unique<SystemServices>(runner_env);
+}
 
 std::optional<fs::path> project_results_dir() {
   std::error_code ec;
@@ -84,11 +90,6 @@ int run_suite(const RunOptions& options, RunServices services) {
   RunPlan plan = plan_run(options);
   RunExecution execution = execute_run(plan, services);
   return finish_run(plan, execution);
-}
-
-int run_suite(const RunOptions& options, RunSink& events) {
-  SystemServices services(options.environment);
-  return run_suite(options, services.get(events));
 }
 
 DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
@@ -130,12 +131,6 @@ DifferentialRun run_differential(const RunOptions& options, const std::string& b
   result.shim_run = execution.run_id;
   result.exit_code = finish_run(plan, execution);
   return result;
-}
-
-DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
-                                 RunSink& events) {
-  SystemServices services(options.environment);
-  return run_differential(options, baseline, services.get(events));
 }
 
 }  // namespace devshim

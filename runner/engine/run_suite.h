@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -65,12 +66,23 @@ struct RunOptions {
 
 struct RunServices;
 
+/// A run's processes and probes, owned together: the system's (system_services) or a test's.
+class ServiceSet {
+ public:
+  virtual ~ServiceSet() = default;
+  /// The services with events as the run's sink.
+  virtual RunServices get(RunSink& events) = 0;
+};
+
+/// The real services: processes through ProcessPool (with the reaper, PoolCommandRunner), probes
+/// as processes (SystemProbes). runner_env: the runner's environment (git runs with it).
+std::unique_ptr<ServiceSet> system_services(const Environment& runner_env);
+
 /// Runs a suite and returns the process exit code (0, 1 or 130): plan_run, execute_run and
-/// finish_run (runner/engine/run_steps.h) with real processes and probes, its events to events;
-/// --list reports the planned files instead. Throws UsageError (exit 2) before anything runs for
-/// bad input: suite file, targets, interpreter, shim dir, out dir, run references.
-int run_suite(const RunOptions& options, RunSink& events);
-/// The same with the given services (the tests' fakes).
+/// finish_run (runner/engine/run_steps.h) with services' processes and probes, its events to
+/// services' sink; --list reports the planned files instead. Throws UsageError (exit 2) before
+/// anything runs for bad input: suite file, targets, interpreter, shim dir, out dir, run
+/// references.
 int run_suite(const RunOptions& options, RunServices services);
 
 /// What run_differential did: the exit code of the last run made, and both runs' ids (0 for a
@@ -87,8 +99,6 @@ struct DifferentialRun {
 /// baseline. baseline: a recorded --no-shim run (an id or "latest") to compare with instead of
 /// running one; empty: run one. Throws UsageError when options.shim is false or the named run ran
 /// with the shim.
-DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
-                                 RunSink& events);
 DifferentialRun run_differential(const RunOptions& options, const std::string& baseline,
                                  RunServices services);
 

@@ -1,6 +1,6 @@
 """Two tests that are evidence of one gap-log entry (no torch import; the message names a binding
 torch's build lacks, as test_fast_gap.py's does), for re-runs of one of them
-(tests/e2e/gaps_e2e_test.cpp). E2E_GAP_FIXED=1 makes both pass."""
+(tests/runner/cli/gaps_test.cpp). E2E_GAP_FIXED=1 makes both pass."""
 import os
 
 

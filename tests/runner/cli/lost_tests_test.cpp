@@ -1,9 +1,11 @@
-// Issue 32 end to end: the real runner on tests/e2e/suites/shim-import-error, a suite whose
+// Tests that vanish under the shim, on the runner's command line with the test processes of
+// tests/e2e/suites/ replayed (tests/support/replay_run.h): shim-import-error, a suite whose
 // conftest imports fine without the shim and fails to import with it, so that every file of the
 // shim run reports no test. Every place a person reads (the report, `runner runs`, `runner
 // show`, --fail-on, run.log, the gap log) names the lost tests and the exception; the runner used
-// to say "0 regressions". And --try-settings on tests/e2e/suites/gaps: the setting an identity
-// failure's action names, tried on its test.
+// to say "0 regressions". Renumbered and uniquified cases are compared, not lost. And
+// --try-settings on the gaps suite: the setting an identity failure's action names, tried on its
+// test.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,32 +14,33 @@
 
 #include "runner/results/gap_log.h"
 #include "runner/results/store.h"
+#include "tests/support/replay_run.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
 
-using namespace std::chrono_literals;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
 constexpr const char* kError = "TypeError: the shim's device object cannot be scripted";
 
-class LostE2E : public ::testing::Test {
+class LostTests : public ::testing::Test {
  protected:
   fs::path db() const { return dir_.path() / "results.db"; }
   fs::path out() const { return dir_.path() / "out"; }
-  testing::RunResult runner(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{RUNNER_PATH};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"--db", db().string()});
-    return testing::run(argv, {{"NO_COLOR", "1"}}, 200s);
+  // A command that starts no test process.
+  testing::RunResult runner(std::vector<std::string> args) {
+    args.insert(args.end(), {"--db", db().string()});
+    return testing::replay_command(args);
   }
-  // The purpose-made suite of tests/e2e/suites/, run with and without the shim, failing on
-  // regressions.
+  // The purpose-made suite of tests/e2e/suites/, with and without the shim, failing on
+  // regressions: its recorded processes replayed.
   testing::RunResult differential(const char* suite) {
-    return runner({(fs::path(E2E_SUITES_DIR) / suite).string(), "--differential", "--fail-on",
-                   "regressions", "--out", out().string(), "--python", TEST_PYTHON, "-j", "1"});
+    return testing::replay_run(
+        suite, out(),
+        {(fs::path(E2E_SUITES_DIR) / suite).string(), "--differential", "--fail-on", "regressions",
+         "--out", out().string(), "--python", TEST_PYTHON, "-j", "1", "--db", db().string()});
   }
   // The shim run's report.json and report.md.
   nlohmann::json report_json() const {
@@ -49,7 +52,7 @@ class LostE2E : public ::testing::Test {
 
 // Files that fail to import both ways: the baseline passed nothing, so nothing was compared,
 // and neither the terminal, the report nor --fail-on regressions may read as "no regression".
-TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
+TEST_F(LostTests, ABaselineThatPassedNothingComparesNothing) {
   auto r = differential("missing-dependency");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("against baseline run 1: nothing compared (the baseline passed no "
@@ -73,7 +76,7 @@ TEST_F(LostE2E, ABaselineThatPassedNothingComparesNothing) {
 
 // parameterized.expand renumbers cases when the shim adds a cuda case to a list: the baseline's
 // test_scale_1_sum_cpu is the shim run's test_scale_2_sum_cpu, compared, not lost.
-TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
+TEST_F(LostTests, ARenumberedCaseIsComparedNotLost) {
   auto r = differential("renumbered");
   // test_place's two cuda cases fail (their device type is the device used): renumbered, not
   // regressions.
@@ -111,7 +114,7 @@ TEST_F(LostE2E, ARenumberedCaseIsComparedNotLost) {
 
 // A renumbered group where more cases fail under the shim than it added and the baseline failed:
 // the difference are regressions, counted (and failing --fail-on regressions) though unnamed.
-TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
+TEST_F(LostTests, RenumberedCasesCountTheRegressionsTheyMustHold) {
   auto r = differential("renumbered-regressions");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("against baseline run 1: 2 regressions (0 failing, 0 lost, at least 2 "
@@ -148,7 +151,7 @@ TEST_F(LostE2E, RenumberedCasesCountTheRegressionsTheyMustHold) {
 // (BackPACK: 1,641 "lost" and as many "unlocked" before). Occurrence 0 is the baseline's case,
 // compared (test_without_the_shim's regression is named), the others are new under the shim, and
 // none is lost. An id naming an object's address (another in each process) is the same case.
-TEST_F(LostE2E, CasesPytestMadeUniqueAreComparedOrNewNotLost) {
+TEST_F(LostTests, CasesPytestMadeUniqueAreComparedOrNewNotLost) {
   auto r = differential("unique-ids");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("against baseline run 1: 1 regression (1 failing, 0 lost), 0 unlocked, "
@@ -169,7 +172,7 @@ TEST_F(LostE2E, CasesPytestMadeUniqueAreComparedOrNewNotLost) {
   EXPECT_EQ(d["renumbered_regressions"], 0);
 }
 
-TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
+TEST_F(LostTests, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
   auto r = differential("shim-import-error");
   // The baseline passes 4 tests and skips 1; the shim run reports none of them.
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -234,10 +237,12 @@ TEST_F(LostE2E, AShimOnlyImportErrorIsFiveRegressionsNotZero) {
 // test_identity_gap.py fails under TORCHDEVICE_DEVICE_OBJECTS=keep (the gaps suite's setting):
 // its entry's action is redirect, which --try-settings runs, and it passes there. Its plain
 // assertion names nothing: the other device-object setting is tried on it too, and fails there.
-TEST_F(LostE2E, TryingTheSuggestedSettingRecordsHowManyItFixes) {
-  auto r = runner({(fs::path(E2E_SUITES_DIR) / "gaps").string(), "test_identity_gap.py",
-                   "--differential", "--try-settings", "--out", out().string(), "--python",
-                   TEST_PYTHON, "-j", "1"});
+TEST_F(LostTests, TryingTheSuggestedSettingRecordsHowManyItFixes) {
+  auto r =
+      testing::replay_run("gaps-try-settings", out(),
+                          {(fs::path(E2E_SUITES_DIR) / "gaps").string(), "test_identity_gap.py",
+                           "--differential", "--try-settings", "--out", out().string(), "--python",
+                           TEST_PYTHON, "-j", "1", "--db", db().string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("runner: trying TORCHDEVICE_DEVICE_OBJECTS=redirect: 2 tests of 2 "
                           "gap-log entries, in 1 file"),

@@ -1,9 +1,9 @@
-// The CUDA path end to end: the real runner on tests/e2e/suites/cuda-path, with and without the
-// shim. The tests that took a CUDA path are counted and named in every place a person reads (the
-// closing lines, report.md, report.json, junit.xml, `runner show`); the cases a device list gains
-// under the shim are new, not renumbered; a file that fails to import the same way without the
-// shim is an environment entry of the gap log, not a shim gap; two suites sharing an entry in one
-// database each keep their own.
+// The CUDA path on the runner's command line: tests/e2e/suites/cuda-path with and without the
+// shim, its test processes replayed (tests/support/replay_run.h). The tests that took a CUDA path
+// are counted and named in every place a person reads (the closing lines, report.md, report.json,
+// junit.xml, `runner show`); the cases a device list gains under the shim are new, not renumbered;
+// a file that fails to import the same way without the shim is an environment entry of the gap log,
+// not a shim gap; two suites sharing an entry in one database each keep their own.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,31 +12,33 @@
 
 #include "runner/results/gap_log.h"
 #include "runner/results/store.h"
+#include "tests/support/replay_run.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
 
-using namespace std::chrono_literals;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
 constexpr const char* kMissing =
     "environment: ModuleNotFoundError: No module named 'devshim_e2e_not_installed'";
 
-class CudaPathE2E : public ::testing::Test {
+class CudaPath : public ::testing::Test {
  protected:
   fs::path db() const { return dir_.path() / "results.db"; }
-  testing::RunResult runner(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{RUNNER_PATH};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"--db", db().string()});
-    return testing::run(argv, {{"NO_COLOR", "1"}}, 200s);
+  // A command that starts no test process.
+  testing::RunResult runner(std::vector<std::string> args) {
+    args.insert(args.end(), {"--db", db().string()});
+    return testing::replay_command(args);
   }
-  // A purpose-made suite of tests/e2e/suites/, without and with the shim, into out/<suite>.
+  // A purpose-made suite of tests/e2e/suites/, without and with the shim, into out/<suite>: its
+  // recorded processes replayed.
   testing::RunResult differential(const std::string& suite) {
-    return runner({(fs::path(E2E_SUITES_DIR) / suite).string(), "--differential", "--out",
-                   out(suite).string(), "--python", TEST_PYTHON, "-j", "2"});
+    return testing::replay_run(
+        suite, out(suite),
+        {(fs::path(E2E_SUITES_DIR) / suite).string(), "--differential", "--out",
+         out(suite).string(), "--python", TEST_PYTHON, "-j", "2", "--db", db().string()});
   }
   fs::path out(const std::string& suite) const { return dir_.path() / "out" / suite; }
   nlohmann::json report_json(const std::string& suite) const {
@@ -45,7 +47,7 @@ class CudaPathE2E : public ::testing::Test {
   TempDir dir_;
 };
 
-TEST_F(CudaPathE2E, TheTestsThatTookACudaPathAreCountedAndNamed) {
+TEST_F(CudaPath, TheTestsThatTookACudaPathAreCountedAndNamed) {
   auto r = differential("cuda-path");
   EXPECT_EQ(r.exit_code, 1) << r.output;  // test_fails_both_ways, test_missing_module.py
   EXPECT_NE(r.output.find("against baseline run 1: 0 regressions (0 failing, 0 lost), 1 unlocked, "
@@ -108,7 +110,7 @@ TEST_F(CudaPathE2E, TheTestsThatTookACudaPathAreCountedAndNamed) {
 // The file that imports a module absent both ways is the suite's environment: an entry of kind
 // environment that says to install the module, listed apart from the shim's gaps, never a
 // file_error entry; and a file of no test is not listed as passed.
-TEST_F(CudaPathE2E, AnImportErrorWithoutTheShimTooIsEnvironmentNotAShimGap) {
+TEST_F(CudaPath, AnImportErrorWithoutTheShimTooIsEnvironmentNotAShimGap) {
   auto r = differential("cuda-path");
   ASSERT_EQ(r.exit_code, 1) << r.output;
   Store store(db());
@@ -140,7 +142,7 @@ TEST_F(CudaPathE2E, AnImportErrorWithoutTheShimTooIsEnvironmentNotAShimGap) {
 // Two suites whose runs go into one database show the same entry: each suite keeps its own, with
 // its own files and severity; `runner gaps` lists both, filters by suite, and `gaps set` asks
 // which one is meant.
-TEST_F(CudaPathE2E, TwoSuitesSharingAnEntryEachKeepTheirOwn) {
+TEST_F(CudaPath, TwoSuitesSharingAnEntryEachKeepTheirOwn) {
   ASSERT_EQ(differential("cuda-path").exit_code, 1);
   ASSERT_EQ(differential("missing-dependency").exit_code, 1);
   Store store(db());

@@ -1,5 +1,7 @@
-// The API gap log end to end: the real runner on tests/e2e/suites/gaps, a suite whose tests hit
-// torch APIs the shim does not carry; `runner gaps` reads what the runs recorded.
+// The API gap log on the runner's command line: tests/e2e/suites/gaps, a suite whose tests hit
+// torch APIs the shim does not carry, its test processes replayed (tests/support/replay_run.h);
+// `runner gaps` reads what the runs recorded. `runner gaps scan`, which asks torch itself, is
+// tested end to end (tests/e2e/gaps_scan_e2e_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,39 +10,47 @@
 
 #include "runner/results/gap_log.h"
 #include "runner/results/store.h"
+#include "tests/support/replay_run.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
 
-using namespace std::chrono_literals;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-class GapsE2E : public ::testing::Test {
+// The recording of a run of the gaps suite's target: "gaps/<target>[-<kind>]".
+std::string recording_name(std::string target, const std::string& kind) {
+  for (char& c : target) c = (c == ':' || c == '.') ? '_' : c;
+  return "gaps/" + target + (kind.empty() ? "" : "-" + kind);
+}
+
+class Gaps : public ::testing::Test {
  protected:
   fs::path db() const { return dir_.path() / "results.db"; }
+  fs::path out() const { return dir_.path() / "out"; }
 
   // One shim run of the given file of the gaps suite; fixed=true: the gap is gone.
   void run_suite(const std::string& file, bool fixed) {
-    auto r = testing::run(
-        {RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(), file, "--db", db().string(),
-         "--out", (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
-        {{"E2E_GAP_FIXED", fixed ? "1" : "0"}, {"NO_COLOR", "1"}}, 110s);
+    auto r = testing::replay_run(
+        recording_name(file, fixed ? "fixed" : ""), out(),
+        {(fs::path(E2E_SUITES_DIR) / "gaps").string(), file, "--db", db().string(), "--out",
+         out().string(), "--python", TEST_PYTHON, "-j", "1"},
+        {{"E2E_GAP_FIXED", fixed ? "1" : "0"}});
     ASSERT_EQ(r.exit_code, fixed ? 0 : 1) << r.output;
   }
   // One differential run (without the shim, then with it) of the given file of the gaps suite.
   testing::RunResult run_differential(const std::string& file) {
-    return testing::run({RUNNER_PATH, (fs::path(E2E_SUITES_DIR) / "gaps").string(), file,
-                         "--differential", "--db", db().string(), "--out",
-                         (dir_.path() / "out").string(), "--python", TEST_PYTHON, "-j", "1"},
-                        {{"NO_COLOR", "1"}}, 200s);
+    return testing::replay_run(
+        recording_name(file, "differential"), out(),
+        {(fs::path(E2E_SUITES_DIR) / "gaps").string(), file, "--differential", "--db",
+         db().string(), "--out", out().string(), "--python", TEST_PYTHON, "-j", "1"});
   }
   testing::RunResult gaps(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{RUNNER_PATH, "gaps"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"--db", db().string()});
-    return testing::run(argv, {}, 60s);
+    std::vector<std::string> all{"gaps"};
+    all.insert(all.end(), args.begin(), args.end());
+    all.insert(all.end(), {"--db", db().string()});
+    return testing::replay_command(all);
   }
   std::optional<GapEntry> entry(const std::string& api) {
     Store store(db());
@@ -49,7 +59,7 @@ class GapsE2E : public ::testing::Test {
   TempDir dir_;
 };
 
-TEST_F(GapsE2E, AnApiTheShimMissesIsExactlyTheGapAndFixingItMarksItFixed) {
+TEST_F(Gaps, AnApiTheShimMissesIsExactlyTheGapAndFixingItMarksItFixed) {
   ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
   {
     Store store(db());
@@ -89,7 +99,7 @@ TEST_F(GapsE2E, AnApiTheShimMissesIsExactlyTheGapAndFixingItMarksItFixed) {
       << "it came back: reopened";
 }
 
-TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
+TEST_F(Gaps, BrokenBothFailuresAreAttributedLikeRegressions) {
   // Both tests fail with and without the shim (broken_both): neither is a regression. The
   // identity assertion is the named gap; the plain assertion points nowhere into torch and is
   // an unattributed entry, named by its normalized message.
@@ -111,7 +121,7 @@ TEST_F(GapsE2E, BrokenBothFailuresAreAttributedLikeRegressions) {
   EXPECT_NE(listed.output.find("tensor.device identity"), std::string::npos) << listed.output;
 }
 
-TEST_F(GapsE2E, ARegressionInACudaOnlyBranchIsNamedSo) {
+TEST_F(Gaps, ARegressionInACudaOnlyBranchIsNamedSo) {
   // The test passes without the shim (its `if torch.cuda.is_available():` body never runs) and
   // fails with it: a regression whose entry says where the code the baseline never ran is.
   auto r = run_differential("test_cuda_branch_gap.py");
@@ -127,7 +137,7 @@ TEST_F(GapsE2E, ARegressionInACudaOnlyBranchIsNamedSo) {
   EXPECT_NE(md.find("run the test where CUDA is"), std::string::npos) << md;
 }
 
-TEST_F(GapsE2E, AStrictXfailThatPassesIsNamedByWhatItExpected) {
+TEST_F(Gaps, AStrictXfailThatPassesIsNamedByWhatItExpected) {
   // One regression (the mark holds only where CUDA is, and the baseline passed it) and one test
   // the baseline skipped; both "[XPASS(strict)]" under the shim.
   auto r = run_differential("test_strict_xfail_gap.py");
@@ -145,7 +155,7 @@ TEST_F(GapsE2E, AStrictXfailThatPassesIsNamedByWhatItExpected) {
   EXPECT_NE(md.find("none for the shim: the test is marked to fail"), std::string::npos) << md;
 }
 
-TEST_F(GapsE2E, BadInputExits2AndExportWritesAStatusPage) {
+TEST_F(Gaps, BadInputExits2AndExportWritesAStatusPage) {
   EXPECT_EQ(gaps({"list"}).exit_code, 2) << "no database yet";
   ASSERT_NO_FATAL_FAILURE(run_suite("test_fast_gap.py", false));
   EXPECT_EQ(gaps({"show", "torch.nothing"}).exit_code, 2);
@@ -162,7 +172,7 @@ TEST_F(GapsE2E, BadInputExits2AndExportWritesAStatusPage) {
   for (const auto& e : j) EXPECT_EQ(e["tests"], 1) << e.dump();
 }
 
-TEST_F(GapsE2E, ARerunOfOneTestKeepsTheEntrysOtherTests) {
+TEST_F(Gaps, ARerunOfOneTestKeepsTheEntrysOtherTests) {
   const std::string api = "torch._C._cuda_e2e_pair";
   ASSERT_NO_FATAL_FAILURE(run_suite("test_one_gap_twice.py", false));
   EXPECT_EQ(entry(api)->tests, 2);
@@ -183,25 +193,11 @@ TEST_F(GapsE2E, ARerunOfOneTestKeepsTheEntrysOtherTests) {
   EXPECT_EQ(report["gaps"][0]["tests"], 1);
 }
 
-TEST_F(GapsE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
-  auto scan = testing::run({RUNNER_PATH, "gaps", "scan", "--python", TEST_PYTHON, "--shim-dir",
-                            SHIM_DIR, "--db", db().string()},
-                           {}, 120s);
-  ASSERT_EQ(scan.exit_code, 0) << scan.output;
-  EXPECT_NE(scan.output.find("public CUDA APIs, the shim carries"), std::string::npos);
-  auto uncarried = entry("torch.cuda.get_gencode_flags");  // torch has it; the shim does not
-  ASSERT_TRUE(uncarried);
-  EXPECT_EQ(uncarried->kind, "unpatched");
-  EXPECT_EQ(uncarried->status, "open");
-  EXPECT_FALSE(entry("torch.cuda.get_device_properties")) << "the shim carries it";
-}
-
-TEST_F(GapsE2E, AMergedRunHasTheGapsOfItsShards) {
+TEST_F(Gaps, AMergedRunHasTheGapsOfItsShards) {
   ASSERT_NO_FATAL_FAILURE(run_suite("test_torch_gap.py", false));
   const fs::path all = dir_.path() / "all.db";
-  auto m = testing::run({RUNNER_PATH, "merge", db().string(), "--into", all.string(), "--out",
-                         (dir_.path() / "merged").string()},
-                        {{"NO_COLOR", "1"}}, 60s);
+  auto m = testing::replay_command(
+      {"merge", db().string(), "--into", all.string(), "--out", (dir_.path() / "merged").string()});
   ASSERT_EQ(m.exit_code, 1) << m.output;
   Store store(all);
   auto merged = GapLog(store).list();
