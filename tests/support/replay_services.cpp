@@ -90,6 +90,7 @@ json result_json(const ProcessResult& r) {
   json j{
       {"launch_error", r.launch_error}, {"timed_out", r.timed_out}, {"timeout_s", r.timeout_s},
       {"log_too_big", r.log_too_big},   {"warm", r.warm},           {"duration_s", r.duration_s}};
+  j["interrupted"] = r.interrupted;
   j["exit_code"] = r.exit_code ? json(*r.exit_code) : json(nullptr);
   j["signal"] = r.signal ? json(*r.signal) : json(nullptr);
   return j;
@@ -105,6 +106,7 @@ ProcessResult result_of(const json& j) {
   r.log_too_big = j.at("log_too_big").get<bool>();
   r.warm = j.at("warm").get<bool>();
   r.duration_s = j.at("duration_s").get<double>();
+  r.interrupted = j.value("interrupted", false);
   return r;
 }
 
