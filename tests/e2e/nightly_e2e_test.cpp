@@ -10,6 +10,7 @@
 
 #include "runner/results/sqlite.h"
 #include "runner/results/store.h"
+#include "tests/support/report_json.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
@@ -17,6 +18,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
+using testing::find_case;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
@@ -48,16 +50,6 @@ class NightlyE2E : public ::testing::Test {
     return testing::run(argv, {{"NO_COLOR", "1"}}, 120s);
   }
   json report(const fs::path& out) { return json::parse(testing::read_file(out / "report.json")); }
-  // The case of report.json for file::name.
-  static json find_case(const json& report, const std::string& file, const std::string& name) {
-    for (const auto& f : report["files"]) {
-      if (f["path"] != file) continue;
-      for (const auto& c : f["cases"]) {
-        if (c["name"] == name) return c;
-      }
-    }
-    return nullptr;
-  }
   TempDir dir_;
 };
 

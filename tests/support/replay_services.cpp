@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -14,6 +12,7 @@
 #include "runner/engine/run_probes.h"
 #include "runner/engine/run_steps.h"
 #include "runner/results/redirection_record.h"
+#include "tests/support/test_support.h"
 
 namespace devshim::testing {
 namespace {
@@ -50,18 +49,6 @@ std::string to_tokens(std::string text, const Places& p) {
 std::string from_tokens(std::string text, const Places& p) {
   for (const auto& [path, token] : p) text = replace_all(std::move(text), token, path);
   return text;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void spill(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
 // A path of the run's out folder as the recording names it; empty when it lies elsewhere.
@@ -111,10 +98,10 @@ ProcessResult result_of(const json& j) {
 }
 
 json read_json(const fs::path& path, json fallback) {
-  return fs::exists(path) ? json::parse(slurp(path)) : std::move(fallback);
+  return fs::exists(path) ? json::parse(read_file(path)) : std::move(fallback);
 }
 
-void write_json(const fs::path& path, const json& j) { spill(path, j.dump(1) + "\n"); }
+void write_json(const fs::path& path, const json& j) { write_file(path, j.dump(1) + "\n"); }
 
 // Forwards the pool's news to the run's observer, keeping what a replay needs.
 class RecordingObserver final : public PoolObserver {
@@ -144,7 +131,7 @@ class RecordingObserver final : public PoolObserver {
     const Places p = places(spec.cwd, out_);
     for (const fs::path& file : files_of(spec)) {
       const std::string rel = relative_to(file, out_);
-      if (!rel.empty() && fs::exists(file)) spill(dir_ / rel, to_tokens(slurp(file), p));
+      if (!rel.empty() && fs::exists(file)) write_file(dir_ / rel, to_tokens(read_file(file), p));
     }
     json entry = result_json(r);
     if (auto c = cold_.find(i); c != cold_.end()) entry["cold_start"] = c->second;
@@ -214,15 +201,20 @@ class RecordingProbes final : public RunProbes {
 
 class ReplayRunner final : public CommandRunner {
  public:
-  ReplayRunner(fs::path dir, fs::path out)
-      : dir_(std::move(dir)),
-        out_(std::move(out)),
-        recorded_(dir_.empty() ? json::object()
-                               : read_json(dir_ / "processes.json", json::object())) {}
+  ReplayRunner(fs::path dir, fs::path out) : dir_(std::move(dir)), out_(std::move(out)) {
+    if (dir_.empty()) return;
+    json recorded = read_json(dir_ / "processes.json", json::object());
+    processes_ = recorded.value("processes", json::object());
+    warm_starts_ = recorded.value("warm_starts", json::object());
+  }
   bool run(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
            PoolObserver& observer) override {
-    const json warm_starts = recorded_.value("warm_starts", json::object());
-    if (auto warm = warm_starts.find(batch_key(specs, out_)); warm != warm_starts.end()) {
+    if (dir_.empty() || out_.empty()) {
+      throw std::logic_error(
+          "replay_runner: a run of test processes needs DEVSHIM_REPLAY_OUT and one of "
+          "DEVSHIM_RECORD_TO, DEVSHIM_REPLAY_FROM");
+    }
+    if (auto warm = warm_starts_.find(batch_key(specs, out_)); warm != warm_starts_.end()) {
       if (options.warm) observer.on_warm_starting(*options.warm);
       std::optional<WarmReady> ready;
       if (warm->contains("ready")) {
@@ -231,17 +223,11 @@ class ReplayRunner final : public CommandRunner {
       }
       observer.on_warm_start(ready, warm->at("why").get<std::string>());
     }
-    if (dir_.empty() || out_.empty()) {
-      throw std::logic_error(
-          "replay_runner: a run of test processes needs DEVSHIM_REPLAY_OUT and one of "
-          "DEVSHIM_RECORD_TO, DEVSHIM_REPLAY_FROM");
-    }
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const ProcessSpec& spec = specs[i];
       const std::string key = relative_to(spec.log_path, out_);
-      const json processes = recorded_.value("processes", json::object());
-      const auto entry = processes.find(key);
-      if (key.empty() || entry == processes.end()) {
+      const auto entry = processes_.find(key);
+      if (key.empty() || entry == processes_.end()) {
         throw std::runtime_error("replay: no recorded process for " + spec.log_path.string() +
                                  " in " + (dir_ / "processes.json").string() +
                                  " (tests/runner/fixtures/replay/capture.sh records it)");
@@ -251,7 +237,8 @@ class ReplayRunner final : public CommandRunner {
       const Places p = places(spec.cwd, out_);
       for (const fs::path& file : files_of(spec)) {
         const std::string rel = relative_to(file, out_);
-        if (!rel.empty() && fs::exists(dir_ / rel)) spill(file, from_tokens(slurp(dir_ / rel), p));
+        if (!rel.empty() && fs::exists(dir_ / rel))
+          write_file(file, from_tokens(read_file(dir_ / rel), p));
       }
       ProcessResult r = result_of(*entry);
       r.finished_at = std::chrono::system_clock::now();
@@ -266,7 +253,8 @@ class ReplayRunner final : public CommandRunner {
 
  private:
   fs::path dir_, out_;
-  json recorded_;
+  json processes_ = json::object();    ///< by log path: how each process ended
+  json warm_starts_ = json::object();  ///< by batch: the warm start the pool reported
 };
 
 class ReplayProbes final : public RunProbes {
@@ -287,9 +275,9 @@ class ReplayProbes final : public RunProbes {
  private:
   // The answers in the order they were given; the last one again once they run out.
   json next(const char* key, const fs::path& root) {
-    const json answers = recorded_.value(key, json::array());
-    if (answers.empty()) return json::object();
-    const json& answer = answers.at(std::min(given_[key]++, answers.size() - 1));
+    const auto answers = recorded_.find(key);
+    if (answers == recorded_.end() || answers->empty()) return json::object();
+    const json& answer = answers->at(std::min(given_[key]++, answers->size() - 1));
     return json::parse(from_tokens(answer.dump(), places(root, out_)));
   }
   fs::path out_;

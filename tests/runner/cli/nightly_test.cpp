@@ -12,12 +12,14 @@
 #include "runner/results/sqlite.h"
 #include "runner/results/store.h"
 #include "tests/support/replay_run.h"
+#include "tests/support/report_json.h"
 #include "tests/support/test_support.h"
 
 namespace devshim {
 namespace {
 
 using nlohmann::json;
+using testing::find_case;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
@@ -55,16 +57,6 @@ class Nightly : public ::testing::Test {
     return testing::replay_command(args, env);
   }
   json report(const fs::path& out) { return json::parse(testing::read_file(out / "report.json")); }
-  // The case of report.json for file::name.
-  static json find_case(const json& report, const std::string& file, const std::string& name) {
-    for (const auto& f : report["files"]) {
-      if (f["path"] != file) continue;
-      for (const auto& c : f["cases"]) {
-        if (c["name"] == name) return c;
-      }
-    }
-    return nullptr;
-  }
   TempDir dir_;
 };
 
