@@ -62,10 +62,11 @@ std::vector<pid_t> processes_with(const std::string& entry) {
 class SignalsE2E : public E2EFixture {
  protected:
   // The runs' statuses as stored: read without Store, which would mark a stale run interrupted.
-  std::vector<std::string> run_statuses() {
+  std::vector<std::string> run_statuses() const { return run_statuses(db()); }
+  static std::vector<std::string> run_statuses(const fs::path& db) {
     std::vector<std::string> out;
-    if (!fs::exists(db())) return out;
-    sql::Database raw(db(), sql::Access::kRead);
+    if (!fs::exists(db)) return out;
+    sql::Database raw(db, sql::Access::kRead);
     sql::Statement s(raw, "SELECT status FROM runs ORDER BY id");
     while (s.step()) out.push_back(s.text(0));
     return out;
@@ -90,8 +91,9 @@ class SignalsE2E : public E2EFixture {
     return child;
   }
   // Nothing the run started is left: no process with the test's environment.
-  void expect_nothing_left(const std::string& when) {
-    const std::string marker = "E2E_PID_DIR=" + pids().string();
+  void expect_nothing_left(const std::string& when) const { expect_nothing_left(pids(), when); }
+  static void expect_nothing_left(const fs::path& pids, const std::string& when) {
+    const std::string marker = "E2E_PID_DIR=" + pids.string();
     EXPECT_TRUE(testing::eventually([&] { return processes_with(marker).empty(); }, 10s))
         << when << ": processes left: " << processes_with(marker).size();
   }
@@ -105,38 +107,65 @@ class SignalsE2E : public E2EFixture {
 
   // The runner on the signals suite (slow preload, files sleeping 30 s), sent sig `delay`
   // after it started catching signals: it ends with 128 + sig, leaves no run "running" and no
-  // process behind.
-  void signal_at(int sig, std::chrono::milliseconds delay) {
+  // process behind. Each call has a folder of its own (database, output, the pids of the
+  // processes it starts), so that calls can run side by side.
+  void signal_at(int sig, std::chrono::milliseconds delay) const {
     const std::string when =
         strsignal(sig) + std::string(" at +") + std::to_string(delay.count()) + " ms";
-    reset();
-    auto child = start(runner_argv("signals", {"-j", "2"}), env_with("1.5", "30"), false,
-                       dir_ / "runner.out");
+    const fs::path place =
+        dir_ / ("signal-" + std::to_string(sig) + "-at-" + std::to_string(delay.count()));
+    const fs::path place_pids = place / "pids";
+    fs::create_directories(place_pids);
+    const std::vector<std::string> argv{RUNNER_PATH, (kSuites / "signals").string(),
+                                        "--db",      (place / "results.db").string(),
+                                        "--out",     (place / "out").string(),
+                                        "--python",  TEST_PYTHON,
+                                        "-j",        "2"};
+    auto e = env_with("1.5", "30");
+    e["E2E_PID_DIR"] = place_pids.string();
+    auto child = testing::spawn(argv, e, place / "runner.out");
     ASSERT_TRUE(testing::eventually([&] { return catches(child.pid, sig); }, 30s)) << when;
     std::this_thread::sleep_for(delay);
     ::kill(child.pid, sig);
     const auto status = testing::wait_for(child, 60s);
     ASSERT_TRUE(status) << when << ": the runner did not stop";
     ASSERT_TRUE(WIFEXITED(*status)) << when << ": ended by signal " << WTERMSIG(*status) << "\n"
-                                    << testing::read_file(dir_ / "runner.out");
-    EXPECT_EQ(WEXITSTATUS(*status), 128 + sig) << when << testing::read_file(dir_ / "runner.out");
-    for (const std::string& s : run_statuses()) EXPECT_EQ(s, "interrupted") << when;
-    expect_nothing_left(when);
+                                    << testing::read_file(place / "runner.out");
+    EXPECT_EQ(WEXITSTATUS(*status), 128 + sig) << when << testing::read_file(place / "runner.out");
+    for (const std::string& s : run_statuses(place / "results.db")) {
+      EXPECT_EQ(s, "interrupted") << when;
+    }
+    expect_nothing_left(place_pids, when);
+  }
+
+  // signal_at every 100 ms over the first two seconds: suite loading, database, probes (the
+  // environment probe importing torch), the zygote importing its preload (1.5 s), the first files
+  // starting from it. The moments are dealt to kLanes threads, each running its runs one after
+  // another: the runs wait on purpose, so side by side they take a quarter of the time.
+  void signal_at_every_moment(int sig) const {
+    constexpr int kLanes = 4;
+    constexpr int kStepMs = 100;
+    std::vector<std::jthread> lanes;
+    for (int lane = 0; lane < kLanes; ++lane) {
+      lanes.emplace_back([this, sig, lane] {
+        for (int ms = lane * kStepMs; ms <= 2000; ms += kLanes * kStepMs) {
+          signal_at(sig, std::chrono::milliseconds(ms));
+        }
+      });
+    }
   }
 };
 
-// Every 100 ms over the first two seconds: suite loading, database, probes, the zygote importing
-// its preload (1.5 s), the first files starting from it.
 TEST_F(SignalsE2E, SigintAtEveryMomentOfAWarmStartEndsTheRunWith130) {
-  for (int ms = 0; ms <= 2000; ms += 100) signal_at(SIGINT, std::chrono::milliseconds(ms));
+  signal_at_every_moment(SIGINT);
 }
 
 TEST_F(SignalsE2E, SigtermAtEveryMomentOfAWarmStartEndsTheRunWith143) {
-  for (int ms = 0; ms <= 2000; ms += 100) signal_at(SIGTERM, std::chrono::milliseconds(ms));
+  signal_at_every_moment(SIGTERM);
 }
 
 TEST_F(SignalsE2E, SighupAtEveryMomentOfAWarmStartEndsTheRunWith129) {
-  for (int ms = 0; ms <= 2000; ms += 100) signal_at(SIGHUP, std::chrono::milliseconds(ms));
+  signal_at_every_moment(SIGHUP);
 }
 
 // Started as a shell's background job (SIGINT ignored): SIGINT every 100 ms of the whole run
