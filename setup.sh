@@ -11,6 +11,8 @@
 #   DEVSHIM_SANITIZE    1: the sanitizer build instead (ASan + UBSan, -O0 -g1; test.sh's second
 #                       build, docs/architecture.md#sanitizer-build)
 #   DEVSHIM_VENV        Python virtual environment (default: .venv)
+#   DEVSHIM_E2E_VENV    the end-to-end tests' interpreter, without torch (default: .venv-e2e;
+#                       tests/e2e/requirements.txt says why)
 #   DEVSHIM_PYTHON      interpreter that creates the venv (default: python3)
 set -euo pipefail
 
@@ -28,6 +30,7 @@ else
   build_dir="${DEVSHIM_BUILD_DIR:-$root/build}"
 fi
 venv="${DEVSHIM_VENV:-$root/.venv}"
+e2e_venv="${DEVSHIM_E2E_VENV:-$root/.venv-e2e}"
 base_python="${DEVSHIM_PYTHON:-python3}"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -138,6 +141,20 @@ install_venv() {
   fi
 }
 
+# The end-to-end tests' interpreter (developer's set-up only): tests/e2e/requirements.txt, with
+# requirements-dev.txt's pins as constraints, so that its pytest is .venv's. A stamp says it is in.
+install_e2e_venv() {
+  local stamp="$e2e_venv/.devshim-requirements" want
+  want="$(cat "$root/tests/e2e/requirements.txt" "$root/requirements-dev.txt" | sha256 |
+          cut -d' ' -f1)"
+  [ -x "$e2e_venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  [ -x "$e2e_venv/bin/python" ] || "$base_python" -m venv "$e2e_venv"
+  log "installing tests/e2e/requirements.txt into $e2e_venv (no torch)"
+  "$e2e_venv/bin/python" -m pip install -q --disable-pip-version-check \
+    -c "$root/requirements-dev.txt" -r "$root/tests/e2e/requirements.txt"
+  printf '%s\n' "$want" > "$stamp"
+}
+
 # Front-end packages from npm (package.json, package-lock.json): uPlot, which the build inlines
 # into `runner site`'s pages, and playwright-core, which drives Chromium in the site's tests.
 # The product needs uPlot alone (npm ci --omit=dev); the developer's set-up playwright-core too.
@@ -192,7 +209,8 @@ configure_and_build() {
     torch_prefix="$("$venv/bin/python" -c 'import torch;print(torch.utils.cmake_prefix_path)')"
     [ "$mode" = product ] && tests=OFF
     cmake -S "$root" -B "$build_dir" "${generator[@]}" "${build_type[@]}" \
-      -DDEVSHIM_PYTHON="$venv/bin/python" -DCMAKE_PREFIX_PATH="$torch_prefix" \
+      -DDEVSHIM_PYTHON="$venv/bin/python" -DDEVSHIM_E2E_PYTHON="$e2e_venv/bin/python" \
+      -DCMAKE_PREFIX_PATH="$torch_prefix" \
       -DDEVSHIM_TESTS="$tests" >/dev/null
   fi
   local targets=()
@@ -202,5 +220,6 @@ configure_and_build() {
 
 install_system_packages
 install_venv
+[ "$mode" = dev ] && install_e2e_venv
 install_npm_packages
 configure_and_build

@@ -45,7 +45,7 @@ class CommandsE2E : public E2EFixture {
       if (broken) run_env["E2E_BREAK"] = "1";
       auto r = testing::run(
           {RUNNER_PATH, suite.string(), "--db", db().string(), "--out",
-           (dir_ / (broken ? "broken" : "fine")).string(), "--python", TEST_PYTHON, "--no-shim"},
+           (dir_ / (broken ? "broken" : "fine")).string(), "--python", SUITE_PYTHON, "--no-shim"},
           run_env);
       ASSERT_EQ(r.exit_code, broken ? 1 : 0) << r.output;
     }
@@ -116,7 +116,7 @@ TEST_F(CommandsE2E, DevicesProbesThePythonOfTheCheckoutsVenv) {
   const fs::path checkout = dir_ / "checkout";
   fs::create_directories(checkout / ".venv/bin");
   fs::create_directories(checkout / "sub");
-  fs::create_symlink(TEST_PYTHON, checkout / ".venv/bin/python");
+  fs::create_symlink(SUITE_PYTHON, checkout / ".venv/bin/python");
   auto r = run_in(checkout / "sub", {RUNNER_PATH, "devices", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = json::parse(r.output.substr(r.output.find('{')));

@@ -30,7 +30,7 @@ class DatabaseE2E : public E2EFixture {
   testing::RunResult quick_run(const fs::path& out_dir) {
     return testing::run(
         {RUNNER_PATH, (kSuites / "slow").string(), "--db", db().string(), "--out", out_dir.string(),
-         "--python", TEST_PYTHON, "--no-shim", "-j", "1", "test_a_quick.py"},
+         "--python", SUITE_PYTHON, "--no-shim", "-j", "1", "test_a_quick.py"},
         env());
   }
 };
@@ -46,7 +46,7 @@ TEST_F(DatabaseE2E, ARunIntoAReadOnlyDatabaseSaysWhatToDoWithoutSql) {
   fs::copy(kSuites / "slow", suite, fs::copy_options::recursive);
   auto r = testing::run(
       {RUNNER_PATH, suite.string(), "--db", database.string(), "--out", (dir_ / "first").string(),
-       "--python", TEST_PYTHON, "--no-shim", "test_a_quick.py"},
+       "--python", SUITE_PYTHON, "--no-shim", "test_a_quick.py"},
       env());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<std::string> argv = as_unprivileged_user();
@@ -54,7 +54,7 @@ TEST_F(DatabaseE2E, ARunIntoAReadOnlyDatabaseSaysWhatToDoWithoutSql) {
   ASSERT_EQ(::chmod(database.c_str(), 0444), 0);
   const fs::path out_dir = shared / "second";
   // The venv's interpreter may lie in a folder only root can enter; the test never gets to run.
-  const std::string python = ::geteuid() == 0 ? "python3" : TEST_PYTHON;
+  const std::string python = ::geteuid() == 0 ? "python3" : SUITE_PYTHON;
   for (const std::string& arg :
        {std::string(RUNNER_PATH), suite.string(), std::string("--db"), database.string(),
         std::string("--out"), out_dir.string(), std::string("--python"), python,
@@ -146,7 +146,7 @@ TEST_F(DatabaseE2E, AnotherProgramsDatabaseIsNeverChanged) {
   }
   // Writing commands: refused before anything is written.
   auto r = testing::run({RUNNER_PATH, (kSuites / "slow").string(), "--db", other.string(), "--out",
-                         out().string(), "--python", TEST_PYTHON, "--no-shim", "test_a_quick.py"},
+                         out().string(), "--python", SUITE_PYTHON, "--no-shim", "test_a_quick.py"},
                         env());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("devshim writes only into its own database or an empty file, so "
@@ -165,7 +165,7 @@ TEST_F(DatabaseE2E, AnotherProgramsDatabaseIsNeverChanged) {
   const fs::path empty = dir_ / "empty.db";
   testing::write_file(empty, "");
   r = testing::run({RUNNER_PATH, (kSuites / "slow").string(), "--db", empty.string(), "--out",
-                    out().string(), "--python", TEST_PYTHON, "--no-shim", "test_a_quick.py"},
+                    out().string(), "--python", SUITE_PYTHON, "--no-shim", "test_a_quick.py"},
                    env());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(application_id(empty), 0x44765368);

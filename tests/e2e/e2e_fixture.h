@@ -29,12 +29,16 @@ class E2EFixture : public ::testing::Test {
   std::filesystem::path db() const { return dir_ / "results.db"; }
   std::filesystem::path out() const { return dir_ / "out"; }
 
+  /// The runner on `suite` (a folder of tests/e2e/suites, or an absolute path) with this test's
+  /// database and output folder, run by `python`: SUITE_PYTHON, which has no torch, or
+  /// TORCH_PYTHON for a suite that imports torch (tests/e2e/requirements.txt).
   std::vector<std::string> runner_argv(const std::string& suite,
-                                       const std::vector<std::string>& extra) const {
+                                       const std::vector<std::string>& extra,
+                                       const std::string& python = SUITE_PYTHON) const {
     std::vector<std::string> argv{RUNNER_PATH, (kSuites / suite).string(),
                                   "--db",      db().string(),
                                   "--out",     out().string(),
-                                  "--python",  TEST_PYTHON};
+                                  "--python",  python};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }

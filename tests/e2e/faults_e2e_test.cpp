@@ -106,7 +106,7 @@ class Resumable(unittest.TestCase):
 
   std::vector<std::string> runner_argv(const std::vector<std::string>& extra) const {
     std::vector<std::string> argv{
-        RUNNER_PATH, suite().string(), "--db", db().string(), "--python", TEST_PYTHON, "-j",
+        RUNNER_PATH, suite().string(), "--db", db().string(), "--python", SUITE_PYTHON, "-j",
         "2",         "--timeout",      "60"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
@@ -663,7 +663,7 @@ TEST_F(FaultsE2E, HostileTestFilesNeverTakeTheRunDown) {
   const fs::path hostile = fs::path(E2E_SUITES_DIR) / "hostile";
   const std::string odd = "test_odd name 'single' \"double\" \u00fcn\u00efc\u00f8d\u00e9 \u2713.py";
   auto r = testing::run({RUNNER_PATH, hostile.string(), "--db", db().string(), "--out",
-                         out().string(), "--python", TEST_PYTHON, "--no-shim", "-j", "2"},
+                         out().string(), "--python", SUITE_PYTHON, "--no-shim", "-j", "2"},
                         env("0"), 240s);
   ASSERT_EQ(r.exit_code, 1) << r.output;
   Store store(db());

@@ -25,7 +25,7 @@ class GapsScanE2E : public ::testing::Test {
 };
 
 TEST_F(GapsScanE2E, ScanMakesUncarriedCudaApisUnpatchedEntries) {
-  auto scan = testing::run({RUNNER_PATH, "gaps", "scan", "--python", TEST_PYTHON, "--shim-dir",
+  auto scan = testing::run({RUNNER_PATH, "gaps", "scan", "--python", TORCH_PYTHON, "--shim-dir",
                             SHIM_DIR, "--db", db().string()},
                            {}, 120s);
   ASSERT_EQ(scan.exit_code, 0) << scan.output;

@@ -114,7 +114,7 @@ class GeneratedCorpus : public ::testing::Test {
                        const std::map<std::string, std::map<std::string, std::string>>& expected) {
     auto r = testing::run(
         {RUNNER_PATH, (dir_ / name).string(), "--db", (dir_ / "r.db").string(), "--out",
-         (dir_ / ("out-" + name)).string(), "--python", TEST_PYTHON, "-j", "2"},
+         (dir_ / ("out-" + name)).string(), "--python", SUITE_PYTHON, "-j", "2"},
         {}, 300s);
     ASSERT_EQ(r.exit_code, 1) << r.output;
     Store store(dir_ / "r.db");

@@ -41,7 +41,7 @@ class GtestE2E : public ::testing::Test {
 
   testing::RunResult run_runner(const fs::path& suite, const std::vector<std::string>& extra) {
     std::vector<std::string> argv{RUNNER_PATH, suite.string(), "--db",     db().string(),
-                                  "--out",     out().string(), "--python", TEST_PYTHON};
+                                  "--out",     out().string(), "--python", SUITE_PYTHON};
     argv.insert(argv.end(), extra.begin(), extra.end());
     fs::remove_all(out());
     return testing::run(argv, {{"E2E_GTEST_ROOT", kRoot.string()}, {"NO_COLOR", "1"}}, 100s);

@@ -50,7 +50,8 @@ class IdsE2E : public ::testing::Test {
   }
   testing::RunResult run_suite(const std::string& suite_file,
                                const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args{(kIds / suite_file).string(), "--python", TEST_PYTHON, "-j", "1"};
+    std::vector<std::string> args{(kIds / suite_file).string(), "--python", SUITE_PYTHON, "-j",
+                                  "1"};
     args.insert(args.end(), extra.begin(), extra.end());
     return runner(args);
   }
@@ -85,7 +86,7 @@ class IdsE2E : public ::testing::Test {
 TEST_F(IdsE2E, PytestIdsArePytestsNodeIdsAndEachCommandRerunsItsTest) {
   // What pytest itself calls the tests (its rootdir: the suite's project root).
   auto collect =
-      testing::run({TEST_PYTHON, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+      testing::run({SUITE_PYTHON, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                     "--rootdir", kIds.string(), (kIds / "tests" / "test_nodes.py").string()},
                    {}, 120s);
   ASSERT_EQ(collect.exit_code, 0) << collect.output;
@@ -111,7 +112,7 @@ TEST_F(IdsE2E, PytestIdsArePytestsNodeIdsAndEachCommandRerunsItsTest) {
                                 std::string("tests/test_nodes.py::TestOuter::TestInner::"
                                             "test_nested_fails")}) {
     ASSERT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
-    auto one = testing::run({TEST_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    auto one = testing::run({SUITE_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                              "--rootdir", kIds.string(), (kIds / id).string()},
                             {}, 120s);
     EXPECT_NE(one.output.find("1 failed"), std::string::npos) << id << "\n" << one.output;
@@ -150,7 +151,7 @@ TEST_F(IdsE2E, UnittestIdsAreTestCaseIdsAndSubtestsRerunTheirTest) {
       "    def addSubTest(self, t, s, e):\n"
       "        if e: print('ID', s.id())\n"
       "unittest.defaultTestLoader.loadTestsFromName('tests.test_cases').run(R())\n";
-  auto truth = testing::run({TEST_PYTHON, "-c", list, kIds.string()}, {}, 120s);
+  auto truth = testing::run({SUITE_PYTHON, "-c", list, kIds.string()}, {}, 120s);
   ASSERT_EQ(truth.exit_code, 0) << truth.output;
   std::vector<std::string> unittest_ids;
   for (const std::string& line : lines_with(truth.output, "ID ")) {

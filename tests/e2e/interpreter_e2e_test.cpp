@@ -78,7 +78,7 @@ TEST_F(InterpreterE2E, AFileThatRanNoTestFrameworkFailsWithTheReason) {
                                        "    def test_fine(self):\n        pass\n"}});
   for (const char* start : {"--cold", ""}) {
     std::vector<std::string> argv{RUNNER_PATH, s.string(),     "--db",     db().string(),
-                                  "--out",     out().string(), "--python", TEST_PYTHON,
+                                  "--out",     out().string(), "--python", SUITE_PYTHON,
                                   "--no-shim", "-j",           "1"};
     if (*start != '\0') argv.emplace_back(start);
     const auto r = testing::run(argv, env());
@@ -108,7 +108,7 @@ TEST_F(InterpreterE2E, AWarmParentThatEndsAtOnceIsSaidToHaveEnded) {
                              "    def test_fine(self):\n        pass\n"}},
                            ", \"pythonpath\": [\".\"], \"preload\": [\"die_now\"]");
   const auto r = testing::run({RUNNER_PATH, s.string(), "--db", db().string(), "--out",
-                               out().string(), "--python", TEST_PYTHON, "--no-shim"},
+                               out().string(), "--python", SUITE_PYTHON, "--no-shim"},
                               env());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("without saying it was ready"), std::string::npos) << r.output;
@@ -121,7 +121,7 @@ TEST_F(InterpreterE2E, AWarmParentThatEndsAtOnceIsSaidToHaveEnded) {
 // project's CI, whether the file starts cold or forks from the warm parent.
 TEST_F(InterpreterE2E, TheInterpretersVenvIsActivatedForTheTests) {
   const fs::path venv = dir_ / "venv";
-  const auto made = testing::run({TEST_PYTHON, "-m", "venv", "--without-pip", venv.string()}, {});
+  const auto made = testing::run({SUITE_PYTHON, "-m", "venv", "--without-pip", venv.string()}, {});
   ASSERT_EQ(made.exit_code, 0) << made.output;
   write_file(venv / "bin/e2e-console-script", "#!/bin/sh\necho from-the-venv\n");
   fs::permissions(venv / "bin/e2e-console-script", fs::perms::owner_all, fs::perm_options::add);

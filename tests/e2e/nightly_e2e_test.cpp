@@ -33,7 +33,7 @@ class NightlyE2E : public ::testing::Test {
                             std::map<std::string, std::string> env = {},
                             const fs::path& suite = kSuite) {
     std::vector<std::string> argv{RUNNER_PATH,   suite.string(), "--db",
-                                  db().string(), "--python",     TEST_PYTHON};
+                                  db().string(), "--python",     SUITE_PYTHON};
     argv.insert(argv.end(), extra.begin(), extra.end());
     env.emplace("NO_COLOR", "1");
     // Nothing from the environment of the test run may shard these runs.

@@ -88,7 +88,7 @@ TEST_F(OperationE2E, ResumeAcceptsTheRunsOwnOptionsAndNamesTheOnesThatDiffer) {
             std::string::npos)
       << r.output;
   r = testing::run({RUNNER_PATH, (kSuites / "slow").string(), "--db", db().string(), "--out",
-                    (dir_ / "elsewhere").string(), "--python", TEST_PYTHON, "--resume", "latest"},
+                    (dir_ / "elsewhere").string(), "--python", SUITE_PYTHON, "--resume", "latest"},
                    env());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("drop --out (the run's: " + out().string() + ")"), std::string::npos)
@@ -114,7 +114,7 @@ TEST_F(OperationE2E, ACopiedDatabaseNeverDeletesOrRewritesTheOriginalsFolders) {
   const fs::path suite = cuda_suite("copied");
   auto run_to = [&](const fs::path& folder) {
     return testing::run({RUNNER_PATH, suite.string(), "--db", db().string(), "--out",
-                         folder.string(), "--python", TEST_PYTHON},
+                         folder.string(), "--python", TORCH_PYTHON},
                         env());
   };
   const fs::path first = dir_ / "run1", second = dir_ / "run2";
@@ -160,7 +160,7 @@ TEST_F(OperationE2E, NamesWithControlCharactersReachNoTerminalOrLogRaw) {
   write_file(suite / "tests/test_\x1b[2Jclear.py", body);
   write_file(suite / "tests/test_new\nline.py", body);
   auto r = testing::run({RUNNER_PATH, suite.string(), "--db", db().string(), "--out",
-                         out().string(), "--python", TEST_PYTHON, "--no-shim", "-j", "1"},
+                         out().string(), "--python", SUITE_PYTHON, "--no-shim", "-j", "1"},
                         env());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
@@ -219,7 +219,7 @@ TEST_F(OperationE2E, CommandsFindTheProjectsDatabaseFromTheCheckout) {
   fs::create_directories(project / "sub");
   auto r = testing::run(
       {RUNNER_PATH, (kSuites / "slow").string(), "--db", (project / ".devshim/results.db").string(),
-       "--python", TEST_PYTHON, "--no-shim", "test_a_quick.py"},
+       "--python", SUITE_PYTHON, "--no-shim", "test_a_quick.py"},
       {{"DEVSHIM_OUT", (project / ".devshim/runs").string()}});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::map<std::string, std::string> plain_env{{"DEVSHIM_DB", ""},
@@ -231,7 +231,7 @@ TEST_F(OperationE2E, CommandsFindTheProjectsDatabaseFromTheCheckout) {
   EXPECT_NE(r.output.find("e2e-slow"), std::string::npos) << r.output;
   // A run from there records into it, and writes its folder beside it.
   r = run_in(project / "sub",
-             {RUNNER_PATH, (kSuites / "slow").string(), "--python", TEST_PYTHON, "--no-shim",
+             {RUNNER_PATH, (kSuites / "slow").string(), "--python", SUITE_PYTHON, "--no-shim",
               "test_a_quick.py"},
              plain_env);
   EXPECT_EQ(r.exit_code, 0) << r.output;

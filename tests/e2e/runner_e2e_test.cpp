@@ -127,7 +127,7 @@ TEST_F(RunnerE2E, ShimModeAndBaselineGiveTheDocumentedEnvironment) {
 }
 
 TEST_F(RunnerE2E, ARelativePythonIsRelativeToWhereTheRunnerStarted) {
-  const std::string rel = fs::relative(TEST_PYTHON, fs::current_path()).string();
+  const std::string rel = fs::relative(SUITE_PYTHON, fs::current_path()).string();
   ASSERT_NE(rel.find('/'), std::string::npos);
   auto r = testing::run({RUNNER_PATH, (kSuites / "mixed").string(), "test_pass.py", "--db",
                          db().string(), "--out", out().string(), "--python", rel},
@@ -216,7 +216,7 @@ TEST_F(RunnerE2E, MissingProjectRootExits2AndSaysWhichVariableToSet) {
 TEST_F(RunnerE2E, UnwritableOutputFolderExits2BeforeAnythingRuns) {
   testing::write_file(dir_ / "a-file", "");
   auto r = testing::run({RUNNER_PATH, (kSuites / "mixed").string(), "--db", db().string(), "--out",
-                         (dir_ / "a-file/out").string(), "--python", TEST_PYTHON},
+                         (dir_ / "a-file/out").string(), "--python", SUITE_PYTHON},
                         env());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("not writable"), std::string::npos) << r.output;
@@ -303,7 +303,7 @@ TEST_F(RunnerE2E, DifferentialRunOfTheBundledSuiteClassifiesEveryTest) {
   // Three of its files keep this test quick; ./run.sh runs them all.
   auto r = testing::run({RUNNER_PATH, suite, "test_activation.py", "test_cuda_api.py",
                          "test_device_logic.py", "--differential", "--db", db().string(), "--out",
-                         out().string(), "--python", TEST_PYTHON, "-j", "2"},
+                         out().string(), "--python", TORCH_PYTHON, "-j", "2"},
                         env(), 300s);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   Store store(db());
@@ -331,12 +331,12 @@ TEST_F(RunnerE2E, DifferentialRunOfTheBundledSuiteClassifiesEveryTest) {
   auto again =
       testing::run({RUNNER_PATH, suite, "test_activation.py", "test_cuda_api.py",
                     "test_device_logic.py", "--baseline", std::to_string(runs[1].id), "--db",
-                    db().string(), "--out", out().string(), "--python", TEST_PYTHON},
+                    db().string(), "--out", out().string(), "--python", TORCH_PYTHON},
                    env(), 300s);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(Store(db()).runs(1).at(0).baseline_run, runs[1].id);
   auto bad = testing::run({RUNNER_PATH, suite, "--baseline", std::to_string(runs[0].id), "--db",
-                           db().string(), "--python", TEST_PYTHON},
+                           db().string(), "--python", TORCH_PYTHON},
                           env(), 60s);
   EXPECT_EQ(bad.exit_code, 2) << "a shim run is no baseline";
 }

@@ -43,9 +43,10 @@ class WarmE2E : public E2EFixture {
   }
   // Runs suite warm (the default) and cold into out()/warm and out()/cold; returns both.
   std::pair<Outcomes, Outcomes> warm_and_cold(const std::string& suite,
-                                              const std::vector<std::string>& extra = {}) {
+                                              const std::vector<std::string>& extra = {},
+                                              const std::string& python = SUITE_PYTHON) {
     auto with = [&](const std::string& folder, bool cold) {
-      std::vector<std::string> args = runner_argv(suite, extra);
+      std::vector<std::string> args = runner_argv(suite, extra, python);
       args.at(5) = (out() / folder).string();  // --out's value
       if (cold) args.push_back("--cold");
       auto r = testing::run(args, env(), std::chrono::seconds(240));
@@ -232,8 +233,8 @@ TEST_F(WarmE2E, APytestChildStartsFromTheZygotesConfigurationAndSeesWhatAColdSta
 }
 
 TEST_F(WarmE2E, WarmAndColdGiveTheSameOutcomesOnTheBundledSuite) {
-  const auto [warm, cold] =
-      warm_and_cold((fs::path(BUNDLED_SUITES_DIR) / "cuda-idioms").string(), {"-j", "2"});
+  const auto [warm, cold] = warm_and_cold((fs::path(BUNDLED_SUITES_DIR) / "cuda-idioms").string(),
+                                          {"-j", "2"}, TORCH_PYTHON);
   EXPECT_EQ(warm.start.value("mode", ""), "warm") << warm.start;
   EXPECT_EQ(warm.files, cold.files);
   EXPECT_EQ(warm.tests, cold.tests);
