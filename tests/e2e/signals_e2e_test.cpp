@@ -139,19 +139,21 @@ class SignalsE2E : public E2EFixture {
   }
 
   // signal_at every 100 ms over the first two seconds: suite loading, database, probes, the
-  // zygote importing its preload (1.5 s), the first files starting from it. The moments are dealt
-  // to kLanes threads, each running its runs one after another: the runs mostly wait, so side by
-  // side they take a quarter of the time. (With SUITE_PYTHON the environment probe has no torch
-  // to import: a stage of 0.1 s instead of 1.4 s, still met by the first moments; with torch the
-  // 21 runs' probes would keep both cores busy for 20 s.)
+  // zygote importing its preload (1.5 s), the first files starting from it. The runs mostly wait,
+  // so kLanes threads run them side by side, each its share one after another; the moments are
+  // dealt back and forth (0-6 to lanes 0-6, 7-13 to lanes 6-0, ...) so that every lane waits
+  // about as long. (With SUITE_PYTHON the environment probe has no torch to import: a stage of
+  // 0.1 s instead of 1.4 s, still met by the first moments; with torch the 21 runs' probes would
+  // keep both cores busy for 20 s.)
   void signal_at_every_moment(int sig) const {
-    constexpr int kLanes = 4;
-    constexpr int kStepMs = 100;
+    constexpr int kLanes = 7;
+    constexpr int kMoments = 21;  // 0, 100, ..., 2000 ms
     std::vector<std::jthread> lanes;
     for (int lane = 0; lane < kLanes; ++lane) {
       lanes.emplace_back([this, sig, lane] {
-        for (int ms = lane * kStepMs; ms <= 2000; ms += kLanes * kStepMs) {
-          signal_at(sig, std::chrono::milliseconds(ms));
+        for (int round = 0; round * kLanes < kMoments; ++round) {
+          const int moment = round * kLanes + (round % 2 == 0 ? lane : kLanes - 1 - lane);
+          if (moment < kMoments) signal_at(sig, std::chrono::milliseconds(100 * moment));
         }
       });
     }
