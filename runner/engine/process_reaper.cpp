@@ -79,9 +79,12 @@ int kill_marked(const char* needle) {
   close_descriptors(static_cast<unsigned>(fd) + 1, ~0U);
 
   std::size_t n = 0;
+  bool exiting = false;  // the runner said it exits (0): it did not die
   std::int32_t msg = 0;
   while (read_exact(fd, &msg, sizeof msg)) {
-    if (msg > 0 && n < kMaxGroups) {
+    if (msg == 0) {
+      exiting = true;
+    } else if (msg > 0 && n < kMaxGroups) {
       g_groups[n++] = msg;
     } else if (msg < 0) {
       for (std::size_t i = 0; i < n; ++i) {
@@ -94,8 +97,10 @@ int kill_marked(const char* needle) {
   }
   // The pipe closed: the runner exited. Whatever it still watched is left over.
   for (std::size_t i = 0; i < n; ++i) ::kill(-g_groups[i], SIGKILL);
-  if (n > 0) {
-    // Processes that left their group: by the cookie; again while some were found (forks).
+  if (n > 0 || !exiting) {
+    // Processes that left their group, and, when the runner died, those of a file it had started
+    // but not yet watched (its children may already run): by the cookie; again while some were
+    // found (forks).
     for (int round = 0; round < 5 && kill_marked(needle) > 0; ++round) ::usleep(50'000);
   }
   ::_exit(0);
@@ -145,6 +150,8 @@ ProcessReaper::ProcessReaper(const ProcessPlatform& platform)
 }
 
 ProcessReaper::~ProcessReaper() {
+  const std::int32_t exiting = 0;  // nothing unwatched is left: no search by the cookie
+  [[maybe_unused]] auto n = ::write(pipe_, &exiting, sizeof exiting);
   ::close(pipe_);
   int status = 0;
   while (::waitpid(watchdog_, &status, 0) < 0 && errno == EINTR) {

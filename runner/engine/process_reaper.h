@@ -30,8 +30,10 @@ namespace devshim {
 /// - A watchdog process, forked at construction, to which watch()/forget() report the groups of
 ///   running test files. When the runner's end of its pipe closes without the runner having
 ///   forgotten a group, because the runner died (SIGKILL included), the watchdog sends SIGKILL to
-///   those groups and to every process that carries this runner's cookie, then exits. Construct it
-///   before starting threads: it forks.
+///   those groups and to every process that carries this runner's cookie (also when no group was
+///   watched: a file started an instant before the runner died may not be yet), then exits. The
+///   destructor tells it the runner exits, so that an exit with no group watched searches nothing.
+///   Construct it before starting threads: it forks.
 /// - sweep(), for the processes that left their file's group (setsid daemons): on a platform that
 ///   adopts orphans (linux: the runner becomes a child subreaper), the runner's adopted children,
 ///   killed and reaped once their file has finished; elsewhere (posix), every process of the

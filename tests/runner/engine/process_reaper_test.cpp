@@ -202,5 +202,29 @@ TEST_P(ProcessReaperTest, TheWatchdogCleansUpAfterARunnerKilledWithSigkill) {
   }
 }
 
+// The instant between starting a file and watch(): the runner dies there, and what the file
+// started (here, before the runner could watch it) dies too, found by the cookie.
+TEST_P(ProcessReaperTest, AFileTheKilledRunnerHadNotYetWatchedLeavesNothingBehind) {
+  const pid_t runner = ::fork();
+  ASSERT_GE(runner, 0);
+  if (runner == 0) {
+    ProcessReaper reaper(platform());
+    const std::map<std::string, std::string> env{{kProcessCookieVar, reaper.cookie(0)},
+                                                 {"PIDS", dir_.path().string()}};
+    testing::spawn({"/bin/sh", "-c", "sleep 600 & echo $! > \"$PIDS/g.pid\"; wait"}, env,
+                   dir_ / "group.out");
+    testing::eventually([&] { return fs::exists(dir_ / "g.pid"); }, 10s);
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(runner, &status, 0), runner);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(fs::exists(dir_ / "g.pid"));
+  const pid_t pid = pid_of("g");
+  EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pid); }, 5s))
+      << "the unwatched file's process (" << pid << ") outlived the killed runner";
+  ::kill(pid, SIGKILL);
+}
+
 }  // namespace
 }  // namespace devshim
