@@ -35,10 +35,17 @@ class E2EFixture : public ::testing::Test {
   std::vector<std::string> runner_argv(const std::string& suite,
                                        const std::vector<std::string>& extra,
                                        const std::string& python = SUITE_PYTHON) const {
-    std::vector<std::string> argv{RUNNER_PATH, (kSuites / suite).string(),
-                                  "--db",      db().string(),
-                                  "--out",     out().string(),
-                                  "--python",  python};
+    return runner_argv_in(dir_.path(), suite, extra, python);
+  }
+  /// The same with the database and output folder in `folder` (results.db, out/), for runs side
+  /// by side in one test.
+  static std::vector<std::string> runner_argv_in(const std::filesystem::path& folder,
+                                                 const std::string& suite,
+                                                 const std::vector<std::string>& extra,
+                                                 const std::string& python = SUITE_PYTHON) {
+    std::vector<std::string> argv{
+        RUNNER_PATH, (kSuites / suite).string(), "--db",     (folder / "results.db").string(),
+        "--out",     (folder / "out").string(),  "--python", python};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }

@@ -116,14 +116,10 @@ class SignalsE2E : public E2EFixture {
         dir_ / ("signal-" + std::to_string(sig) + "-at-" + std::to_string(delay.count()));
     const fs::path place_pids = place / "pids";
     fs::create_directories(place_pids);
-    const std::vector<std::string> argv{RUNNER_PATH, (kSuites / "signals").string(),
-                                        "--db",      (place / "results.db").string(),
-                                        "--out",     (place / "out").string(),
-                                        "--python",  SUITE_PYTHON,
-                                        "-j",        "2"};
     auto e = env_with("1.5", "30");
     e["E2E_PID_DIR"] = place_pids.string();
-    auto child = testing::spawn(argv, e, place / "runner.out");
+    auto child =
+        testing::spawn(runner_argv_in(place, "signals", {"-j", "2"}), e, place / "runner.out");
     ASSERT_TRUE(testing::eventually([&] { return catches(child.pid, sig); }, 30s)) << when;
     std::this_thread::sleep_for(delay);
     ::kill(child.pid, sig);

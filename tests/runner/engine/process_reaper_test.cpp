@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <optional>
@@ -61,6 +62,8 @@ class ProcessReaperTest : public ProcessTest,
   void SetUp() override { select_process_platform(platform()); }
   void TearDown() override { select_process_platform(*before_); }
   const ProcessPlatform& platform() const { return *GetParam(); }
+  void kill_runner_and_expect_nothing_left(const std::string& script, bool watched,
+                                           const std::vector<std::string>& names);
 
  private:
   const ProcessPlatform* before_ = &process_platform();
@@ -172,29 +175,31 @@ TEST_P(ProcessReaperTest, AProcessTheRunnerIsStartingIsNotTakenForAnOrphan) {
   EXPECT_GT(sweeps, 0U);
 }
 
-TEST_P(ProcessReaperTest, TheWatchdogCleansUpAfterARunnerKilledWithSigkill) {
-  // A stand-in runner: a forked child that starts a group and a setsid daemon, both marked with
-  // its cookie, then dies of SIGKILL without any cleanup of its own.
+// A stand-in runner: a forked child that starts `script` as a file's group marked with its cookie
+// (and watches it, or not yet), waits for the pid files `names`, then dies of SIGKILL without any
+// cleanup of its own. Each named process must then die within 5 s.
+void ProcessReaperTest::kill_runner_and_expect_nothing_left(const std::string& script, bool watched,
+                                                            const std::vector<std::string>& names) {
+  const auto written = [&] {
+    return std::all_of(names.begin(), names.end(),
+                       [&](const std::string& n) { return fs::exists(dir_ / (n + ".pid")); });
+  };
   const pid_t runner = ::fork();
   ASSERT_GE(runner, 0);
   if (runner == 0) {
     ProcessReaper reaper(platform());
     const std::map<std::string, std::string> env{{kProcessCookieVar, reaper.cookie(0)},
                                                  {"PIDS", dir_.path().string()}};
-    auto group =
-        testing::spawn({"/bin/sh", "-c",
-                        "sleep 600 & echo $! > \"$PIDS/g.pid\"; " + daemon_script("d") + "; wait"},
-                       env, dir_ / "group.out");
-    reaper.watch(group.pid);
-    testing::eventually([&] { return fs::exists(dir_ / "g.pid") && fs::exists(dir_ / "d.pid"); },
-                        10s);
+    auto group = testing::spawn({"/bin/sh", "-c", script}, env, dir_ / "group.out");
+    if (watched) reaper.watch(group.pid);
+    testing::eventually(written, 10s);
     ::raise(SIGKILL);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(runner, &status, 0), runner);
   ASSERT_TRUE(WIFSIGNALED(status));
-  ASSERT_TRUE(fs::exists(dir_ / "g.pid") && fs::exists(dir_ / "d.pid"));
-  for (const char* name : {"g", "d"}) {
+  ASSERT_TRUE(written());
+  for (const std::string& name : names) {
     const pid_t pid = pid_of(name);
     EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pid); }, 5s))
         << name << " (" << pid << ") outlived the killed runner";
@@ -202,28 +207,16 @@ TEST_P(ProcessReaperTest, TheWatchdogCleansUpAfterARunnerKilledWithSigkill) {
   }
 }
 
+TEST_P(ProcessReaperTest, TheWatchdogCleansUpAfterARunnerKilledWithSigkill) {
+  // A group and a setsid daemon, both marked with the cookie.
+  kill_runner_and_expect_nothing_left(
+      "sleep 600 & echo $! > \"$PIDS/g.pid\"; " + daemon_script("d") + "; wait", true, {"g", "d"});
+}
+
 // The instant between starting a file and watch(): the runner dies there, and what the file
 // started (here, before the runner could watch it) dies too, found by the cookie.
 TEST_P(ProcessReaperTest, AFileTheKilledRunnerHadNotYetWatchedLeavesNothingBehind) {
-  const pid_t runner = ::fork();
-  ASSERT_GE(runner, 0);
-  if (runner == 0) {
-    ProcessReaper reaper(platform());
-    const std::map<std::string, std::string> env{{kProcessCookieVar, reaper.cookie(0)},
-                                                 {"PIDS", dir_.path().string()}};
-    testing::spawn({"/bin/sh", "-c", "sleep 600 & echo $! > \"$PIDS/g.pid\"; wait"}, env,
-                   dir_ / "group.out");
-    testing::eventually([&] { return fs::exists(dir_ / "g.pid"); }, 10s);
-    ::raise(SIGKILL);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(runner, &status, 0), runner);
-  ASSERT_TRUE(WIFSIGNALED(status));
-  ASSERT_TRUE(fs::exists(dir_ / "g.pid"));
-  const pid_t pid = pid_of("g");
-  EXPECT_TRUE(testing::eventually([&] { return !testing::process_alive(pid); }, 5s))
-      << "the unwatched file's process (" << pid << ") outlived the killed runner";
-  ::kill(pid, SIGKILL);
+  kill_runner_and_expect_nothing_left("sleep 600 & echo $! > \"$PIDS/g.pid\"; wait", false, {"g"});
 }
 
 }  // namespace
