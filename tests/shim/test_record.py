@@ -137,7 +137,7 @@ def test_two_processes_write_one_record(tmp_path):
         assert p.returncode == 0, err
     doc = json.loads(path.read_text())
     assert set(doc) == {"format", "shim", "pid", "policy", "hardware", "redirections",
-                        "cuda_path_tests"}
+                        "cuda_path_tests", "cuda_asked_tests"}
     assert ((doc["format"], doc["shim"], doc["policy"])
             == ("devshim-redirections/1", "python", "default"))
     assert doc["hardware"] == {"accelerator": None, "mps": False, "cuda_device_count": 0}

@@ -99,12 +99,12 @@ def _cuda_query(api, is_autocast_enabled):
             if not args and not kwargs:
                 if api == "torch.get_autocast_dtype":
                     return original()
-                record.hit(api, "cuda", runtime.used_type)
+                record.hit(api, "cuda", runtime.used_type, asked=True)
                 return original(runtime.used_type)
             device_type = args[0] if args else kwargs.get("device_type")
             if device_type != "cuda":
                 return original(*args, **kwargs)
-            record.hit(api, "cuda", runtime.used_type)
+            record.hit(api, "cuda", runtime.used_type, asked=True)
             if api == "torch.get_autocast_dtype":
                 return _cuda_dtype(original, is_autocast_enabled)
             if args:
@@ -135,7 +135,7 @@ def _gpu_dtype(get_autocast_dtype, is_autocast_enabled):
     def make(original):
         @wraps(original)
         def get_autocast_gpu_dtype():
-            record.hit("torch.get_autocast_gpu_dtype", "cuda", runtime.used_type)
+            record.hit("torch.get_autocast_gpu_dtype", "cuda", runtime.used_type, asked=True)
             return _cuda_dtype(get_autocast_dtype, is_autocast_enabled)
 
         return get_autocast_gpu_dtype
@@ -159,7 +159,7 @@ def _cuda_setter(api, set_autocast_dtype, is_autocast_enabled):
                 args = (kwargs.pop("device_type"),)
             if not args or args[0] != "cuda":
                 return original(*args, **kwargs)
-            record.hit(api, "cuda", runtime.used_type)
+            record.hit(api, "cuda", runtime.used_type, asked=True)
             if api == "torch.set_autocast_enabled":
                 return original(runtime.used_type, *args[1:], **kwargs)
             set_autocast_dtype("cuda", *args[1:], **kwargs)

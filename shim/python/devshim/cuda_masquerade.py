@@ -24,7 +24,6 @@ from __future__ import annotations
 import collections
 import functools
 import os
-import sys
 import types
 
 from devshim import record, runtime
@@ -33,7 +32,6 @@ from devshim.patching import MASQUERADE, Patch, copy_signature
 __all__ = ["plan", "configure", "note_first_use", "replacing", "replacing_class",
            "DeviceProperties"]
 
-_getframe = sys._getframe
 _backend = None
 _torch_dir = ""
 _initialized = False
@@ -112,15 +110,15 @@ def _requested(device) -> str:
 
 
 def _note(api, device=None) -> None:
-    """Records a call of ``api`` made by the program (calls from inside torch are not recorded,
-    nor calls while Dynamo traces: its own stream bookkeeping asks for the current stream in
-    every compiled module, and a frame lookup there would break the graph)."""
+    """Records a call of ``api``, a masqueraded function called by the program, as an asked call
+    (devshim/record.py: not a device placement). Calls that torch makes, directly or through
+    devshim's own forwarding (``torch.accelerator.current_stream()`` asking
+    ``torch.cuda.current_stream()`` for an optimizer), are not recorded, nor calls while Dynamo
+    traces: its own stream bookkeeping asks for the current stream in every compiled module, and
+    a frame lookup there would break the graph."""
     if record.compiling():
         return
-    caller = _getframe(2)
-    if caller.f_code.co_filename.startswith(_torch_dir):
-        return
-    record.hit(api, _requested(device), runtime.used, depth=3)
+    record.hit(api, _requested(device), runtime.used, depth=3, asked=True)
 
 
 class DeviceProperties:

@@ -51,7 +51,7 @@ def _note(api) -> None:
         f = f.f_back
     if f is None or f.f_code.co_filename.startswith(cuda_masquerade._torch_dir):
         return
-    record.hit_at(f, api, "cuda", runtime.used)
+    record.hit_at(f, api, "cuda", runtime.used, asked=True)
 
 
 def reset() -> None:

@@ -18,11 +18,23 @@ are plain integer increments under the GIL: exact for single-threaded programs; 
 threads can at worst lose an increment. A forked child starts with zero counts (its parent writes
 its own).
 
+Each row has a CUDA contact, fixed when it is made: *device work* (a request that names CUDA,
+"cuda", "cuda:1" or pinned memory, carried to a placement: a factory, ``.to``/``.cuda``, a module,
+``torch.load``, a generator, ``torch.device``, autocast), *asked* (a call made with ``asked=True``:
+a masqueraded ``torch.cuda``/``torch.accelerator`` function, an autocast query: ``is_available``,
+seeding, ``synchronize``, streams, memory queries) or *none* (a request that names no CUDA: no
+device given, or "cpu" sent to MPS: code that runs the same way without the shim). A device
+request torch passes on for the program (``nn.Linear(device="cuda")`` calling ``torch.empty``)
+is the program's, counted at the program's call site; an asked call whose caller, past devshim's
+own frames, is torch's (an optimizer's ``torch.accelerator.current_stream()``, which devshim
+forwards to ``torch.cuda``; autocast's queries inside ``nn.functional``) is torch's own and is not
+recorded at all (``hit_at``).
+
 Tests that took a CUDA path: ``test_started(name)`` and ``test_finished()`` bracket one test
 (devshim/test_hooks.py calls them: pytest's setup and call phases, unittest's ``TestCase.run``);
-a test during which any row's count grew — a redirected device request or a masqueraded
-``torch.cuda`` call made by the program — is named in the record's ``cuda_path_tests``. The hot
-path pays nothing for it: the counts are summed at each end of a test (O(rows)).
+a test during which a device-work row's count grew is named in the record's ``cuda_path_tests``,
+one during which only asked rows grew in ``cuda_asked_tests``. The hot path pays nothing for it:
+the counts are summed at each end of a test (O(rows)).
 
 ``write(path)`` (registered with atexit when TORCHDEVICE_RECORD is set) merges this process's
 rows into the file under an exclusive flock on ``path + ".lock"``: read what is there, sum counts
@@ -43,7 +55,8 @@ from devshim.log import logger
 
 __all__ = ["FORMAT", "INSIDE", "SiteCache", "hit", "hit_at", "first_hit", "site_cache", "rows",
            "document", "merge", "write", "reset", "set_internal_dirs", "test_started",
-           "test_finished", "current_test", "cuda_path_tests"]
+           "test_finished", "current_test", "cuda_path_tests", "cuda_asked_tests", "NO_CONTACT",
+           "ASKED", "DEVICE_WORK", "contact_of"]
 
 FORMAT = "devshim-redirections/1"
 _WALK_LIMIT = 64
@@ -55,21 +68,28 @@ _internal_ids = set()  # id() of code objects of torch and devshim seen on a fir
 _site_caches: list = [_sites]  # _sites and every SiteCache
 _kept_codes = []  # every code object whose id() is a key above: kept alive, so ids stay unique
 _internal_dirs = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+_own_dirs = _internal_dirs  # devshim's folder and the decorator helpers: never anybody's caller
+_torch_dirs: tuple = ()  # torch's folder: an asked call from there is torch's own
 _lock = threading.Lock()
 _first_hit_listeners = []  # called with the api on the first hit of every new row
 compiling = bool  # torch.compiler.is_compiling once torch is patched (compiling() is False)
-_cuda_path_tests: set[str] = set()  # tests during which a row's count grew
-_test = None  # (name, sum of the counts when it started) while a test runs
-# A row: [count, api, requested, used, file, line, function]
+_cuda_path_tests: set[str] = set()  # tests during which a device-work row's count grew
+_cuda_asked_tests: set[str] = set()  # tests during which only asked rows' counts grew
+_test = None  # (name, (device work, asked) count sums when it started) while a test runs
+# A row: [count, api, requested, used, file, line, function, contact]
+
+# A row's CUDA contact (the module docstring).
+NO_CONTACT, ASKED, DEVICE_WORK = 0, 1, 2
 
 
 def set_internal_dirs(*dirs: str, files=()) -> None:
     """Folders (and single files) whose frames are never a call site.
 
     devshim's own folder is always one; so are the decorator helpers that sit between a program
-    and a deprecated torch API (typing_extensions, functools, contextlib).
+    and a deprecated torch API (typing_extensions, functools, contextlib). ``dirs`` are torch's:
+    an asked call whose first caller outside devshim lies there is not recorded (``hit_at``).
     """
-    global _internal_dirs
+    global _internal_dirs, _own_dirs, _torch_dirs
     own = os.path.dirname(os.path.abspath(__file__)) + os.sep
     helpers = []
     for name in ("typing_extensions", "functools", "contextlib"):
@@ -77,8 +97,9 @@ def set_internal_dirs(*dirs: str, files=()) -> None:
         path = getattr(module, "__file__", None)
         if path:
             helpers.append(os.path.abspath(path))
-    _internal_dirs = ((own,) + tuple(os.path.abspath(d) + os.sep for d in dirs)
-                      + tuple(helpers) + tuple(os.path.abspath(f) for f in files))
+    _own_dirs = (own,) + tuple(helpers) + tuple(os.path.abspath(f) for f in files)
+    _torch_dirs = tuple(os.path.abspath(d) + os.sep for d in dirs)
+    _internal_dirs = _own_dirs + _torch_dirs
     _internal_ids.clear()
     for cache in _site_caches:
         cache.clear()
@@ -107,14 +128,15 @@ def _outside(frame):
     return None
 
 
-def hit(api: str, requested, used: str, depth: int = 2) -> None:
+def hit(api: str, requested, used: str, depth: int = 2, asked: bool = False) -> None:
     """Counts one call of ``api`` whose ``requested`` device was rewritten to ``used``.
 
     Must be called directly by the function the program called: the call site is looked for from
     ``depth`` frames up (2: the caller of hit's caller). ``requested`` is the request as given
-    (None: no device given) and must be hashable. Counts nothing while Dynamo traces the caller
-    (torch.compile, torch.export): a traced frame is not a call site, and frame introspection
-    would break the graph.
+    (None: no device given) and must be hashable. ``asked``: the call asks or sets something of
+    the masqueraded CUDA (a query, seeding, a stream) and places nothing (the module docstring).
+    Counts nothing while Dynamo traces the caller (torch.compile, torch.export): a traced frame is
+    not a call site, and frame introspection would break the graph.
     """
     if compiling():
         return
@@ -122,11 +144,21 @@ def hit(api: str, requested, used: str, depth: int = 2) -> None:
         f = _getframe(depth)
     except ValueError:  # called from C with no Python caller
         f = None
-    hit_at(f, api, requested, used)
+    hit_at(f, api, requested, used, asked)
 
 
-def hit_at(f, api: str, requested, used: str) -> None:
-    """``hit`` for a call whose caller's frame is ``f`` (None: no Python caller)."""
+def _called_by_torch(f) -> bool:
+    """Whether the first frame at or outside ``f`` that is not devshim's own is torch's."""
+    while f is not None and f.f_code.co_filename.startswith(_own_dirs):
+        f = f.f_back
+    return f is not None and f.f_code.co_filename.startswith(_torch_dirs)
+
+
+def hit_at(f, api: str, requested, used: str, asked: bool = False) -> None:
+    """``hit`` for a call whose caller's frame is ``f`` (None: no Python caller). An asked call
+    that torch made (``_called_by_torch``) is not counted: torch's own bookkeeping."""
+    if asked and _called_by_torch(f):
+        return
     if f is not None:
         code_id = id(f.f_code)
         if code_id in _internal_ids:
@@ -137,7 +169,7 @@ def hit_at(f, api: str, requested, used: str) -> None:
         key = (0, -1, api, requested, used)
     row = _sites.get(key)
     if row is None:
-        row, cacheable = first_hit(f, api, requested, used)
+        row, cacheable = first_hit(f, api, requested, used, asked)
         if cacheable:
             _sites[key] = row
     row[0] += 1
@@ -208,7 +240,16 @@ def _text(requested) -> str:
     return requested_text(requested) if not isinstance(requested, str) else requested
 
 
-def first_hit(frame, api, requested, used):
+def contact_of(requested_text: str, asked: bool) -> int:
+    """A row's CUDA contact from its request as text and whether the call only asked."""
+    if asked:
+        return ASKED
+    if requested_text.startswith("cuda") or requested_text == "pinned":
+        return DEVICE_WORK
+    return NO_CONTACT
+
+
+def first_hit(frame, api, requested, used, asked=False):
     """(row, cacheable): the row of the call site at or outside ``frame``, made if new.
 
     ``cacheable`` is False when ``frame`` itself is torch's or devshim's (its code is then in
@@ -232,7 +273,7 @@ def first_hit(frame, api, requested, used):
         row = _rows.get(row_key)
         new = row is None
         if new:
-            row = [0, api, req_text, used, file, line, function]
+            row = [0, api, req_text, used, file, line, function, contact_of(req_text, asked)]
             _rows[row_key] = row
     if new:  # outside the lock: a logging handler may itself call torch
         logger.info("%s: %s -> %s at %s:%d (%s)", api, req_text, used, file or "?", line,
@@ -242,24 +283,35 @@ def first_hit(frame, api, requested, used):
     return row, cacheable
 
 
-def _total() -> int:
-    return sum(row[0] for row in list(_rows.values()))
+def _totals() -> tuple[int, int]:
+    """The counts of the device-work rows and of the asked rows, summed."""
+    work = asked = 0
+    for row in list(_rows.values()):
+        if row[7] == DEVICE_WORK:
+            work += row[0]
+        elif row[7] == ASKED:
+            asked += row[0]
+    return work, asked
 
 
 def test_started(name: str) -> None:
     """A test named ``name`` (its target inside its file: "Class::test[params]") begins."""
     global _test
-    _test = (name, _total())
+    _test = (name, _totals())
 
 
 def test_finished() -> None:
-    """The test begun last ends: named in ``cuda_path_tests`` when a count grew meanwhile."""
+    """The test begun last ends: named in ``cuda_path_tests`` when a device-work row's count grew
+    meanwhile, else in ``cuda_asked_tests`` when an asked row's did."""
     global _test
     if _test is not None:
-        name, before = _test
+        name, (work, asked) = _test
         _test = None
-        if _total() != before:
+        now_work, now_asked = _totals()
+        if now_work != work:
             _cuda_path_tests.add(name)
+        elif now_asked != asked:
+            _cuda_asked_tests.add(name)
 
 
 def current_test() -> str | None:
@@ -268,14 +320,20 @@ def current_test() -> str | None:
 
 
 def cuda_path_tests() -> list[str]:
-    """The tests of this process that took a CUDA path, sorted."""
+    """The tests of this process that took a CUDA path with device work, sorted."""
     return sorted(_cuda_path_tests)
+
+
+def cuda_asked_tests() -> list[str]:
+    """The tests of this process whose only CUDA contact was asking, sorted (a test that did
+    device work in another of its runs in this process is not one)."""
+    return sorted(_cuda_asked_tests - _cuda_path_tests)
 
 
 def rows() -> list[dict]:
     """This process's rows with a positive count, as record entries, sorted."""
     out = []
-    for count, api, req, used, file, line, function in list(_rows.values()):
+    for count, api, req, used, file, line, function, _ in list(_rows.values()):
         if count > 0:
             out.append({"api": api, "requested": req, "used": used, "count": count,
                         "call_site": {"file": file, "line": line, "function": function}})
@@ -291,6 +349,7 @@ def reset() -> None:
             cache.clear()
         _rows.clear()
         _cuda_path_tests.clear()
+        _cuda_asked_tests.clear()
         _test = None
 
 
@@ -301,6 +360,7 @@ def _after_fork() -> None:
     for row in _rows.values():
         row[0] = 0
     _cuda_path_tests.clear()
+    _cuda_asked_tests.clear()
     _test = None
 
 
@@ -309,8 +369,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def document(entries: list[dict], policy: str, hardware, pid: int | None = None,
-             tests: list[str] | None = None) -> dict:
-    """A whole record: the format of docs/shim.md, "The redirection record"."""
+             tests: list[str] | None = None, asked_tests: list[str] | None = None) -> dict:
+    """A whole record: the format of docs/shim.md, "The redirection record". ``tests``: those that
+    did device work (``cuda_path_tests``); ``asked_tests``: those that only asked, less any of
+    ``tests``."""
+    work = set(tests or [])
     return {
         "format": FORMAT,
         "shim": "python",
@@ -319,7 +382,8 @@ def document(entries: list[dict], policy: str, hardware, pid: int | None = None,
         "hardware": {"accelerator": hardware.accelerator, "mps": hardware.mps,
                      "cuda_device_count": hardware.cuda_device_count},
         "redirections": entries,
-        "cuda_path_tests": sorted(tests or []),
+        "cuda_path_tests": sorted(work),
+        "cuda_asked_tests": sorted(set(asked_tests or []) - work),
     }
 
 
@@ -340,9 +404,10 @@ def merge(existing: list[dict], new: list[dict]) -> list[dict]:
     return sorted(merged.values(), key=_entry_key)
 
 
-def _valid_tests(doc) -> list[str] | None:
-    """The named tests of a parsed record (none: []), or None when they are not a list of str."""
-    tests = doc.get("cuda_path_tests", [])
+def _valid_tests(doc, key="cuda_path_tests") -> list[str] | None:
+    """The tests a parsed record names under ``key`` (none: []), or None when they are not a list
+    of str."""
+    tests = doc.get(key, [])
     if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
         return None
     return tests
@@ -353,7 +418,8 @@ def _valid_entries(doc) -> list[dict] | None:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return None
     entries = doc.get("redirections")
-    if not isinstance(entries, list) or _valid_tests(doc) is None:
+    if (not isinstance(entries, list) or _valid_tests(doc) is None
+            or _valid_tests(doc, "cuda_asked_tests") is None):
         return None
     for e in entries:
         if not (isinstance(e, dict) and all(isinstance(e.get(k), str) and e.get(k)
@@ -374,6 +440,7 @@ def write(path: str, policy: str, hardware) -> bool:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             existing: list[dict] = []
             tests = set(_cuda_path_tests)
+            asked = set(_cuda_asked_tests)
             if os.path.exists(path):
                 try:
                     with open(path, encoding="utf-8") as f:
@@ -386,7 +453,9 @@ def write(path: str, policy: str, hardware) -> bool:
                 else:
                     existing = found
                     tests.update(_valid_tests(old))
-            doc = document(merge(existing, rows()), policy, hardware, tests=sorted(tests))
+                    asked.update(_valid_tests(old, "cuda_asked_tests"))
+            doc = document(merge(existing, rows()), policy, hardware, tests=sorted(tests),
+                           asked_tests=sorted(asked))
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".",
                                        suffix=".tmp")
             try:

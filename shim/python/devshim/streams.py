@@ -170,7 +170,7 @@ class Event:
             _backend().synchronize()
 
     def elapsed_time(self, end_event):
-        record.hit("torch.cuda.Event.elapsed_time", "cuda", runtime.used)
+        record.hit("torch.cuda.Event.elapsed_time", "cuda", runtime.used, asked=True)
         if not (self.enable_timing and getattr(end_event, "enable_timing", False)):
             raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
         if self._time is None or getattr(end_event, "_time", None) is None:
