@@ -74,7 +74,7 @@ def test_document_format():
     assert doc == {"format": "devshim-redirections/1", "shim": "python", "pid": 1234,
                    "policy": "default",
                    "hardware": {"accelerator": None, "mps": False, "cuda_device_count": 0},
-                   "redirections": [entry()], "cuda_path_tests": []}
+                   "redirections": [entry()], "cuda_path_tests": [], "cuda_asked_tests": []}
     assert record.document([], "default", Hardware(mps=True))["hardware"]["accelerator"] == "mps"
 
 
