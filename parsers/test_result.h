@@ -23,6 +23,13 @@ struct SourceLocation {
   int line = 0;  ///< 1-based; 0 = unknown
 };
 
+/// A test's contact with the CUDA the shim masquerades, by the shim's redirection record
+/// (docs/report-format.md#the-cuda-path), stored as results.cuda_path (database.md): none (0);
+/// device work (1: it placed tensors or modules on the device a CUDA request was sent to; a record
+/// of a shim before the two were told apart counted any contact so); only asked (2: its only
+/// contact was a masqueraded query, seeding, a stream or synchronisation).
+enum class CudaContact : unsigned char { kNone = 0, kDeviceWork = 1, kAsked = 2 };
+
 struct TestCase {
   std::string
       classname;     ///< dotted: "tests.test_x.MyTest" (unittest) / "tests.test_x.MyTest" (pytest)
@@ -36,10 +43,13 @@ struct TestCase {
   /// Set on the test that was running when its process died: "crashed", "timeout" or
   /// "interrupted" (its status is then error). Empty otherwise.
   std::string culprit;
-  /// Under the shim: the shim's redirection record names the test (it made a redirected device
-  /// request or called a masqueraded torch.cuda function while it ran). Set by the runner from
-  /// the record, never by a parser.
-  bool cuda_path = false;
+  /// Under the shim: what the shim's redirection record says of the test's contact with CUDA
+  /// while it ran. Set by the runner from the record, never by a parser.
+  CudaContact cuda_contact = CudaContact::kNone;
+  /// Under the shim: the test fails in code that runs only where CUDA is there, by its source (an
+  /// `if torch.cuda.is_available():` block around a frame of its traceback). Set by the runner,
+  /// never by a parser.
+  bool fails_in_cuda_branch = false;
 };
 
 /// Whether a result stands for its file's import or collection error, not for a test: pytest's

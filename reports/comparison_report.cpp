@@ -26,8 +26,7 @@ constexpr std::size_t kTextMessageChars = 160;  ///< the text output cuts longer
 
 // What makes two runs differ besides their tests: from the run and its probed environment.
 json comparison_run_json(const RunRecord& r, const std::string& md, const std::string& html) {
-  json env = json::parse(r.environment.empty() ? "{}" : r.environment, nullptr, false);
-  if (!env.is_object()) env = json::object();
+  const json env = environment_json(r);
   const json shim = env.contains("shim") && env["shim"].is_object() ? env["shim"] : json::object();
   auto text = [](const json& obj, const char* key) {
     return obj.contains(key) && obj[key].is_string() ? obj[key] : json(nullptr);
@@ -263,6 +262,11 @@ ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& c) {
           runs);
       break;
     }
+    case FailOn::kCudaBranchFailures:
+      v.findings = comparison_count(c, "cuda_branch_failed");
+      v.reason = fmt::format("--fail-on cuda-branch-failures: {} CUDA-branch failure{} {}",
+                             v.findings, v.findings == 1 ? "" : "s", runs);
+      break;
     case FailOn::kAny:
       v.findings = c.b.status == "passed" ? 0 : 1;
       v.reason = fmt::format("--fail-on any: run {} {}", c.b.id, c.b.status);
@@ -271,6 +275,17 @@ ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& c) {
   v.exit_code = v.findings > 0 ? kExitFailures : kExitOk;
   v.reason += fmt::format(", so exit {}", v.exit_code);
   return v;
+}
+
+ComparisonVerdict comparison_verdict(const FailOnList& policies, const RunComparison& c) {
+  ComparisonVerdict all;
+  for (FailOn policy : policies) {
+    const ComparisonVerdict v = comparison_verdict(policy, c);
+    all.findings += v.findings;
+    if (v.exit_code != kExitOk) all.exit_code = v.exit_code;
+    all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
+  }
+  return all;
 }
 
 }  // namespace devshim

@@ -70,5 +70,8 @@ struct ComparisonVerdict {
   std::string reason;
 };
 ComparisonVerdict comparison_verdict(FailOn policy, const RunComparison& comparison);
+/// Every policy of a list: findings summed, exit 1 when any policy has one, the reasons joined
+/// by "; ".
+ComparisonVerdict comparison_verdict(const FailOnList& policies, const RunComparison& comparison);
 
 }  // namespace devshim

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,52 @@ std::optional<FailOn> parse_fail_on(const std::string& text) {
   if (text == "any") return FailOn::kAny;
   if (text == "new-failures") return FailOn::kNewFailures;
   if (text == "regressions") return FailOn::kRegressions;
+  if (text == "cuda-branch-failures") return FailOn::kCudaBranchFailures;
   return std::nullopt;
+}
+
+std::optional<FailOnList> parse_fail_on_list(const std::string& text) {
+  FailOnList out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const auto one = parse_fail_on(text.substr(start, comma - start));
+    if (!one) return std::nullopt;
+    if (std::find(out.begin(), out.end(), *one) == out.end()) out.push_back(*one);
+    start = comma + 1;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+int fail_on_exit_code(const FailOnList& policies, const Report& report, int exit_code) {
+  if (exit_code != kExitOk && exit_code != kExitFailures) return exit_code;
+  int first = exit_code;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    const int code = fail_on_exit_code(policies[i], report, exit_code);
+    if (code == kExitFailures) return code;
+    if (i == 0) first = code;
+  }
+  return first;
+}
+
+std::vector<std::string> fail_on_reasons(const FailOnList& policies, const Report& report,
+                                         int exit_code) {
+  std::vector<std::string> out;
+  for (FailOn policy : policies) {
+    if (std::string why = fail_on_reason(policy, report, exit_code); !why.empty()) {
+      out.push_back(std::move(why));
+    }
+  }
+  return out;
 }
 
 int fail_on_exit_code(FailOn policy, const Report& report, int exit_code) {
   if (exit_code != kExitOk && exit_code != kExitFailures) return exit_code;
+  if (policy == FailOn::kCudaBranchFailures) {
+    return report.differential && !report.differential->cuda_branch_failures.empty() ? kExitFailures
+                                                                                     : kExitOk;
+  }
   if (policy == FailOn::kRegressions && report.differential) {
     const ReportDifferential& d = *report.differential;
     if (regressions_total(d) > 0) return kExitFailures;
@@ -43,6 +85,17 @@ int fail_on_exit_code(FailOn policy, const Report& report, int exit_code) {
 std::string fail_on_reason(FailOn policy, const Report& report, int exit_code) {
   if (policy == FailOn::kAny || (exit_code != kExitOk && exit_code != kExitFailures)) return "";
   const int result = fail_on_exit_code(policy, report, exit_code);
+  if (policy == FailOn::kCudaBranchFailures) {
+    if (!report.differential) {
+      return fmt::format("--fail-on cuda-branch-failures: no baseline to compare with, so exit {}",
+                         result);
+    }
+    const std::size_t n = report.differential->cuda_branch_failures.size();
+    return fmt::format("--fail-on cuda-branch-failures: {} against baseline run {}, so exit {}",
+                       n == 0 ? std::string("no CUDA-branch failure")
+                              : fmt::format("{} CUDA-branch failure{}", n, n == 1 ? "" : "s"),
+                       report.differential->baseline_run, result);
+  }
   if (policy == FailOn::kRegressions && report.differential) {
     const ReportDifferential& d = *report.differential;
     const std::size_t n = d.regressions.size();

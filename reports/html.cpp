@@ -144,6 +144,7 @@ class Page {
     header();
     nav();
     out_ += "<main>\n";
+    glance();
     out_ +=
         "<!-- Later sections (differential: baseline vs shim; run-to-run: against an earlier run)"
         " go in this element, above the summary. -->\n"
@@ -511,6 +512,24 @@ class Page {
     out_ += "</ul>\n</section>\n";
   }
 
+  // What a porter reads first (glance_lines): regressions, CUDA branches, the CUDA path.
+  void glance() {
+    const std::vector<GlanceLine> lines = glance_lines(report_);
+    if (lines.empty()) return;
+    out_ += "<section id=\"glance\" class=\"glance\">\n<h2>At a glance</h2>\n<ul>\n";
+    for (const GlanceLine& l : lines) {
+      out_ += "<li>";
+      if (!l.head.empty()) {
+        out_ += "<strong>";
+        text(l.head);
+        out_ += "</strong>";
+      }
+      text(l.rest);
+      out_ += "</li>\n";
+    }
+    out_ += "</ul>\n</section>\n";
+  }
+
   // Shim runs: the tests that took a CUDA path, and how they did (the run's headline).
   void cuda_path() {
     if (!report_.cuda_path) return;
@@ -521,11 +540,15 @@ class Page {
     if (c.tests > 0) {
       out_ += fmt::format(
           "<table><thead><tr><th>Why</th><th>Tests</th></tr></thead><tbody>\n"
-          "<tr><td>the shim's record names it: a redirected device request or a masqueraded "
-          "torch.cuda call while it set up or ran</td><td class=\"num\">{}</td></tr>\n"
+          "<tr><td>device work by the shim's record: a request naming CUDA placed tensors or "
+          "modules while it set up or ran</td><td class=\"num\">{}</td></tr>\n"
+          "<tr><td>fails in code of its own that runs only where CUDA is there (an <code>if "
+          "torch.cuda.is_available():</code> block)</td><td class=\"num\">{}</td></tr>\n"
           "<tr><td>skipped without the shim, ran with it</td><td class=\"num\">{}</td></tr>\n"
-          "<tr><td>new under the shim</td><td class=\"num\">{}</td></tr>\n</tbody></table>\n",
-          c.recorded, c.unskipped, c.new_tests);
+          "<tr><td>new under the shim</td><td class=\"num\">{}</td></tr>\n"
+          "<tr><td>only asked, not counted above: its one contact was a masqueraded query, "
+          "seeding or stream</td><td class=\"num\">{}</td></tr>\n</tbody></table>\n",
+          c.recorded, c.in_branch, c.unskipped, c.new_tests, c.asked);
     }
     out_ += "</section>\n";
   }
@@ -585,6 +608,7 @@ class Page {
       out_ += "</tbody></table>\n";
       folded_tests("Lost tests", d.lost);
     }
+    cuda_branch_failures(d);
     folded_tests("Unlocked", d.unlocked);
     folded_tests("Newly skipped", d.newly_skipped);
     folded_tests("Failing with and without the shim", d.broken_both);
@@ -595,6 +619,49 @@ class Page {
       if (!d.new_failed.empty()) folded_tests("New under the shim, failing", d.new_failed);
     }
     out_ += "</section>\n";
+  }
+
+  // The tests that passed without the shim and fail on a CUDA path they took with it: the causes
+  // with what to do, then each cause's tests, folded.
+  void cuda_branch_failures(const ReportDifferential& d) {
+    if (d.cuda_branch_failures.empty()) return;
+    const std::size_t n = d.cuda_branch_failures.size();
+    out_ += "<h3 id=\"cuda-branch-failures\">CUDA-branch failures</h3>\n<p class=\"hint\">";
+    text(fmt::format(
+        "{} test{} passed without the shim and fail{} with it on a CUDA path: under the shim {} "
+        "did device work on CUDA, which the baseline, seeing no CUDA, could not, so the failing "
+        "branch never ran without the shim. Not regressions; by cause, with what to do "
+        "(severity: what a porter can do about it; a setting that can change the outcome is the "
+        "gap entry's, under Gaps).",
+        n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "they"));
+    out_ +=
+        "</p>\n<table class=\"causes\"><thead><tr><th>Cause</th><th>Tests</th><th>Severity</th>"
+        "<th>What to do</th></tr></thead><tbody>\n";
+    const auto by_cause = cuda_branch_failures_by_cause(d);
+    for (const auto& [cause, count] : by_cause) {
+      const CudaBranchCauseText& t = cuda_branch_cause_text(cause);
+      out_ += "<tr><td>";
+      text(t.title);
+      out_ += fmt::format("</td><td class=\"num\">{}</td><td>", count);
+      text(t.severity);
+      out_ += "</td><td>";
+      long_text(t.action);
+      out_ += "</td></tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+    for (const auto& [cause, count] : by_cause) {
+      out_ += fmt::format("<details class=\"tests\"><summary>{} · {} test{}</summary>\n",
+                          html::escape(cuda_branch_cause_text(cause).title), count,
+                          count == 1 ? "" : "s");
+      out_ += "<ul class=\"regressions\">\n";
+      for (const auto& g : d.cuda_branch_failures) {
+        if (g.cause != cause) continue;
+        test_item(g.file, g.classname, g.name,
+                  g.baseline_status + " → " + g.status + (g.gap.empty() ? "" : " · " + g.gap),
+                  g.links, g.message);
+      }
+      out_ += "</ul>\n</details>\n";
+    }
   }
 
   // Tests of a differential class: file · test, baseline → shim status, links, message.

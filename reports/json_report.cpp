@@ -118,6 +118,7 @@ json case_json(const Report& r, const std::string& file, const ReportCase& c) {
       {"links", links_json(c.links)},
       {"diff_class", json_text(c.diff_class)},
       {"cuda_path", c.cuda_path},
+      {"cuda_asked", c.cuda_asked},
       {"change", json_text(c.change)},
       {"flaky", c.flaky},
       {"attempts", attempts_json(c.attempts)},
@@ -202,10 +203,30 @@ json diff_tests_json(const Report& r, const std::vector<ReportDifferential::Test
   return out;
 }
 
+// The CUDA-branch failures, each with its cause, and the causes with their counts, severity and
+// action.
+json cuda_branch_json(const Report& r, const ReportDifferential& d) {
+  json tests = diff_tests_json(r, d.cuda_branch_failures);
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    tests[i]["cause"] = cuda_branch_cause_text(d.cuda_branch_failures[i].cause).id;
+  }
+  json causes = json::array();
+  for (const auto& [cause, n] : cuda_branch_failures_by_cause(d)) {
+    const CudaBranchCauseText& text = cuda_branch_cause_text(cause);
+    causes.push_back({{"cause", text.id},
+                      {"title", text.title},
+                      {"tests", n},
+                      {"severity", text.severity},
+                      {"action", text.action}});
+  }
+  return {{"tests", std::move(tests)}, {"causes", std::move(causes)}};
+}
+
 // The baseline comparison of a differential run; null for other runs.
 json differential_json(const Report& r) {
   if (!r.differential) return nullptr;
   const ReportDifferential& d = *r.differential;
+  json branches = cuda_branch_json(r, d);
   return {{"baseline_run", d.baseline_run},
           {"baseline_reports",
            {{"md", json_text(d.baseline_md)}, {"html", json_text(d.baseline_html)}}},
@@ -214,7 +235,10 @@ json differential_json(const Report& r) {
           {"baseline_passed", d.baseline_passed},
           {"renumbered_failing", d.renumbered_failing},
           {"renumbered_regressions", d.renumbered_regressions},
+          {"baseline_saw_cuda", d.baseline_saw_cuda},
           {"regressions", diff_tests_json(r, d.regressions)},
+          {"cuda_branch_failures", std::move(branches["tests"])},
+          {"cuda_branch_causes", std::move(branches["causes"])},
           {"lost", diff_tests_json(r, d.lost)},
           {"unlocked", diff_tests_json(r, d.unlocked)},
           {"newly_skipped", diff_tests_json(r, d.newly_skipped)},
@@ -233,7 +257,12 @@ json cuda_path_json(const Report& r) {
       {"failed", c.failed},
       {"skipped", c.skipped},
       {"failed_without_shim", c.failed_without_shim ? json(*c.failed_without_shim) : json(nullptr)},
-      {"by_reason", {{"recorded", c.recorded}, {"unskipped", c.unskipped}, {"new", c.new_tests}}},
+      {"by_reason",
+       {{"recorded", c.recorded},
+        {"in_branch", c.in_branch},
+        {"unskipped", c.unskipped},
+        {"new", c.new_tests}}},
+      {"asked", c.asked},
       {"headline", cuda_path_text(c)}};
 }
 

@@ -8,7 +8,7 @@
 
 namespace devshim {
 
-inline constexpr int kReportSchemaVersion = 4;
+inline constexpr int kReportSchemaVersion = 5;
 
 /// {"schema_version", "run", "summary", "files": [{"path", "status", "duration_s", "log",
 /// "cases": [{"classname", "name", "status", "duration_s", "message", "signature",

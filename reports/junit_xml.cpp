@@ -86,10 +86,18 @@ std::string render_junit(const Report& r) {
     for (const auto& c : f.cases) {
       const TestCase& t = c.test;
       auto tc = add_case(t.classname, t.name, t.duration_s, t.source);
-      if (c.cuda_path) {  // as pytest writes a test's record_property
-        auto p = tc.append_child("properties").append_child("property");
-        p.append_attribute("name") = "devshim.cuda_path";
-        p.append_attribute("value") = "true";
+      // As pytest writes a test's record_property: the CUDA path, and for a failure that passed
+      // in the baseline whether it is a regression or a CUDA-branch failure.
+      const bool verdict = c.diff_class == "regression" || c.diff_class == "cuda_branch_failed";
+      if (c.cuda_path || verdict) {
+        auto properties = tc.append_child("properties");
+        auto property = [&](const char* name, const std::string& value) {
+          auto p = properties.append_child("property");
+          p.append_attribute("name") = name;
+          p.append_attribute("value") = value.c_str();
+        };
+        if (c.cuda_path) property("devshim.cuda_path", "true");
+        if (verdict) property("devshim.diff_class", c.diff_class);
       }
       const std::string message = failure_text(t);
       auto detail = [&](const char* tag) {

@@ -353,6 +353,43 @@ void lost_section(const ReportDifferential& d, const Report& r, std::string& out
   listed_tests_body(r.run, d.lost, out);
 }
 
+// The tests that passed without the shim and fail on a CUDA path they took with it: by cause, each
+// cause with what to do, then each cause's tests.
+void cuda_branch_section(const ReportDifferential& d, const Report& r, std::string& out) {
+  if (d.cuda_branch_failures.empty()) return;
+  const std::size_t n = d.cuda_branch_failures.size();
+  out += fmt::format(
+      "\n### CUDA-branch failures\n\n{} test{} passed without the shim and fail{} with it on a "
+      "CUDA path: under the shim {} did device work on CUDA, which the baseline, seeing no CUDA, "
+      "could not, so the failing branch never ran without the shim. Not regressions; by cause, "
+      "with what to do (severity: what a porter can do about it; a setting that can change the "
+      "outcome is the gap entry's, under Gaps):\n\n",
+      n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "they");
+  out += "| cause | tests | severity | what to do |\n| --- | --- | --- | --- |\n";
+  const auto by_cause = cuda_branch_failures_by_cause(d);
+  for (const auto& [cause, count] : by_cause) {
+    const CudaBranchCauseText& text = cuda_branch_cause_text(cause);
+    out += fmt::format("| {} | {} | {} | {} |\n", text.title, count, text.severity,
+                       md_cell(text.action, 400));
+  }
+  for (const auto& [cause, count] : by_cause) {
+    out += fmt::format("\n**{}**\n\n", md_cell(cuda_branch_cause_text(cause).title));
+    std::vector<const ReportDifferential::Test*> tests;
+    for (const auto& t : d.cuda_branch_failures) {
+      if (t.cause == cause) tests.push_back(&t);
+    }
+    folded_table(
+        tests.size(), "gap entry",
+        [&](std::size_t i) {
+          const auto& t = *tests[i];
+          return fmt::format("| {} | {} | {} | {} |\n",
+                             md_cell(test_label(r.run, t.file, t.classname, t.name)),
+                             md_cell(t.gap), md_cell(t.message, 200), md_source_link(t.links));
+        },
+        "report.html and report.json (`cuda_branch_failures`)", out);
+  }
+}
+
 }  // namespace
 
 // The baseline comparison of a differential run: classes, the regressions and the lost tests,
@@ -388,6 +425,7 @@ void differential_section(const Report& r, std::string& out) {
     out += "\n" + renumbered + "\n";
   }
   lost_section(d, r, out);
+  cuda_branch_section(d, r, out);
   listed_tests(r.run, "Unlocked", d.unlocked, "None.\n", out);
   listed_tests(r.run, "Newly skipped", d.newly_skipped, "None.\n", out);
   listed_tests(r.run, "Failing with and without the shim", d.broken_both, "None.\n", out);
@@ -408,11 +446,28 @@ void cuda_path_section(const Report& r, std::string& out) {
   if (c.tests == 0) return;
   out += fmt::format(
       "\n| why | tests |\n| --- | --- |\n"
-      "| the shim's record names it: a redirected device request or a masqueraded torch.cuda "
-      "call while it set up or ran | {} |\n"
+      "| device work by the shim's record: a request naming CUDA placed tensors or modules while "
+      "it set up or ran | {} |\n"
+      "| fails in code of its own that runs only where CUDA is there (an `if "
+      "torch.cuda.is_available():` block) | {} |\n"
       "| skipped without the shim, ran with it | {} |\n"
-      "| new under the shim | {} |\n",
-      c.recorded, c.unskipped, c.new_tests);
+      "| new under the shim | {} |\n"
+      "| only asked, not counted above: its one contact was a masqueraded query, seeding or "
+      "stream | {} |\n",
+      c.recorded, c.in_branch, c.unskipped, c.new_tests, c.asked);
+}
+
+// What a porter reads first (glance_lines): did the shim break code that ran both ways, and how
+// did the CUDA branches do that ran only with it.
+void glance_section(const Report& r, std::string& out) {
+  const std::vector<GlanceLine> lines = glance_lines(r);
+  if (lines.empty()) return;
+  out += "## At a glance\n\n";
+  for (const GlanceLine& l : lines) {
+    out += "- " + (l.head.empty() ? "" : "**" + md_cell(l.head, 200) + "**") +
+           md_cell(l.rest, 600) + "\n";
+  }
+  out += "\n";
 }
 
 // Files that reported no test, and what stopped each (its exception and innermost frames).
@@ -616,6 +671,7 @@ std::string render_markdown(const Report& r) {
   std::string out;
   out += fmt::format("# devshim report: {} run {} ({})\n\n", md_cell(r.run.suite), r.run.id,
                      r.run.mode);
+  glance_section(r, out);
   environment_section(r, out);
   previous_section(r, out);
   cuda_path_section(r, out);

@@ -97,11 +97,15 @@ nlohmann::json run_summary(const Report& r) {
          {"unlocked", nullptr},
          {"newly_skipped", nullptr},
          {"new_under_shim", nullptr},
+         {"cuda_branch_failures", nullptr},
+         {"cuda_branch_passed", nullptr},
          {"cuda_path_tests", nullptr},
-         {"cuda_path_passed", nullptr}};
+         {"cuda_path_passed", nullptr},
+         {"cuda_path_asked", nullptr}};
   if (r.cuda_path) {
     s["cuda_path_tests"] = r.cuda_path->tests;
     s["cuda_path_passed"] = r.cuda_path->passed;
+    s["cuda_path_asked"] = r.cuda_path->asked;
   }
   if (r.previous) {
     s["previous_run"] = r.previous->previous_run;
@@ -111,11 +115,14 @@ nlohmann::json run_summary(const Report& r) {
   if (r.differential) {
     const ReportDifferential& d = *r.differential;
     s["baseline_run"] = d.baseline_run;
-    const int regressions = regressions_total(d);
-    // Nothing compared (the baseline passed no test): no count of regressions, not 0.
-    s["regressions"] =
-        regressions == 0 && d.baseline_passed == 0 ? json(nullptr) : json(regressions);
+    // Nothing compared (the baseline passed no test): no count of regressions or CUDA-branch
+    // failures, not 0.
+    const bool compared = d.baseline_passed > 0;
+    s["regressions"] = compared ? json(regressions_total(d)) : json(nullptr);
     s["baseline_passed"] = d.baseline_passed;
+    s["cuda_branch_failures"] =
+        compared ? json(class_count(d.counts, "cuda_branch_failed")) : json(nullptr);
+    s["cuda_branch_passed"] = class_count(d.counts, "cuda_branch_passed");
     s["lost"] = class_count(d.counts, "lost");
     s["unlocked"] = class_count(d.counts, "unlocked");
     s["newly_skipped"] = class_count(d.counts, "newly_skipped");
@@ -151,19 +158,35 @@ int new_under_shim(const ReportDifferential& d) {
 }
 
 std::string cuda_path_text(const ReportCudaPath& c) {
-  if (c.tests == 0) return "No test took a CUDA path under the shim.";
+  const std::string asked =
+      c.asked == 0 ? ""
+                   : fmt::format(" {} {}only asked (a query, seeding, a stream).", c.asked,
+                                 c.tests == 0 ? (c.asked == 1 ? "test " : "tests ") : "more ");
+  if (c.tests == 0) return "No test took a CUDA path under the shim." + asked;
   const std::string natively =
       c.failed_without_shim
           ? fmt::format(" ({} of them fail{} without the shim too)", *c.failed_without_shim,
                         *c.failed_without_shim == 1 ? "s" : "")
           : "";
   return fmt::format(
-      "{} test{} took a CUDA path under the shim: {} passed, {} failed{}, {} skipped.", c.tests,
-      c.tests == 1 ? "" : "s", c.passed, c.failed, natively, c.skipped);
+      "{} test{} took a CUDA path under the shim (device work): {} passed, {} failed{}, {} "
+      "skipped.{}",
+      c.tests, c.tests == 1 ? "" : "s", c.passed, c.failed, natively, c.skipped, asked);
 }
 
 int regressions_total(const ReportDifferential& d) {
   return static_cast<int>(d.regressions.size() + d.lost.size()) + d.renumbered_regressions;
+}
+
+std::vector<std::pair<CudaBranchCause, int>> cuda_branch_failures_by_cause(
+    const ReportDifferential& d) {
+  std::vector<int> counts(cuda_branch_causes().size());
+  for (const auto& t : d.cuda_branch_failures) ++counts[static_cast<std::size_t>(t.cause)];
+  std::vector<std::pair<CudaBranchCause, int>> out;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] > 0) out.emplace_back(cuda_branch_causes()[i].cause, counts[i]);
+  }
+  return out;
 }
 
 const std::vector<std::pair<std::string, std::string>>& change_classes() {
@@ -200,19 +223,21 @@ void list_differential(ReportDifferential& d, const std::string& file, const Rep
   if (rc.diff_class == "newly_skipped" && skip_wants_no_gpu(rc.test.message)) {
     ++d.masquerade_skips;
   }
-  std::vector<ReportDifferential::Test>* list = rc.diff_class == "regression" ? &d.regressions
-                                                : rc.diff_class == "unlocked" ? &d.unlocked
-                                                : rc.diff_class == "newly_skipped"
-                                                    ? &d.newly_skipped
-                                                : rc.diff_class == "broken_both" ? &d.broken_both
-                                                : rc.diff_class == "new_failed"  ? &d.new_failed
-                                                                                 : nullptr;
+  std::vector<ReportDifferential::Test>* list =
+      rc.diff_class == "regression"           ? &d.regressions
+      : rc.diff_class == "cuda_branch_failed" ? &d.cuda_branch_failures
+      : rc.diff_class == "unlocked"           ? &d.unlocked
+      : rc.diff_class == "newly_skipped"      ? &d.newly_skipped
+      : rc.diff_class == "broken_both"        ? &d.broken_both
+      : rc.diff_class == "new_failed"         ? &d.new_failed
+                                              : nullptr;
   if (list == nullptr) return;
   list->push_back(
       {file, rc.test.classname, rc.test.name, before ? std::string(to_string(*before)) : "absent",
        std::string(to_string(rc.test.status)),
        rc.test.exception.empty() ? rc.test.message : rc.test.exception + ": " + rc.test.message,
        rc.links});
+  if (list == &d.cuda_branch_failures) list->back().failure = failure_kind(rc.test);
 }
 
 // Each result of the run against its baseline and its previous run, and whether build_report
@@ -224,7 +249,8 @@ struct RowOutcome {
   std::int8_t diff = -1;
   std::int8_t change = -1;
   bool full = false;
-  bool cuda_path = false;  // shim runs: ReportCudaPath's test
+  bool cuda_path = false;   // shim runs: ReportCudaPath's test
+  bool cuda_asked = false;  // shim runs: only asked (ReportCudaPath::asked)
 };
 
 std::int8_t class_index(const std::vector<std::pair<std::string, std::string>>& classes,
@@ -259,10 +285,12 @@ std::vector<RowOutcome> row_outcomes(const RunResultStatuses& now, const Report&
     if (r.differential) {
       o.baseline = baseline.find(row);
       is_new = baseline.is_new(row);
-      o.diff = class_index(differential_classes(), baseline.diff_class_of(row));
+      o.diff = class_index(differential_classes(),
+                           baseline.diff_class_of(row, !r.differential->baseline_saw_cuda));
     }
-    o.cuda_path =
-        r.run.mode == "shim" && took_cuda_path(row.cuda_path, o.baseline, row.status, is_new);
+    const bool shim = r.run.mode == "shim";
+    o.cuda_path = shim && took_cuda_path(row, o.baseline, is_new);
+    o.cuda_asked = shim && only_asked_cuda(row, o.baseline, is_new);
     if (r.previous) {
       o.previous = previous.find(row);
       o.change = class_index(change_classes(), change_class(o.previous, row.status, row.flaky,
@@ -287,8 +315,10 @@ void count_cuda_path(ReportCudaPath& c, const RunResultStatuses::Row& row,
   } else {
     ++c.passed;
   }
-  if (row.cuda_path) {
+  if (row.cuda_contact == CudaContact::kDeviceWork) {
     ++c.recorded;
+  } else if (ran_cuda_branch(row)) {
+    ++c.in_branch;
   } else if (baseline == CaseStatus::kSkipped) {
     ++c.unskipped;
   } else {
@@ -372,6 +402,7 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
       if (o.diff >= 0) ++diff_counts[static_cast<std::size_t>(o.diff)];
       if (o.diff == renumbered && is_failure(row.status)) ++r.differential->renumbered_failing;
       if (o.cuda_path) count_cuda_path(*r.cuda_path, row, o.baseline);
+      if (o.cuda_asked) ++r.cuda_path->asked;
       if (o.change >= 0) ++change_counts[static_cast<std::size_t>(o.change)];
       if (next_full == full.size() || full[next_full].result_id != row.result_id) {
         reports_test = true;  // not read in full: it did not fail
@@ -386,6 +417,7 @@ void add_files(Report& r, std::vector<FileRecord> files, const RunResultStatuses
       rc.test = std::move(sc.test);
       if (o.diff >= 0) rc.diff_class = differential_classes()[o.diff].first;
       rc.cuda_path = o.cuda_path;
+      rc.cuda_asked = o.cuda_asked;
       if (o.change >= 0) rc.change = change_classes()[o.change].first;
       rc.previous_status = o.previous;
       if (r.differential) list_differential(*r.differential, f.path, rc, o.baseline);
@@ -487,17 +519,23 @@ void add_missing(Store& store, Report& r, const RunResultStatuses& now,
 }
 
 // The gap entry of each listed test that fails or newly skips: the entry of this run whose
-// evidence it is.
+// evidence it is; and each CUDA-branch failure's cause, which its entry decides.
 void name_gaps(const std::vector<GapEntry>& gaps, ReportDifferential& d) {
   using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
-  std::map<Key, const std::string*> by_test;
+  std::map<Key, const GapEntry*> by_test;
   for (const GapEntry& e : gaps) {
-    for (const GapTest& t : e.test_list) by_test.emplace(Key{t.file, t.classname, t.name}, &e.api);
+    for (const GapTest& t : e.test_list) by_test.emplace(Key{t.file, t.classname, t.name}, &e);
   }
-  for (auto* list : {&d.regressions, &d.lost, &d.newly_skipped, &d.broken_both, &d.new_failed}) {
+  for (auto* list : {&d.regressions, &d.cuda_branch_failures, &d.lost, &d.newly_skipped,
+                     &d.broken_both, &d.new_failed}) {
     for (auto& t : *list) {
       auto it = by_test.find(Key{t.file, t.classname, t.name});
-      if (it != by_test.end()) t.gap = *it->second;
+      const GapEntry* e = it == by_test.end() ? nullptr : it->second;
+      if (e != nullptr) t.gap = e->api;
+      if (list == &d.cuda_branch_failures) {
+        t.cause =
+            cuda_branch_cause(t.failure, e != nullptr ? e->api : "", e != nullptr ? e->kind : "");
+      }
     }
   }
 }
@@ -525,28 +563,28 @@ std::vector<ReportRedirection> report_redirections(Store& store, std::int64_t ru
 
 }  // namespace
 
-namespace {
-
-nlohmann::json environment_of(const RunRecord& run) {
-  nlohmann::json env = nlohmann::json::parse(run.environment.empty() ? "{}" : run.environment,
-                                             nullptr, /*allow_exceptions=*/false);
-  return env.is_object() ? env : nlohmann::json::object();
-}
-
-}  // namespace
-
 CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run, const RunResultStatuses& now,
                                const RunResultStatuses* aligned_baseline) {
   CudaPathOfRun out;
   if (run.mode != "shim") return out;
   RunStatuses baseline;
+  bool cuda_branches = false;
   if (aligned_baseline != nullptr) {
     out.counts.failed_without_shim = 0;
     baseline = RunStatuses(now, *aligned_baseline, complete_files(store.files(run.baseline_run)));
+    const auto b = store.run(run.baseline_run);
+    cuda_branches = b && !saw_cuda(environment_json(*b));
   }
   for (const RunResultStatuses::Row& row : now.rows) {
     const std::optional<CaseStatus> before = baseline.find(row);
-    if (!took_cuda_path(row.cuda_path, before, row.status, baseline.is_new(row))) continue;
+    const bool is_new = baseline.is_new(row);
+    if (aligned_baseline != nullptr && is_failure(row.status)) {
+      const std::string cls = baseline.diff_class_of(row, cuda_branches);
+      if (cls == "regression") out.regressions.insert(row.result_id);
+      if (cls == "cuda_branch_failed") out.cuda_branch_failures.insert(row.result_id);
+    }
+    if (only_asked_cuda(row, before, is_new)) ++out.counts.asked;
+    if (!took_cuda_path(row, before, is_new)) continue;
     count_cuda_path(out.counts, row, before);
     out.results.insert(row.result_id);
   }
@@ -555,7 +593,7 @@ CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run, const RunResu
 
 LinkBase run_link_base(const RunRecord& run, const fs::path& report_dir) {
   LinkBase base{run.project_root, {}, fs::absolute(report_dir), run.source_url, run.project_commit};
-  const nlohmann::json env = environment_of(run);
+  const nlohmann::json env = environment_json(run);
   if (auto top = env.find("git_toplevel"); top != env.end() && top->is_string()) {
     base.git_toplevel = top->get<std::string>();
   }
@@ -571,7 +609,8 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   }
   Report r;
   r.run = *run;
-  r.environment = environment_of(*run);
+  r.environment = environment_json(*run);
+  r.link_note = missing_links_note(*run);
   r.duration_s = seconds_between(run->started_at, run->finished_at);
 
   const fs::path dir = fs::absolute(report_dir);
@@ -595,6 +634,9 @@ Report build_report(Store& store, std::int64_t run_id, const fs::path& report_di
   if (run->baseline_run > 0) {
     r.differential.emplace();
     r.differential->baseline_run = run->baseline_run;
+    if (auto b = store.run(run->baseline_run)) {
+      r.differential->baseline_saw_cuda = saw_cuda(environment_json(*b));
+    }
     std::tie(r.differential->baseline_md, r.differential->baseline_html) =
         other_report_links(store, run->baseline_run, dir);
     // Aligned to this run: cases the shim renumbered are the same tests (renumbering_aligned).

@@ -16,6 +16,7 @@
 
 #include "parsers/test_result.h"
 #include "reports/source_links.h"
+#include "runner/results/cuda_branch.h"
 #include "runner/results/differential.h"
 #include "runner/results/file_error.h"
 #include "runner/results/gap_log.h"
@@ -38,14 +39,15 @@ struct ReportCase {
   /// The test's page across runs, relative to the report's folder (`runner site` sets it for
   /// the tests it has a page of); empty: none.
   std::string test_page;
-  bool cuda_path = false;  ///< shim runs: it took a CUDA path (ReportCudaPath)
+  bool cuda_path = false;   ///< shim runs: it took a CUDA path (ReportCudaPath)
+  bool cuda_asked = false;  ///< shim runs: its only contact with CUDA was asking (ReportCudaPath)
 };
 
 /// The tests of a shim run that took a CUDA path (docs/report-format.md#the-cuda-path): the shim's
-/// redirection record names them (a redirected device request or a masqueraded torch.cuda call
-/// made while the test set up or ran, TestCase::cuda_path), or, against a baseline, the baseline
-/// skipped them and this run did not, or they are new under the shim. The headline of a shim run
-/// (cuda_path_text).
+/// redirection record says they did device work (TestCase::cuda_contact: a request naming CUDA
+/// carried to a placement while the test set up or ran), or, against a baseline, the baseline
+/// skipped them and this run did not, or they are new under the shim (took_cuda_path); and, apart,
+/// those that only asked (only_asked_cuda). The headline of a shim run (cuda_path_text).
 struct ReportCudaPath {
   int tests = 0;
   int passed = 0;   ///< passed, xfailed, xpassed
@@ -54,29 +56,38 @@ struct ReportCudaPath {
   /// Of the failed, those that failed in the baseline too (broken_both: on the CPU without the
   /// shim); nullopt without a baseline.
   std::optional<int> failed_without_shim;
-  /// By reason, each test counted under the first that holds: named by the record, run where
-  /// the baseline skipped, new under the shim.
-  int recorded = 0, unskipped = 0, new_tests = 0;
+  /// By reason, each test counted under the first that holds: device work by the record, a
+  /// failure in a CUDA-only branch of its source, run where the baseline skipped, new under the
+  /// shim.
+  int recorded = 0, in_branch = 0, unskipped = 0, new_tests = 0;
+  /// Tests whose only contact with CUDA was asking (is_available, seeding, a stream): not among
+  /// `tests`.
+  int asked = 0;
 };
 
 /// The tests of a recorded shim run that took a CUDA path, as build_report finds them, without
 /// a report: their counts and result ids (StoredCase::result_id), from the run's statuses (now)
-/// and its baseline's aligned to them (aligned_statuses; null: the run has no baseline). Empty
-/// for a baseline run.
+/// and its baseline's aligned to them (aligned_statuses; null: the run has no baseline); and,
+/// against a baseline, the result ids of its regressions and CUDA-branch failures (the classes
+/// regression and cuda_branch_failed). Empty for a baseline run.
 struct CudaPathOfRun {
   ReportCudaPath counts;
   std::unordered_set<std::int64_t> results;
+  std::unordered_set<std::int64_t> regressions, cuda_branch_failures;
 };
 CudaPathOfRun cuda_path_of_run(Store& store, const RunRecord& run, const RunResultStatuses& now,
                                const RunResultStatuses* baseline);
 
-/// "551 tests took a CUDA path under the shim: 551 passed, 0 failed (0 of them fail without the
-/// shim too), 0 skipped." (the parenthesis only against a baseline); "No test took a CUDA path
-/// under the shim." when none did.
+/// "551 tests took a CUDA path under the shim (device work): 551 passed, 0 failed (0 of them fail
+/// without the shim too), 0 skipped." (the parenthesis only against a baseline); "No test took a
+/// CUDA path under the shim." when none did; either followed by " 330 more only asked (a query,
+/// seeding, a stream)." when some only asked.
 std::string cuda_path_text(const ReportCudaPath& c);
 
 /// A shim run compared with its baseline (shim off) run, test by test
-/// (docs/report-format.md#differential-runs): compatible (pass/pass), regression (pass → fail),
+/// (docs/report-format.md#differential-runs): compatible (pass/pass), regression (pass → fail on
+/// code that ran both ways), cuda_branch_failed and cuda_branch_passed (fail and pass after device
+/// work on a CUDA path the baseline could not take: diff_class),
 /// lost (reported by the baseline, missing from the shim run, in a file the shim run planned:
 /// counted as a regression), unlocked (skip or fail → pass), broken_both (fail or skip → fail),
 /// skipped_both (skip or fail → skip), newly_skipped (pass → skip), new_passed / new_failed /
@@ -98,6 +109,9 @@ struct ReportDifferential {
   int baseline_passed = 0;
   /// Tests of class renumbered that fail under the shim.
   int renumbered_failing = 0;
+  /// The baseline's interpreter saw CUDA (saw_cuda): it ran the CUDA branches itself, so no
+  /// failure is a CUDA branch's (no cuda_branch_* class).
+  bool baseline_saw_cuda = false;
   /// How many of the renumbered tests must be regressions (RunResultStatuses::
   /// renumbered_regressions): counted with the regressions, though no one test can be named.
   int renumbered_regressions = 0;
@@ -106,11 +120,17 @@ struct ReportDifferential {
   struct Test {
     std::string file, classname, name, baseline_status, status, message;
     SourceLinks links;
-    /// The gap entry whose evidence the test is in this run (regressions, lost, newly_skipped and
-    /// broken_both tests); empty when none is.
+    /// The gap entry whose evidence the test is in this run (regressions, lost, newly_skipped,
+    /// broken_both and CUDA-branch failures); empty when none is.
     std::string gap{};
+    /// CUDA-branch failures: what the failure's text says (failure_kind), then its cause
+    /// (cuda_branch_cause, once its gap entry is known).
+    FailureKind failure{};
+    CudaBranchCause cause{};
   };
   std::vector<Test> regressions;
+  /// cuda_branch_failed: passed without the shim, fail on a CUDA path it took with it.
+  std::vector<Test> cuda_branch_failures;
   std::vector<Test> lost;
   std::vector<Test> unlocked;
   std::vector<Test> newly_skipped;
@@ -131,6 +151,11 @@ std::vector<std::pair<std::string, int>> regressions_by_gap(const ReportDifferen
 /// Every regression: the listed ones, the lost tests and the renumbered ones that must be
 /// regressions. What the closing line, runs.summary and --fail-on regressions count.
 int regressions_total(const ReportDifferential& d);
+
+/// The CUDA-branch failures counted by cause, in cuda_branch_causes()' order, causes with none
+/// left out.
+std::vector<std::pair<CudaBranchCause, int>> cuda_branch_failures_by_cause(
+    const ReportDifferential& d);
 
 /// A run compared with the previous comparable run (runs.previous_run: same suite, targets,
 /// mode and shard), test by test, matched by file, class name and test name:
@@ -262,6 +287,9 @@ struct Report {
   /// environment (the same failure without the shim) are environment_entries.
   std::vector<GapEntry> gaps;
   std::vector<GapEntry> environment_entries;
+  /// Why the report has no upstream links though the suite names a source_url
+  /// (missing_links_note); empty when it has them or none were asked for.
+  std::string link_note;
 };
 
 /// Which tests build_report reads in full into ReportFile::cases. Every count of the report
@@ -293,8 +321,9 @@ std::pair<std::string, std::string> other_report_links(Store& store, std::int64_
 /// (docs/database.md): {"tests", "by_status", "pass_rate", "duration_s", "files",
 /// "files_failing", "file_errors", "flaky", "gaps", "previous_run", "new_failures" (lost since
 /// the previous run included), "fixed", "baseline_run", "regressions" (lost tests included),
-/// "lost", "unlocked", "newly_skipped"}; the comparisons' are null when the run has no previous
-/// or baseline run.
+/// "cuda_branch_failures", "cuda_branch_passed", "lost", "unlocked", "newly_skipped",
+/// "cuda_path_tests", "cuda_path_passed", "cuda_path_asked"}; the comparisons' are null when the
+/// run has no previous or baseline run.
 nlohmann::json run_summary(const Report& report);
 
 /// build_report, then its run_summary stored as the run's runs.summary: what every writer of a

@@ -68,7 +68,29 @@ std::string no_listed_regression_text(const ReportDifferential& d) {
         d.renumbered_regressions, d.renumbered_regressions == 1 ? "" : "s");
   }
   if (d.baseline_passed == 0) return nothing_compared_text(d);
+  if (!d.cuda_branch_failures.empty()) {
+    const std::size_t n = d.cuda_branch_failures.size();
+    return fmt::format(
+        "None: every test that passed without the shim on code that ran both ways passes with "
+        "it. {} test{} that passed without the shim fail{} on a CUDA branch {} ran only with it "
+        "(CUDA-branch failures, below): not regressions.",
+        n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "they");
+  }
   return "None: every test that passed without the shim passes with it.";
+}
+
+std::string cuda_branches_text(const ReportDifferential& d) {
+  const int passed = class_count(d.counts, "cuda_branch_passed");
+  const int failed = class_count(d.counts, "cuda_branch_failed");
+  if (passed + failed == 0) return "";
+  std::string causes;
+  for (const auto& [cause, n] : cuda_branch_failures_by_cause(d)) {
+    causes += fmt::format("{}{}: {}", causes.empty() ? " (" : ", ",
+                          cuda_branch_cause_text(cause).title, n);
+  }
+  if (!causes.empty()) causes += ")";
+  return fmt::format("CUDA branches that ran only under the shim: {} pass, {} fail{}.", passed,
+                     failed, causes);
 }
 
 std::string nothing_compared_text(const ReportDifferential& d) {
@@ -150,6 +172,34 @@ std::string device_probe_text(const nlohmann::json& environment) {
     text += " · cuda → " + pol->value("cuda_redirects_to", std::string("?"));
   }
   return text;
+}
+
+std::vector<GlanceLine> glance_lines(const Report& r) {
+  std::vector<GlanceLine> lines;
+  if (r.differential) {
+    const ReportDifferential& d = *r.differential;
+    const int regressions = regressions_total(d);
+    if (regressions == 0 && d.baseline_passed == 0) {
+      lines.push_back({"Regressions: nothing compared",
+                       fmt::format(" (baseline run {} passed no test).", d.baseline_run)});
+    } else {
+      lines.push_back(
+          {fmt::format("Regressions: {}", regressions),
+           fmt::format(" against baseline run {}: tests that passed without the shim on code "
+                       "that ran both ways, and fail or are lost with it (the shim's to fix).",
+                       d.baseline_run)});
+    }
+    if (const std::string branches = cuda_branches_text(d); !branches.empty()) {
+      const std::size_t colon = branches.find(':');
+      lines.push_back({branches.substr(0, colon + 1), branches.substr(colon + 1)});
+    }
+    lines.push_back({"", fmt::format("Unlocked: {} (skipped or failed without the shim, pass with "
+                                     "it).",
+                                     class_count(d.counts, "unlocked"))});
+  }
+  if (r.cuda_path) lines.push_back({"", cuda_path_text(*r.cuda_path)});
+  if (!r.link_note.empty()) lines.push_back({"", r.link_note});
+  return lines;
 }
 
 }  // namespace devshim

@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "reports/report.h"
 
@@ -27,6 +28,23 @@ std::string renumbered_text(const ReportDifferential& d);
 /// The Regressions heading's sentence when no test is listed as a regression: lost tests,
 /// renumbered ones that must have regressed, nothing compared, or none at all.
 std::string no_listed_regression_text(const ReportDifferential& d);
+
+/// How the tests did that passed without the shim and took a CUDA path with it (cuda_branch_passed
+/// and cuda_branch_failed), the failures by cause: "CUDA branches that ran only under the shim: 70
+/// pass, 34 fail (asserts a CUDA device: 32, the test's own error (any device): 2)."; "" when
+/// none.
+std::string cuda_branches_text(const ReportDifferential& d);
+
+/// One line of what a report says first: a bold head (may be empty) and the rest.
+struct GlanceLine {
+  std::string head, rest;
+};
+
+/// What report.md and report.html say first, at a glance: the regressions against the baseline
+/// (code that ran both ways: the shim's), the CUDA branches that ran only under the shim
+/// (cuda_branches_text), the unlocked tests, the CUDA path (cuda_path_text), and why upstream
+/// links are missing (Report::link_note), each when the run has it.
+std::vector<GlanceLine> glance_lines(const Report& r);
 
 /// The Regressions heading's sentence when the baseline passed no test (baseline_passed == 0):
 /// "no regression" would then be vacuous.

@@ -42,6 +42,8 @@ json chart_point(const SiteRun& r, const std::string& to_root) {
           {"new_failures", summary_value(r, "new_failures")},
           {"fixed", summary_value(r, "fixed")},
           {"regressions", summary_value(r, "regressions")},
+          {"cuda_branch_failures", summary_value(r, "cuda_branch_failures")},
+          {"cuda_branch_passed", summary_value(r, "cuda_branch_passed")},
           {"unlocked", summary_value(r, "unlocked")},
           {"flaky", summary_value(r, "flaky")},
           {"duration_s", summary_value(r, "duration_s")},
@@ -78,9 +80,12 @@ std::string runs_table(const std::vector<SiteRun>& runs, const std::string& to_r
       "<th>Mode</th><th>Policy</th><th>Shim</th><th>torch</th><th>Start</th><th>Status</th>"
       "<th>Started (UTC)</th><th>Commit</th><th data-type=\"number\">Tests</th>"
       "<th data-type=\"number\">Pass rate</th><th data-type=\"number\">New failures</th>"
-      "<th data-type=\"number\">Regressions</th><th data-type=\"number\">Duration (s)</th>"
-      "<th data-type=\"number\" title=\"tests that took a CUDA path under the shim: passed of "
-      "all\">CUDA path</th></tr></thead><tbody>\n";
+      "<th data-type=\"number\" title=\"tests that passed without the shim on code that ran "
+      "both ways and fail or are lost with it\">Regressions</th><th data-type=\"number\" "
+      "title=\"tests that passed without the shim and fail on a CUDA path the baseline could not "
+      "take\">CUDA-branch failures</th><th data-type=\"number\">Duration (s)</th>"
+      "<th data-type=\"number\" title=\"tests that did device work on a CUDA path under the "
+      "shim: passed of all\">CUDA path</th></tr></thead><tbody>\n";
   for (const SiteRun& r : runs) {
     const json pass = summary_value(r, "pass_rate");
     const json duration = summary_value(r, "duration_s");
@@ -100,6 +105,7 @@ std::string runs_table(const std::vector<SiteRun>& runs, const std::string& to_r
                             : "<td class=\"num\" data-value=\"-1\">-</td>";
     out += count_cell(summary_value(r, "new_failures"));
     out += count_cell(summary_value(r, "regressions"));
+    out += count_cell(summary_value(r, "cuda_branch_failures"));
     out += duration.is_number()
                ? fmt::format("<td class=\"num\" data-value=\"{0:.0f}\">{0:.0f}</td>",
                              duration.get<double>())

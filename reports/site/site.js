@@ -127,7 +127,8 @@
     if (lineRuns.some(function (r) { return num(r.unlocked) != null; })) {
       chart(section, "Against the baseline (shim off)", lineRuns, [
         { label: "unlocked", color: "#0969da", values: lineRuns.map(function (r) { return num(r.unlocked); }) },
-        { label: "regressions", color: "#cf222e", values: lineRuns.map(function (r) { return num(r.regressions); }) }]);
+        { label: "regressions", color: "#cf222e", values: lineRuns.map(function (r) { return num(r.regressions); }) },
+        { label: "CUDA-branch failures", color: "#bf8700", values: lineRuns.map(function (r) { return num(r.cuda_branch_failures); }) }]);
     }
     chart(section, "Against the previous run", lineRuns, [
       { label: "new failures", color: "#cf222e", values: lineRuns.map(function (r) { return num(r.new_failures); }) },

@@ -79,7 +79,7 @@ void make_links_absolute(ComparisonReport& report, const fs::path& from) {
 
 int compare_command(const fs::path& db_path, const std::string& a, const std::string& b,
                     bool as_json, const std::string& formats, const std::string& dir,
-                    FailOn fail_on) {
+                    const FailOnList& fail_on) {
   if (!fs::exists(db_path)) {
     throw UsageError(fmt::format("{}: no such database (--db)", db_path.string()));
   }

@@ -16,6 +16,7 @@ namespace devshim {
 /// code. Throws UsageError for an unknown run, format or database.
 int compare_command(const std::filesystem::path& db_path, const std::string& a,
                     const std::string& b, bool as_json, const std::string& formats = "",
-                    const std::string& dir = "", FailOn fail_on = FailOn::kRegressions);
+                    const std::string& dir = "",
+                    const FailOnList& fail_on = {FailOn::kRegressions});
 
 }  // namespace devshim

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "reports/fail_on.h"
 #include "reports/report.h"
+#include "reports/report_text.h"
 #include "reports/write_reports.h"
 #include "runner/cli/build_info.h"
 #include "runner/cli/compare_command.h"
@@ -65,6 +66,21 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
+// --fail-on: a comma-separated list of policies (reports/fail_on.h).
+CLI::Validator fail_on_check() {
+  return CLI::Validator(
+      [](const std::string& text) {
+        return devshim::parse_fail_on_list(text)
+                   ? std::string()
+                   : fmt::format("{}: give one or more of {}, comma-separated", text,
+                                 devshim::kFailOnNames);
+      },
+      "POLICY[,POLICY]");
+}
+devshim::FailOnList fail_on_list(const std::string& text) {
+  return devshim::parse_fail_on_list(text).value_or(devshim::FailOnList{devshim::FailOn::kAny});
+}
+
 // --db: the results database, or the default one (docs/cli.md).
 CLI::Option* add_db_option(CLI::App& app, std::string& db) {
   return app.add_option("--db", db,
@@ -78,7 +94,7 @@ fs::path database(const std::string& db) {
 // What a run or a merge writes as it ends: the report, built once, in every format; kept for
 // --fail-on when the policy needs it.
 struct ReportsAtTheEnd {
-  devshim::FailOn policy = devshim::FailOn::kAny;
+  devshim::FailOnList policy{devshim::FailOn::kAny};
   std::optional<devshim::Report> verdict;  // the last recorded run's report
 
   std::vector<fs::path> operator()(devshim::Store& store, std::int64_t run_id,
@@ -115,17 +131,20 @@ struct ReportsAtTheEnd {
             count("regression"), count("lost"), renumbered.c_str(), count("unlocked"),
             new_tests.c_str());
       }
+      if (const std::string branches = devshim::cuda_branches_text(d); !branches.empty()) {
+        std::printf("runner: %s\n", branches.c_str());
+      }
     }
     if (report.cuda_path) {
       std::printf("runner: %s\n", devshim::cuda_path_text(*report.cuda_path).c_str());
     }
-    if (policy != devshim::FailOn::kAny) verdict = std::move(report);
+    if (policy != devshim::FailOnList{devshim::FailOn::kAny}) verdict = std::move(report);
     return written;
   }
   int exit_code(int rc) const {
     if (!verdict) return rc;
     // After "run N failed", a 0 (or after "passed", a 1) needs its reason on the next line.
-    if (const std::string why = devshim::fail_on_reason(policy, *verdict, rc); !why.empty()) {
+    for (const std::string& why : devshim::fail_on_reasons(policy, *verdict, rc)) {
       std::printf("runner: %s\n", why.c_str());
     }
     return devshim::fail_on_exit_code(policy, *verdict, rc);
@@ -180,7 +199,7 @@ int start_run(RunOptions& o, const std::string& fail_on,
               const std::optional<std::string>& differential,
               const devshim::ServiceFactory& services) {
   ReportsAtTheEnd reports;
-  reports.policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  reports.policy = fail_on_list(fail_on);
   o.on_recorded = std::ref(reports);
   o.environment = devshim::runner_environment();
   devshim::TerminalSink terminal(stdout, stderr, o.environment);
@@ -256,9 +275,11 @@ int run_main(int argc, char** argv, const devshim::ServiceFactory& services) {
                  "compare with this recorded run (an id or \"latest\"; default: the latest run "
                  "of the same suite, targets, mode, shard and shim policy)");
   app.add_option("--fail-on", fail_on,
-                 "what makes the exit code 1: any (a file failed), new-failures (a test fails that "
-                 "did not in the previous run), regressions (differential regressions)")
-      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+                 "what makes the exit code 1, comma-separated: any (a file failed), new-failures "
+                 "(a test fails that did not in the previous run), regressions (differential "
+                 "regressions: code that ran both ways), cuda-branch-failures (tests that passed "
+                 "without the shim and fail on a CUDA path)")
+      ->check(fail_on_check())
       ->capture_default_str();
   app.add_option("--rerun-failures", o.rerun_failures,
                  "rerun failing files (their failing tests where the framework can name them) up "
@@ -472,14 +493,14 @@ int compare_main(int argc, char** argv) {
   app.add_option("--format", formats, "with -o: comma-separated, of md, json, html (default: all)");
   std::string fail_on = "regressions";
   app.add_option("--fail-on", fail_on,
-                 "what makes the exit code 1: regressions (a test regressed or was lost from A to "
-                 "B), new-failures (also a test new in B that fails), any (run B did not pass)")
-      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+                 "what makes the exit code 1, comma-separated: regressions (a test regressed or "
+                 "was lost from A to B), cuda-branch-failures (one fails in B on a CUDA path A "
+                 "could not take), new-failures (also a test new in B that fails), any (run B did "
+                 "not pass)")
+      ->check(fail_on_check())
       ->capture_default_str();
   if (auto done = parse(app, argc, argv)) return *done;
-  return devshim::compare_command(
-      database(db), a, b, as_json, formats, out,
-      devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kRegressions));
+  return devshim::compare_command(database(db), a, b, as_json, formats, out, fail_on_list(fail_on));
 }
 
 int history_main(int argc, char** argv) {
@@ -516,8 +537,10 @@ int merge_main(int argc, char** argv) {
   app.add_option("--out", out,
                  "folder for the merged run's reports and logs (default: $DEVSHIM_OUT or "
                  "./devshim-out, then SUITE/STAMP-merged)");
-  app.add_option("--fail-on", fail_on, "what makes the exit code 1: any, new-failures, regressions")
-      ->check(CLI::IsMember({"any", "new-failures", "regressions"}))
+  app.add_option(
+         "--fail-on", fail_on,
+         std::string("what makes the exit code 1, comma-separated: ") + devshim::kFailOnNames)
+      ->check(fail_on_check())
       ->capture_default_str();
   if (auto done = parse(app, argc, argv)) return *done;
   if (into.empty() == output.empty()) {
@@ -536,7 +559,7 @@ int merge_main(int argc, char** argv) {
   o.command_line = {"runner"};
   o.command_line.insert(o.command_line.end(), argv, argv + argc);
   ReportsAtTheEnd reports;
-  reports.policy = devshim::parse_fail_on(fail_on).value_or(devshim::FailOn::kAny);
+  reports.policy = fail_on_list(fail_on);
   o.on_recorded = std::ref(reports);
   const devshim::MergeResult merged = devshim::merge_command(o);
   return reports.exit_code(merged.status == "passed" ? devshim::kExitOk : devshim::kExitFailures);

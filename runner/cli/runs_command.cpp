@@ -133,10 +133,12 @@ int list_runs(const std::filesystem::path& db_path, int limit, bool as_json) {
   }
   constexpr const char* kRow =
       "{:>5}  {:<16} {:<8} {:<10} {:<6} {:<11} {:<5} {:<11} {:<20} {:>8} {:>6} {:>6} {:>4} {:>4} "
-      "{:>4}  {}\n";
-  // reg: regressions against the baseline, lost tests included; lost: those lost alone.
+      "{:>4} {:>6}  {}\n";
+  // reg: regressions against the baseline, lost tests included; lost: those lost alone; cbfail:
+  // CUDA-branch failures (passed without the shim, fail on a CUDA path the baseline could not
+  // take), which are not regressions.
   fmt::print(kRow, "run", "suite", "mode", "policy", "shim", "torch", "start", "status",
-             "started (UTC)", "duration", "tests", "pass", "new", "reg", "lost", "files");
+             "started (UTC)", "duration", "tests", "pass", "new", "reg", "lost", "cbfail", "files");
   auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : printable(s); };
   for (const auto& r : runs) {
     const RunRow row(store, r);
@@ -145,7 +147,7 @@ int list_runs(const std::filesystem::path& db_path, int limit, bool as_json) {
                r.status, r.started_at, duration_text(row.duration_s), row.tests,
                row.tests > 0 ? fmt::format("{:.1f}%", 100 * row.pass_rate) : "-",
                row.compared("new_failures"), row.compared("regressions"), row.compared("lost"),
-               counts_text(row.files));
+               row.compared("cuda_branch_failures"), counts_text(row.files));
   }
   return kExitOk;
 }

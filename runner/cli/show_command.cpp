@@ -98,6 +98,10 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
            {"culprit", opt_text(t.culprit)},
            {"flaky", c.flaky},
            {"cuda_path", cuda_path.results.count(c.result_id) > 0},
+           {"diff_verdict", cuda_path.regressions.count(c.result_id) > 0 ? json("regression")
+                            : cuda_path.cuda_branch_failures.count(c.result_id) > 0
+                                ? json("cuda_branch_failed")
+                                : json(nullptr)},
            {"duration_s", t.duration_s},
            {"message", opt_text(failure_text(t))},
            {"source", t.source.line > 0 ? json{{"path", t.source.path}, {"line", t.source.line}}
@@ -142,7 +146,8 @@ json run_json(Store& store, const RunRecord& rec, const std::string& status_filt
           {"cuda_path", rec.mode == "shim" ? json{{"tests", cuda_path.counts.tests},
                                                   {"passed", cuda_path.counts.passed},
                                                   {"failed", cuda_path.counts.failed},
-                                                  {"skipped", cuda_path.counts.skipped}}
+                                                  {"skipped", cuda_path.counts.skipped},
+                                                  {"asked", cuda_path.counts.asked}}
                                            : json(nullptr)},
           {"files", std::move(files)}};
 }
@@ -262,9 +267,14 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
       std::string what = failure_text(t);
       if (what.size() > 160) what = std::string(cut_utf8(what, 157)) + "...";
       const TestIds ids = test_ids(*rec, f.path, t.classname, t.name);
-      fmt::print("  {:<9} {}{}{}{}\n", to_string(t.status), printable(ids.native),
+      const char* verdict = cuda_path.regressions.count(c->result_id) > 0 ? " [regression]"
+                            : cuda_path.cuda_branch_failures.count(c->result_id) > 0
+                                ? " [CUDA-branch failure]"
+                                : "";
+      fmt::print("  {:<9} {}{}{}{}{}\n", to_string(t.status), printable(ids.native),
                  t.culprit.empty() ? "" : " [" + t.culprit + "]",
-                 cuda_path.results.count(c->result_id) > 0 ? " [CUDA path]" : "", printable(where));
+                 cuda_path.results.count(c->result_id) > 0 ? " [CUDA path]" : "", verdict,
+                 printable(where));
       if (!what.empty()) fmt::print("            {}\n", printable(what));
       if (is_failure(t.status) || !t.culprit.empty()) {
         if (const std::string command = rerun_command(*rec, ids); !command.empty()) {
@@ -286,6 +296,13 @@ int show_run(const std::filesystem::path& db_path, const std::string& run,
     fmt::print(
         "lost:  {} test{} of baseline run {} missing from this run (counted as regressions)\n",
         lost_total, lost_total == 1 ? "" : "s", rec->baseline_run);
+  }
+  if (rec->baseline_run > 0 && rec->mode == "shim") {
+    const std::size_t r = cuda_path.regressions.size(), b = cuda_path.cuda_branch_failures.size();
+    fmt::print(
+        "against baseline run {}: {} regression{} (failing on code that ran both ways), {} "
+        "CUDA-branch failure{} (failing on a CUDA path the baseline could not take)\n",
+        rec->baseline_run, r, r == 1 ? "" : "s", b, b == 1 ? "" : "s");
   }
   if (rec->mode == "shim") fmt::print("{}\n", cuda_path_text(cuda_path.counts));
   if (rec->status == "interrupted" && rec->framework != "imported") {

@@ -9,6 +9,7 @@
 #include "runner/engine/frameworks/framework_traits.h"
 #include "runner/engine/launch_plan.h"
 #include "runner/results/file_error.h"
+#include "runner/results/gap_log.h"
 #include "runner/results/redirection_record.h"
 #include "runner/results/sqlite.h"
 #include "runner/results/status.h"
@@ -66,7 +67,8 @@ void RunObserver::on_finish(std::size_t i, const ProcessResult& r) {
     std::error_code ec;
     fs::remove(it->second + ".lock", ec);
     mark_cuda_path(framework_name(plan_.suite.framework), plan_.suite.tests_dir,
-                   plan_.files[i].rel_path, record.cuda_path_tests, collected.cases);
+                   plan_.files[i].rel_path, record, collected.cases);
+    mark_cuda_branch_failures(collected.cases, plan_.suite.project_root);
   }
   any_failure_ = any_failure_ || is_failure(*rec.status);
   if (r.warm) {

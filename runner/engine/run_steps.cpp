@@ -504,6 +504,10 @@ RunExecution execute_run(RunPlan& plan, RunServices services) {
   services.events.report(RunStarted{run_id, plan.resume.has_value(), plan.files.size(),
                                     plan.suite.name, run.shard, at_once, plan.options.shim,
                                     plan.out_dir});
+  if (const std::string note = missing_links_note(run);
+      !note.empty() && plan.options.say_missing_links) {
+    services.events.report(Problem{Problem::Severity::kNotice, note});
+  }
   RunObserver observer(plan, run_id, *progress, services.events);
   ex.completed = services.processes.run(plan.specs, plan.pool, observer);
   progress->close();

@@ -115,9 +115,10 @@ DifferentialRun run_differential(const RunOptions& options, const std::string& b
     // First the baseline (shim off), into <out>/baseline when --out is given.
     RunOptions b = options;
     b.shim = false;
-    b.previous.clear();      // --previous names the shim run's; the baseline finds its own
-    b.rerun_failures = 0;    // without the shim, failures are expected: no reruns
-    b.try_settings = false;  // the shim's settings mean nothing without it
+    b.previous.clear();           // --previous names the shim run's; the baseline finds its own
+    b.rerun_failures = 0;         // without the shim, failures are expected: no reruns
+    b.try_settings = false;       // the shim's settings mean nothing without it
+    b.say_missing_links = false;  // the shim run says it
     if (options.out_dir) b.out_dir = *options.out_dir / "baseline";
     RunPlan plan = plan_run(b);
     RunExecution execution = execute_run(plan, services);

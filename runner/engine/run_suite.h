@@ -38,8 +38,11 @@ struct RunOptions {
   double max_log_mb = 1024;                       ///< largest log of a file; 0: none
   std::int64_t baseline_run = 0;  ///< the baseline run a shim run is compared with; 0: none
   bool list_only = false;         ///< --list: report the planned files (FilesListed), run nothing
-  std::string previous;           ///< --previous RUN (an id or "latest"); empty: latest comparable
-  int rerun_failures = 0;         ///< --rerun-failures N: rerun failing files up to N times
+  /// Whether the run says (a notice) that its reports have no upstream links for want of a commit
+  /// (missing_links_note); run_differential's baseline leaves it to the shim run, said once.
+  bool say_missing_links = true;
+  std::string previous;    ///< --previous RUN (an id or "latest"); empty: latest comparable
+  int rerun_failures = 0;  ///< --rerun-failures N: rerun failing files up to N times
   /// --continue-after-crash N: run a file cut short (crashed, or a test ended its session) again
   /// without the tests it reported, up to N times (runner/engine/continuation.h); 0: never.
   int continue_after_crash = 10;

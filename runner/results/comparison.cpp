@@ -1,5 +1,6 @@
 #include "runner/results/comparison.h"
 
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +27,9 @@ std::string key_of(const std::string& file, std::int64_t test_id) {
 const std::vector<std::pair<std::string, std::string>>& comparison_classes() {
   static const std::vector<std::pair<std::string, std::string>> classes{
       {"regressed", "passed in A, fails in B"},
+      {"cuda_branch_failed",
+       "passed in A, fails in B on a CUDA path: B did device work on CUDA that A, seeing no CUDA, "
+       "did not (a branch A never ran: not a regression)"},
       {"lost",
        "in A, missing from B: its file failed, crashed or timed out before it, or the test was "
        "removed (counted as a regression)"},
@@ -40,7 +44,8 @@ const std::vector<std::pair<std::string, std::string>>& comparison_classes() {
   return classes;
 }
 
-std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStatus> b) {
+std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStatus> b,
+                             bool cuda_branch) {
   if (!b) return "lost";
   const Outcome now = outcome(*b);
   if (!a) return now == Outcome::kSkip ? "newly_skipped" : "newly_run";
@@ -48,7 +53,8 @@ std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStat
   if (then == now) return "same";
   if (now == Outcome::kSkip) return "newly_skipped";
   if (then == Outcome::kSkip) return "newly_run";
-  return now == Outcome::kFail ? "regressed" : "fixed";
+  if (now == Outcome::kPass) return "fixed";
+  return cuda_branch ? "cuda_branch_failed" : "regressed";
 }
 
 RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b) {
@@ -80,6 +86,9 @@ RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b)
     cases_a.push_back(std::move(c));
   }
   std::vector<bool> matched(cases_a.size());
+  // A run without the shim that saw no CUDA (saw_cuda) could not take a CUDA path B took; a shim
+  // run, whose masquerade said CUDA was there, took it too.
+  const bool cuda_branches = a.mode == "baseline" && !saw_cuda(environment_json(a));
   auto text = [](std::optional<CaseStatus> s) {
     return s ? std::string(to_string(*s)) : std::string("absent");
   };
@@ -98,11 +107,13 @@ RunComparison compare_runs(Store& store, const RunRecord& a, const RunRecord& b)
     }
     auto it = in_a.find(key_of(c.file, c.test_id));
     std::optional<CaseStatus> sa;
+    bool cuda_branch = false;
     if (it != in_a.end()) {
       sa = cases_a[it->second].test.status;
       matched[it->second] = true;
+      cuda_branch = cuda_branches && ran_cuda_branch(c.test);
     }
-    add(comparison_class(sa, c.test.status), c, text(sa), c.test.status);
+    add(comparison_class(sa, c.test.status, cuda_branch), c, text(sa), c.test.status);
   }
   for (std::size_t i = 0; i < cases_a.size(); ++i) {
     if (!matched[i]) add("lost", cases_a[i], text(cases_a[i].test.status), std::nullopt);

@@ -17,16 +17,21 @@
 namespace devshim {
 
 /// The comparison classes in the order `runner compare` lists them, each with its meaning:
-/// regressed (passed in A, fails in B), lost (in A, missing from B: counted as a regression, as
-/// a differential run's lost tests are), fixed (failed in A, passes in B), newly_skipped (ran in
-/// A, or absent, and skips in B), newly_run (skipped or absent in A, runs in B), renumbered (a
-/// parameterized case of a group B has more or fewer cases of than A: no one case of A to compare
-/// it with; A's cases of that group are not lost), same (the same outcome both times). xfailed and
-/// xpassed count as passes, error as a failure.
+/// regressed (passed in A, fails in B), cuda_branch_failed (passed in A, a run without the shim
+/// that saw no CUDA, and fails in B on a CUDA branch: ran_cuda_branch; not a regression), lost (in
+/// A, missing from B: counted as a regression, as a differential run's lost tests are), fixed
+/// (failed in A, passes in B), newly_skipped (ran in A, or absent, and skips in B), newly_run
+/// (skipped or absent in A, runs in B), renumbered (a parameterized case of a group B has more or
+/// fewer cases of than A: no one case of A to compare it with; A's cases of that group are not
+/// lost), same (the same outcome both times). xfailed and xpassed count as passes, error as a
+/// failure.
 const std::vector<std::pair<std::string, std::string>>& comparison_classes();
 
 /// The class of one test from its status in run A and in run B (nullopt: absent there; not both).
-std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStatus> b);
+/// cuda_branch: B did device work on a CUDA path that A could not take (a failure is then
+/// cuda_branch_failed, not regressed).
+std::string comparison_class(std::optional<CaseStatus> a, std::optional<CaseStatus> b,
+                             bool cuda_branch = false);
 
 /// One test that is in A or in B, with its statuses ("absent" where it is not) and B's message
 /// (A's for a test that is lost).

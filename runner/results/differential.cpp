@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 #include <type_traits>
@@ -16,12 +17,21 @@ namespace devshim {
 
 const std::vector<std::pair<std::string, std::string>>& differential_classes() {
   static const std::vector<std::pair<std::string, std::string>> classes{
-      {"regression", "passed without the shim, fails with it"},
+      {"regression",
+       "passed without the shim, fails with it, on code that ran both ways (it did no device "
+       "work on a CUDA path): the shim broke it"},
+      {"cuda_branch_failed",
+       "passed without the shim, fails with it on a CUDA path: it did device work on CUDA, which "
+       "its baseline could not, so the branch that fails never ran without the shim (not a "
+       "regression; by cause below)"},
       {"lost",
        "reported without the shim, missing with it: its file failed to import or collect, "
        "crashed or timed out before it (counted as a regression)"},
       {"unlocked", "skipped or failed without the shim, passes with it"},
       {"compatible", "passes both ways"},
+      {"cuda_branch_passed",
+       "passes both ways, and with the shim on a CUDA path its baseline could not take: a CUDA "
+       "branch that now runs and passes"},
       {"broken_both", "fails with the shim, did not pass without it"},
       {"newly_skipped", "passed without the shim, skipped with it"},
       {"skipped_both", "skipped with the shim, did not pass without it"},
@@ -41,7 +51,7 @@ bool is_differential_pass(CaseStatus s) {
   return s != CaseStatus::kFailed && s != CaseStatus::kError && s != CaseStatus::kSkipped;
 }
 
-std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
+std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim, bool cuda_branch) {
   enum Outcome { kPass, kFail, kSkip };
   auto outcome = [](CaseStatus s) {
     if (is_differential_pass(s)) return kPass;
@@ -49,8 +59,14 @@ std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim) {
   };
   const Outcome before = baseline ? outcome(*baseline) : kFail;
   const Outcome after = outcome(shim);
-  if (after == kPass) return before == kPass ? "compatible" : "unlocked";
-  if (after == kFail) return before == kPass ? "regression" : "broken_both";
+  if (after == kPass) {
+    if (before != kPass) return "unlocked";
+    return cuda_branch ? "cuda_branch_passed" : "compatible";
+  }
+  if (after == kFail) {
+    if (before != kPass) return "broken_both";
+    return cuda_branch ? "cuda_branch_failed" : "regression";
+  }
   return before == kPass ? "newly_skipped" : "skipped_both";
 }
 
@@ -59,10 +75,31 @@ std::string new_class(CaseStatus shim) {
   return shim == CaseStatus::kSkipped ? "new_skipped" : "new_failed";
 }
 
-bool took_cuda_path(bool recorded, std::optional<CaseStatus> baseline, CaseStatus shim,
+bool ran_cuda_branch(const TestCase& test) {
+  return test.cuda_contact == CudaContact::kDeviceWork ||
+         (is_failure(test.status) && test.fails_in_cuda_branch);
+}
+
+bool ran_cuda_branch(const RunResultStatuses::Row& row) {
+  return row.cuda_contact == CudaContact::kDeviceWork ||
+         (is_failure(row.status) && row.fails_in_cuda_branch);
+}
+
+bool took_cuda_path(const RunResultStatuses::Row& row, std::optional<CaseStatus> baseline,
                     bool is_new) {
-  const bool unskipped = baseline == CaseStatus::kSkipped && shim != CaseStatus::kSkipped;
-  return recorded || unskipped || is_new;
+  const bool unskipped = baseline == CaseStatus::kSkipped && row.status != CaseStatus::kSkipped;
+  return ran_cuda_branch(row) || unskipped || is_new;
+}
+
+bool only_asked_cuda(const RunResultStatuses::Row& row, std::optional<CaseStatus> baseline,
+                     bool is_new) {
+  return row.cuda_contact == CudaContact::kAsked && !took_cuda_path(row, baseline, is_new);
+}
+
+bool saw_cuda(const nlohmann::json& environment) {
+  if (!environment.is_object()) return false;
+  const auto it = environment.find("cuda_available");
+  return it != environment.end() && it->is_boolean() && it->get<bool>();
 }
 
 bool counts_as_regression(std::string_view diff_class) {
@@ -179,10 +216,11 @@ bool RunStatuses::is_new(const RunResultStatuses::Row& row) const {
   return row.file < complete_.size() && complete_[row.file] && !renumbered(row) && !find(row);
 }
 
-std::string RunStatuses::diff_class_of(const RunResultStatuses::Row& row) const {
+std::string RunStatuses::diff_class_of(const RunResultStatuses::Row& row,
+                                       bool cuda_branches) const {
   if (renumbered(row)) return "renumbered";
   if (is_new(row)) return new_class(row.status);
-  return diff_class(find(row), row.status);
+  return diff_class(find(row), row.status, cuda_branches && ran_cuda_branch(row));
 }
 
 std::optional<CaseStatus> RunStatuses::find(const RunResultStatuses::Row& row) const {
@@ -682,7 +720,8 @@ RunResultStatuses statuses_of(const std::vector<StoredCase>& cases) {
                         .flaky = c.flaky,
                         .culprit = !c.test.culprit.empty(),
                         .signature = !c.signature.empty(),
-                        .cuda_path = c.test.cuda_path});
+                        .cuda_contact = c.test.cuda_contact,
+                        .fails_in_cuda_branch = c.test.fails_in_cuda_branch});
   }
   return out;
 }

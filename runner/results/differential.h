@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,7 +20,9 @@
 namespace devshim {
 
 /// The differential classes in the order reports list them, each with its meaning:
-/// compatible (pass/pass), regression (pass → fail), lost (reported by the baseline, missing
+/// compatible (pass/pass), regression (pass → fail on code that ran both ways), cuda_branch_failed
+/// (pass → fail, with device work on a CUDA path the baseline could not take), cuda_branch_passed
+/// (pass/pass, with such device work), lost (reported by the baseline, missing
 /// from the shim run: its file failed to import or collect, crashed or timed out before it),
 /// unlocked (skip or fail → pass), broken_both (fail or skip → fail), skipped_both (skip or
 /// fail → skip), newly_skipped (pass → skip), new_passed / new_failed / new_skipped (new under
@@ -32,11 +35,27 @@ const std::vector<std::pair<std::string, std::string>>& differential_classes();
 /// The class of a test new under the shim by its status: new_passed, new_failed, new_skipped.
 std::string new_class(CaseStatus shim);
 
-/// Whether a test of a shim run took a CUDA path (docs/report-format.md#the-cuda-path): the shim's
-/// record names it (`recorded`: TestCase::cuda_path), or its baseline skipped it and the shim
-/// run did not (`baseline`: its status there), or it is new under the shim (RunStatuses::is_new).
-bool took_cuda_path(bool recorded, std::optional<CaseStatus> baseline, CaseStatus shim,
+/// Whether a test of a shim run ran a branch of its own for CUDA: the shim's record says it did
+/// device work (TestCase::cuda_contact), or it fails in code that runs only where CUDA is there
+/// (TestCase::fails_in_cuda_branch).
+bool ran_cuda_branch(const TestCase& test);
+bool ran_cuda_branch(const RunResultStatuses::Row& row);
+
+/// Whether a test of a shim run took a CUDA path (docs/report-format.md#the-cuda-path): it ran a
+/// CUDA branch (ran_cuda_branch), or its baseline skipped it and the shim run did not
+/// (`baseline`: its status there), or it is new under the shim (RunStatuses::is_new).
+bool took_cuda_path(const RunResultStatuses::Row& row, std::optional<CaseStatus> baseline,
                     bool is_new);
+
+/// Whether a test of a shim run only asked: the record says its one contact with CUDA was asking
+/// (a query, seeding, a stream) and it took no CUDA path (took_cuda_path). Counted apart.
+bool only_asked_cuda(const RunResultStatuses::Row& row, std::optional<CaseStatus> baseline,
+                     bool is_new);
+
+/// Whether a run's interpreter saw CUDA hardware (its environment's "cuda_available", which the
+/// probe reports for the hardware, not the masquerade). A baseline that saw CUDA ran the CUDA
+/// branches itself: against it no failure is a CUDA branch's (diff_class).
+bool saw_cuda(const nlohmann::json& environment);
 
 /// Whether tests of a differential class count as regressions (`--fail-on regressions`, the
 /// reports' and `runner runs`' regression counts): regression and lost.
@@ -46,8 +65,12 @@ bool counts_as_regression(std::string_view diff_class);
 bool is_differential_pass(CaseStatus s);
 
 /// The class of one test from its status in the baseline run (nullopt: absent, which counts as a
-/// failure there) and under the shim. xfailed and xpassed count as passes.
-std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim);
+/// failure there) and under the shim. xfailed and xpassed count as passes. cuda_branch: under the
+/// shim the test did device work on a CUDA path that its baseline could not take (it saw no
+/// CUDA): passed → failed is then cuda_branch_failed, not a regression, and passed → passed
+/// cuda_branch_passed, not compatible.
+std::string diff_class(std::optional<CaseStatus> baseline, CaseStatus shim,
+                       bool cuda_branch = false);
 
 /// Whether a skip's reason says the test runs only where there is no GPU (accelerate's
 /// `@require_cpu`: "test requires only a CPU"; "CPU only", "no GPU", "CUDA is available", ...).
@@ -79,8 +102,10 @@ class RunStatuses {
   /// the constructor), and not renumbered: new under the shim.
   bool is_new(const RunResultStatuses::Row& row) const;
 
-  /// row's differential class: renumbered, a new class (is_new), else diff_class.
-  std::string diff_class_of(const RunResultStatuses::Row& row) const;
+  /// row's differential class: renumbered, a new class (is_new), else diff_class, whose
+  /// cuda_branch is ran_cuda_branch(row) where cuda_branches (the other run saw no CUDA:
+  /// !saw_cuda).
+  std::string diff_class_of(const RunResultStatuses::Row& row, bool cuda_branches = true) const;
 
   /// The paths of the other run's files with at least one failing result.
   const std::set<std::string>& failing_files() const { return failing_files_; }

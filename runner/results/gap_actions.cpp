@@ -19,10 +19,11 @@ namespace {
 // when no setting is suggested: the run used it already, or, where value lists values
 // ("keep|redirect": the first the run did not use: keep after redirect-indexed too, which
 // answers index reads and the CUDA type of torch.device("cuda") alike), the run does not say
-// which it used; and whether the entries are beyond the shim (GapAction::beyond_the_shim). First
-// match wins. Placeholders: {api}, {device}, {setting}, {carry} (carry a file error's torch API,
-// or read its error when it names none), {module} (the module a "No module named" error names),
-// {equivalent} (kEquivalents).
+// which it used; whether the entries are beyond the shim (GapAction::beyond_the_shim); and whether
+// they are the tests' own (gap_tests_own: what they check or raise, no shim or setting changes it,
+// so they weigh least). First match wins. Placeholders: {api}, {device}, {setting}, {carry} (carry
+// a file error's torch API, or read its error when it names none), {module} (the module a "No
+// module named" error names), {equivalent} (kEquivalents).
 struct ActionRule {
   std::string_view kind;
   std::string_view api;
@@ -32,9 +33,11 @@ struct ActionRule {
   std::string_view value;
   std::string_view action_when_set;
   bool beyond_the_shim = false;
+  bool tests_own = false;
 };
 
 constexpr bool kBeyondTheShim = true;
+constexpr bool kTestsOwn = true;
 
 constexpr std::string_view kReadTheFailure =
     "read the failure: it names no torch API and has no frame in torch or the shim, so it is the "
@@ -48,7 +51,7 @@ constexpr std::string_view kSessionEnded =
     "file did not run; a test that does so on purpose (of an interrupt handler) is best run in a "
     "file of its own or deselected with -k";
 
-constexpr std::array<ActionRule, 30> kActions = {{
+constexpr std::array<ActionRule, 32> kActions = {{
     {"failing", "tensor.device identity",
      "set {setting} (docs/shim.md, \"Device identity\"): torch.device(\"cuda\", 0) is then built "
      "as the device used, so the test's identity assertion holds",
@@ -79,7 +82,8 @@ constexpr std::array<ActionRule, 30> kActions = {{
      "it), or skip the test where CUDA is absent. A comparison with the type of a device object "
      "the test built (torch.device(\"cuda\").type) that the failure does not show as one (a "
      "statement comparing two objects' types is \"CUDA device object type check\") holds under "
-     "TORCHDEVICE_DEVICE_OBJECTS=redirect, the default"},
+     "TORCHDEVICE_DEVICE_OBJECTS=redirect, the default",
+     !kBeyondTheShim, kTestsOwn},
     {"failing", "CUDA device object type check",
      "set {setting} (docs/shim.md, \"Devices without an index\"): torch.device(\"cuda\") is "
      "then built as the device used, so its type is the type of the device the tensors were "
@@ -92,18 +96,18 @@ constexpr std::array<ActionRule, 30> kActions = {{
      "none on one device: the test expects the error or warning given for tensors on different "
      "devices, and the shim puts every tensor on the device used ({device}); skip the test where "
      "CUDA is absent",
-     "", "", "", "", kBeyondTheShim},
+     "", "", "", "", kBeyondTheShim, kTestsOwn},
     {"failing", "strict xfail passed",
      "none for the shim: the test is marked to fail (pytest's xfail, strict) and passes on "
      "{device}, so what it expects to fail does not: read the mark's reason (a bug of CUDA's "
      "kernels, a limit CUDA has) and make the mark hold only where CUDA is, or skip the test "
      "where CUDA is absent",
-     "", "", "", "", kBeyondTheShim},
+     "", "", "", "", kBeyondTheShim, kTestsOwn},
     {"failing", "CUDA-only error expected",
      "none on one device: the block the test expects to raise puts tensors on CUDA, and the "
      "error or warning it expects is one CUDA gives (a check that an input is on the GPU, "
      "CUDA's own behaviour); on {device} it never comes: skip the test where CUDA is absent",
-     "", "", "", "", kBeyondTheShim},
+     "", "", "", "", kBeyondTheShim, kTestsOwn},
     {"failing", "port in use",
      "not the shim's: another test process held a port the test bound (EADDRINUSE); files that "
      "bind one fixed port (MASTER_PORT, a server's) must not run at once: name them in one of the "
@@ -119,7 +123,7 @@ constexpr std::array<ActionRule, 30> kActions = {{
      "none on {device}: the code compiles CUDA sources with torch.utils.cpp_extension once CUDA "
      "is there, and their kernels need the CUDA toolkit and a CUDA device; skip the test where "
      "CUDA is absent, or build the extension's CPU sources if it has any",
-     "", "", "", "", kBeyondTheShim},
+     "", "", "", "", kBeyondTheShim, kTestsOwn},
     {"environment", "environment: *No module named *",
      "not the shim's: the file fails to import without the shim too, for want of the module "
      "{module}; install it into the suite's interpreter (its test extras), or leave the file out "
@@ -142,7 +146,7 @@ constexpr std::array<ActionRule, 30> kActions = {{
     {"cuda_only", "",
      "none on {device}: the shim raises NotImplementedError on purpose; skip the test where "
      "CUDA is absent",
-     "", "", "", "", kBeyondTheShim},
+     "", "", "", "", kBeyondTheShim, kTestsOwn},
     {"unsupported_op", "",
      "carry {api} on {device}: the backend lacks the operator (on MPS, "
      "PYTORCH_ENABLE_MPS_FALLBACK=1, which the runner sets, runs it on the CPU)",
@@ -155,6 +159,16 @@ constexpr std::array<ActionRule, 30> kActions = {{
      "read the skip condition: the test passed without the shim and skips with it, so its "
      "condition sees the masquerade (a GPU, CUDA, a device count)",
      "", "", "", ""},
+    {"unattributed", "test's own error in a CUDA-only branch: *",
+     "not the shim's: the test's CUDA branch raises an error its own code raises on any device, "
+     "a real GPU included (an attribute its object lacks, a name never defined), so no setting "
+     "of the shim changes it; fix the test, or report it upstream",
+     "", "", "", "", kBeyondTheShim, kTestsOwn},
+    {"unattributed", "numeric difference in a CUDA-only branch: *",
+     "compare with a tolerance that holds on {device}, or with a reference computed there: the "
+     "CUDA branch's values differ from what the test expects beyond its tolerance (CUDA's "
+     "kernels and TF32 round otherwise); no setting of the shim changes the arithmetic",
+     "", "", "", "", kBeyondTheShim},
     {"unattributed", "unattributed * in a CUDA-only branch: *",
      "run the test where CUDA is: the failing code runs only when CUDA is available, so the run "
      "without the shim never ran it, and a failure there too is the test's own (or the "
@@ -324,6 +338,10 @@ const ActionRule& rule_for(std::string_view kind, std::string_view api) {
 
 bool gap_beyond_the_shim(std::string_view kind, std::string_view api) {
   return rule_for(kind, api).beyond_the_shim;
+}
+
+bool gap_tests_own(std::string_view kind, std::string_view api) {
+  return rule_for(kind, api).tests_own;
 }
 
 GapAction gap_action(std::string_view kind, std::string_view api, std::string_view attributed,

@@ -45,6 +45,11 @@ struct GapAction {
 /// writing its action.
 bool gap_beyond_the_shim(std::string_view kind, std::string_view api);
 
+/// Whether an entry of kind and api is the tests' own: what they check or raise (a tensor's device
+/// type, CUDA's own errors, an error their own code raises on any device) no change of the shim
+/// or of its settings makes pass. Its severity is low, however many tests it holds.
+bool gap_tests_own(std::string_view kind, std::string_view api);
+
 /// The action for an entry of kind and api (attributed: the torch API a file error's traceback
 /// points at, attribute_failure; else empty), for a run with settings.
 GapAction gap_action(std::string_view kind, std::string_view api, std::string_view attributed,

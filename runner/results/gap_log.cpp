@@ -19,6 +19,7 @@
 #include "parsers/read_file.h"
 #include "parsers/signature.h"
 #include "parsers/text.h"
+#include "runner/results/cuda_branch.h"
 #include "runner/results/differential.h"
 #include "runner/results/file_error.h"
 #include "runner/results/gap_actions.h"
@@ -107,6 +108,18 @@ std::string cuda_branch_in_source(const TestCase& test, const std::filesystem::p
   return "";
 }
 
+int mark_cuda_branch_failures(std::vector<TestCase>& cases,
+                              const std::filesystem::path& project_root) {
+  std::map<std::string, std::string> sources;
+  int marked = 0;
+  for (TestCase& c : cases) {
+    if (!is_failure(c.status)) continue;
+    c.fails_in_cuda_branch = !cuda_branch_in_source(c, project_root, sources).empty();
+    if (c.fails_in_cuda_branch) ++marked;
+  }
+  return marked;
+}
+
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
                                              std::optional<CaseStatus> baseline,
                                              std::string_view failing_statement,
@@ -128,21 +141,39 @@ std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_base
       return a;
     }
     const bool in_branch = !child && !cuda_branch.empty();
+    const std::string shown = first_line(normalize_message(first_line(message, 1000)), 100);
+    const std::string what = exception.empty() ? std::string("failure") : std::string(exception);
+    if (!in_branch) {
+      return GapAttribution{
+          fmt::format("unattributed {}{}: {}", what, child ? " in a child process" : "", shown),
+          std::string(kGapUnattributed),
+          fmt::format(
+              "no rule names a torch API: the failure{} points nowhere into torch or the shim",
+              child ? " of the child process the test ran" : "")};
+    }
+    const std::string where =
+        cuda_branch == kRecordedCudaBranch
+            ? std::string(
+                  "the shim's record says the test did device work on a CUDA path, "
+                  "which its baseline, seeing no CUDA, could not take")
+            : fmt::format("the failing code runs only where CUDA is there (the condition at {})",
+                          cuda_branch);
+    const FailureKind kind = failure_kind(test);
+    std::string api = fmt::format("unattributed {}{}: {}", what, kInCudaBranch, shown);
+    if (kind == FailureKind::kOwnError) {
+      api = fmt::format("{}: {}: {}", kOwnErrorInCudaBranch, what, shown);
+    } else if (kind == FailureKind::kNumeric) {
+      api = fmt::format("{}: {}", kNumericInCudaBranch, shown);
+    }
     return GapAttribution{
-        fmt::format("unattributed {}{}: {}", exception.empty() ? "failure" : exception,
-                    child       ? " in a child process"
-                    : in_branch ? std::string(kInCudaBranch)
-                                : "",
-                    first_line(normalize_message(first_line(message, 1000)), 100)),
-        std::string(kGapUnattributed),
-        in_branch
-            ? fmt::format("no rule names a torch API, and the failing code runs only where CUDA "
-                          "is there (the condition at {}), so the run without the shim never "
-                          "ran it",
-                          cuda_branch)
-            : fmt::format(
-                  "no rule names a torch API: the failure{} points nowhere into torch or the shim",
-                  child ? " of the child process the test ran" : "")};
+        std::move(api), std::string(kGapUnattributed),
+        fmt::format("no rule names a torch API, and {}, so the run without the shim never ran "
+                    "it{}",
+                    where,
+                    kind == FailureKind::kOwnError
+                        ? "; its error is one the test's own code raises on any device"
+                    : kind == FailureKind::kNumeric ? "; its values differ beyond a tolerance"
+                                                    : "")};
   }
   if (!has_baseline || !baseline || diff_class(baseline, test.status) != "newly_skipped") {
     return std::nullopt;
@@ -313,6 +344,10 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
       has_baseline ? aligned_statuses(store, statuses, run.baseline_run) : RunResultStatuses();
   const RunStatuses baseline =
       has_baseline ? RunStatuses(statuses, baseline_statuses) : RunStatuses();
+  // A baseline that saw CUDA ran the CUDA branches itself (saw_cuda).
+  const std::optional<RunRecord> baseline_run =
+      has_baseline ? store.run(run.baseline_run) : std::nullopt;
+  const bool cuda_branches = baseline_run && !saw_cuda(environment_json(*baseline_run));
   std::map<std::string, std::vector<const TestCase*>> by_file;
   for (const StoredCase& c : cases) by_file[c.file].push_back(&c.test);
   std::map<std::string, FileError> errors;
@@ -334,11 +369,15 @@ std::map<std::string, Seen> evidence_of(Store& store, const RunRecord& run,
     auto a = attribute_case(c.test, has_baseline, before, statement);
     if (!a) continue;
     if (a->kind == kGapUnattributed && is_failure(c.test.status)) {
-      // Only a failure no rule names reads its frames' sources for a CUDA-only branch.
-      if (const std::string branch = cuda_branch_in_source(c.test, run.project_root, sources);
-          !branch.empty()) {
-        a = attribute_case(c.test, has_baseline, before, statement, branch);
+      // Only a failure no rule names reads its frames' sources for a CUDA-only branch; else the
+      // shim's record may say the test did device work its baseline could not (a CUDA-branch
+      // failure, diff_class).
+      std::string branch = cuda_branch_in_source(c.test, run.project_root, sources);
+      if (branch.empty() && cuda_branches && c.test.cuda_contact == CudaContact::kDeviceWork &&
+          before && is_differential_pass(*before)) {
+        branch = kRecordedCudaBranch;
       }
+      if (!branch.empty()) a = attribute_case(c.test, has_baseline, before, statement, branch);
     }
     auto& s = seen[a->api];
     if (s.tests.empty()) s.attribution = *a;
@@ -452,8 +491,7 @@ int GapLog::update_from_run(std::int64_t run_id) {
   const std::vector<StoredCase> cases = store_.cases(run_id);
   const std::map<std::string, Seen> seen = evidence_of(store_, *run, files, cases);
   const RanIn ran(files, cases);
-  const ShimSettings settings = shim_settings_of(
-      nlohmann::json::parse(run->environment.empty() ? "{}" : run->environment, nullptr, false));
+  const ShimSettings settings = shim_settings_of(environment_json(*run));
 
   const std::string& suite = run->suite;
   const std::string now = iso8601_utc_now();
@@ -575,9 +613,11 @@ void GapLog::refresh_severity(const std::string& suite, const std::string& api) 
                    "severity_by = 'auto'");
   auto e = entry(api, suite);
   if (!e) return;
-  // An uncarried API no test tripped over, and an expected skip, weigh least; an entry no
-  // change of the shim can fix weighs at most medium, however many tests it holds.
-  const bool low = (e->kind == kGapUnpatched && e->tests == 0) || e->kind == kGapMasqueradeSkip;
+  // An uncarried API no test tripped over, an expected skip and the tests' own checks and errors
+  // weigh least; an entry no change of the shim can fix weighs at most medium, however many
+  // tests it holds.
+  const bool low = (e->kind == kGapUnpatched && e->tests == 0) || e->kind == kGapMasqueradeSkip ||
+                   gap_tests_own(e->kind, api);
   std::string sev = low ? std::string("low") : computed_severity(e->tests, e->files);
   if (severity_rank(sev) < severity_rank("medium") && gap_beyond_the_shim(e->kind, api)) {
     sev = "medium";

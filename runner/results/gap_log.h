@@ -93,9 +93,10 @@ struct GapEdit {
 /// lost, are update_from_run's: file error entries.)
 /// failing_statement: attribute_failure's (the whole statement the log printed the first line
 /// of), read by the caller from the test's source (statement_in_source). cuda_branch: where the
-/// failing code's branch asks for CUDA ("path:line", cuda_branch_in_source), or empty; an
-/// unattributed failure there is "unattributed <Exception> in a CUDA-only branch: <message>":
-/// code the run without the shim never ran, whatever it did there.
+/// failing code's branch asks for CUDA ("path:line", cuda_branch_in_source), kRecordedCudaBranch,
+/// or empty; an unattributed failure there is "unattributed <Exception> in a CUDA-only branch:
+/// <message>" (code the run without the shim never ran, whatever it did there), or, by its text,
+/// kOwnErrorInCudaBranch's or kNumericInCudaBranch's entry.
 std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_baseline,
                                              std::optional<CaseStatus> baseline,
                                              std::string_view failing_statement = {},
@@ -104,6 +105,16 @@ std::optional<GapAttribution> attribute_case(const TestCase& test, bool has_base
 /// What an unattributed failure's entry says after its exception when the failing code runs
 /// only where CUDA is there (attribute_case's cuda_branch).
 inline constexpr std::string_view kInCudaBranch = " in a CUDA-only branch";
+/// The entry of such a failure whose error the test's own code raises on any device
+/// (is_own_error, runner/results/cuda_branch.h): "<this>: <Exception>: <message>".
+inline constexpr std::string_view kOwnErrorInCudaBranch = "test's own error in a CUDA-only branch";
+/// The entry of such a failure that is a numeric difference (is_numeric_difference):
+/// "<this>: <message>".
+inline constexpr std::string_view kNumericInCudaBranch = "numeric difference in a CUDA-only branch";
+/// attribute_case's cuda_branch for a test the shim's record says did device work on a CUDA path
+/// that its baseline, which saw no CUDA, passed without (a CUDA-branch failure), where no
+/// condition was found in its source.
+inline constexpr std::string_view kRecordedCudaBranch = "(the shim's record)";
 
 /// Where a failing test's code runs only where CUDA is there: "path:line" (the path as the log
 /// printed it) of the condition (cuda_branch_at) around the innermost frame outside torch and
@@ -112,6 +123,12 @@ inline constexpr std::string_view kInCudaBranch = " in a CUDA-only branch";
 std::string cuda_branch_in_source(const TestCase& test, const std::filesystem::path& project_root,
                                   std::map<std::string, std::string>& sources);
 
+/// Sets TestCase::fails_in_cuda_branch on each failing case (of one file, from one shim run) whose
+/// failure cuda_branch_in_source places in a branch that runs only where CUDA is there. Returns
+/// how many it set.
+int mark_cuda_branch_failures(std::vector<TestCase>& cases,
+                              const std::filesystem::path& project_root);
+
 /// The whole failing statement of a failing test whose log printed only its first line
 /// (frame_of_cut_statement), read from the frame's file (relative paths: to project_root), or
 /// empty. `sources` caches each file read (an unreadable one: empty).
@@ -119,9 +136,9 @@ std::string statement_in_source(const TestCase& test, const std::filesystem::pat
                                 std::map<std::string, std::string>& sources);
 
 /// The severity computed from impact when no person set one: critical ≥ 20 tests or ≥ 5 files,
-/// high ≥ 5 tests, medium ≥ 2 tests, else low. (An unpatched entry without tests and a
-/// masquerade_skip entry are low whatever their impact; an entry beyond the shim,
-/// GapAction::beyond_the_shim, is at most medium.)
+/// high ≥ 5 tests, medium ≥ 2 tests, else low. (An unpatched entry without tests, a
+/// masquerade_skip entry and the tests' own, gap_tests_own, are low whatever their impact; an
+/// entry beyond the shim, GapAction::beyond_the_shim, is at most medium.)
 std::string computed_severity(int tests, int files);
 
 class GapLog {

@@ -74,15 +74,18 @@ std::vector<Redirection> entries_of(const json& doc) {
   return out;
 }
 
-std::vector<std::string> cuda_path_tests_of(const json& doc) {
+// The tests a record names under key ("cuda_path_tests", "cuda_asked_tests"); none when absent
+// (an older shim's record has no "cuda_asked_tests").
+std::vector<std::string> named_tests_of(const json& doc, const char* key) {
   std::vector<std::string> out;
-  auto list = doc.find("cuda_path_tests");
+  auto list = doc.find(key);
   if (list == doc.end()) return out;
-  if (!list->is_array()) throw RuntimeError("redirection record's \"cuda_path_tests\" is no list");
+  if (!list->is_array())
+    throw RuntimeError(fmt::format("redirection record's \"{}\" is no list", key));
   for (const json& t : *list) {
     if (!t.is_string()) {
       throw RuntimeError(
-          "redirection record's \"cuda_path_tests\" holds a value that is no string");
+          fmt::format("redirection record's \"{}\" holds a value that is no string", key));
     }
     out.push_back(t.get<std::string>());
   }
@@ -95,8 +98,12 @@ std::vector<Redirection> parse_redirection_record(std::string_view text) {
   return entries_of(parse_document(text));
 }
 
-std::vector<std::string> parse_cuda_path_tests(std::string_view text) {
-  return cuda_path_tests_of(parse_document(text));
+RecordRead parse_named_tests(std::string_view text) {
+  const json doc = parse_document(text);
+  RecordRead out;
+  out.cuda_path_tests = named_tests_of(doc, "cuda_path_tests");
+  out.cuda_asked_tests = named_tests_of(doc, "cuda_asked_tests");
+  return out;
 }
 
 RecordRead read_redirection_record(const fs::path& path, const fs::path& project_root) {
@@ -108,7 +115,8 @@ RecordRead read_redirection_record(const fs::path& path, const fs::path& project
   try {
     const json doc = parse_document(text.str());
     result.entries = entries_of(doc);
-    result.cuda_path_tests = cuda_path_tests_of(doc);
+    result.cuda_path_tests = named_tests_of(doc, "cuda_path_tests");
+    result.cuda_asked_tests = named_tests_of(doc, "cuda_asked_tests");
   } catch (const Error& e) {
     result.error = fmt::format("{}: {}", path.string(), e.what());
     return result;
@@ -125,18 +133,26 @@ RecordRead read_redirection_record(const fs::path& path, const fs::path& project
 }
 
 int mark_cuda_path(std::string_view framework, std::string_view tests_dir, std::string_view file,
-                   const std::vector<std::string>& named, std::vector<TestCase>& cases) {
-  if (named.empty()) return 0;
-  const std::unordered_set<std::string_view> names(named.begin(), named.end());
+                   const RecordRead& record, std::vector<TestCase>& cases) {
+  if (record.cuda_path_tests.empty() && record.cuda_asked_tests.empty()) return 0;
+  const std::unordered_set<std::string_view> work(record.cuda_path_tests.begin(),
+                                                  record.cuda_path_tests.end());
+  const std::unordered_set<std::string_view> asked(record.cuda_asked_tests.begin(),
+                                                   record.cuda_asked_tests.end());
   int marked = 0;
   for (TestCase& c : cases) {
     const TestIds ids = test_ids(framework, tests_dir, file, c.classname, c.name);
     const std::size_t sep = ids.target.find("::");
     if (sep == std::string::npos) continue;
-    if (names.count(std::string_view(ids.target).substr(sep + 2)) > 0) {
-      c.cuda_path = true;
-      ++marked;
+    const std::string_view target = std::string_view(ids.target).substr(sep + 2);
+    if (work.count(target) > 0) {
+      c.cuda_contact = CudaContact::kDeviceWork;
+    } else if (asked.count(target) > 0) {
+      c.cuda_contact = CudaContact::kAsked;
+    } else {
+      continue;
     }
+    ++marked;
   }
   return marked;
 }

@@ -33,29 +33,33 @@ struct Redirection {
 /// an entry without api/requested/used/count).
 std::vector<Redirection> parse_redirection_record(std::string_view text);
 
-/// The tests a record names as having taken a CUDA path ("cuda_path_tests": each test of the
-/// file as "CLASS::TEST" or "TEST", the test target after the file's "::", TestIds::target),
-/// in the record's order; empty when it names none. Throws RuntimeError as
-/// parse_redirection_record does, and when the list holds anything but strings.
-std::vector<std::string> parse_cuda_path_tests(std::string_view text);
-
 /// What reading a record file gave: no file (the process made no redirection, or no shim ran)
 /// is an empty list and no error.
 struct RecordRead {
   std::vector<Redirection> entries;
-  std::vector<std::string> cuda_path_tests;  ///< parse_cuda_path_tests
-  std::string error;                         ///< non-empty when the file exists but cannot be used
+  /// The tests the record names as having done device work ("cuda_path_tests") and those whose
+  /// only contact with CUDA was asking ("cuda_asked_tests": a query, seeding, a stream; absent
+  /// from a record of an older shim, whose "cuda_path_tests" name any contact). Each test of the
+  /// file as "CLASS::TEST" or "TEST", the test target after the file's "::" (TestIds::target), in
+  /// the record's order.
+  std::vector<std::string> cuda_path_tests, cuda_asked_tests;
+  std::string error;  ///< non-empty when the file exists but cannot be used
 };
+
+/// The tests a record's text names (RecordRead's cuda_path_tests and cuda_asked_tests; entries
+/// left empty). Throws RuntimeError as parse_redirection_record does, and when a list holds
+/// anything but strings.
+RecordRead parse_named_tests(std::string_view text);
 
 /// Reads and parses path; call-site paths under project_root are made relative to it.
 RecordRead read_redirection_record(const std::filesystem::path& path,
                                    const std::filesystem::path& project_root);
 
-/// Sets TestCase::cuda_path on each case of one file whose test target (TestIds::target of
-/// framework, tests_dir and file, after the file's "::") a record names (RecordRead::
-/// cuda_path_tests); a subtest or parametrized case takes its test's mark where the record names
-/// the test. Returns how many cases it marked.
+/// Sets TestCase::cuda_contact on each case of one file whose test target (TestIds::target of
+/// framework, tests_dir and file, after the file's "::") a record names: device work for those of
+/// RecordRead::cuda_path_tests, asked for those of cuda_asked_tests. Returns how many cases it
+/// marked.
 int mark_cuda_path(std::string_view framework, std::string_view tests_dir, std::string_view file,
-                   const std::vector<std::string>& named, std::vector<TestCase>& cases);
+                   const RecordRead& record, std::vector<TestCase>& cases);
 
 }  // namespace devshim

@@ -56,17 +56,21 @@ std::string comparable_policy(const RunRecord& run) {
   return run.mode == "shim" ? "default" : "";
 }
 
-namespace {
-
-json parsed_environment(const RunRecord& run) {
-  return json::parse(run.environment.empty() ? "{}" : run.environment, nullptr, false);
+std::string missing_links_note(const RunRecord& run) {
+  if (run.source_url.empty() || !run.project_commit.empty()) return "";
+  return fmt::format(
+      "no upstream links: the suite names a source_url, but its project {} is not a git "
+      "checkout (an exported tree?), so there is no commit to link at; the reports link to the "
+      "local files only",
+      run.project_root);
 }
 
-}  // namespace
-
-RunVersions run_versions(const RunRecord& run) {
-  return run_versions(run, parsed_environment(run));
+json environment_json(const RunRecord& run) {
+  json env = json::parse(run.environment.empty() ? "{}" : run.environment, nullptr, false);
+  return env.is_object() ? env : json::object();
 }
+
+RunVersions run_versions(const RunRecord& run) { return run_versions(run, environment_json(run)); }
 
 RunVersions run_versions(const RunRecord& run, const json& env) {
   RunVersions v;
@@ -80,7 +84,7 @@ RunVersions run_versions(const RunRecord& run, const json& env) {
   return v;
 }
 
-std::string start_mode(const RunRecord& run) { return start_mode(parsed_environment(run)); }
+std::string start_mode(const RunRecord& run) { return start_mode(environment_json(run)); }
 
 std::string start_mode(const json& env) {
   if (!env.is_object()) return "";
@@ -113,6 +117,17 @@ CaseStatus result_status(std::int64_t code) {
     if (c == code) return s;
   }
   return CaseStatus::kError;  // the CHECK allows no other code
+}
+
+CudaContact cuda_contact_of(std::int64_t code) {
+  switch (code) {
+    case 1:
+      return CudaContact::kDeviceWork;
+    case 2:
+      return CudaContact::kAsked;
+    default:
+      return CudaContact::kNone;
+  }
 }
 
 std::string iso8601_utc_now() { return iso8601_utc(std::chrono::system_clock::now()); }

@@ -59,6 +59,15 @@ struct RunRecord {
 /// that recorded none (before schema 11) "default"; empty for baseline runs.
 std::string comparable_policy(const RunRecord& run);
 
+/// Why a run's reports have no upstream links although its suite names a source_url template:
+/// its project is not a git checkout, so there is no commit to link at (a dirty or detached
+/// checkout has one). Empty when the run has no source_url or has a commit.
+std::string missing_links_note(const RunRecord& run);
+
+/// A run's environment (RunRecord::environment) parsed: a JSON object, empty when the run has
+/// none or it cannot be read.
+nlohmann::json environment_json(const RunRecord& run);
+
 /// The versions that make runs comparable (Store::comparable_run), from a run's environment
 /// (the probe of its interpreter): torch's ("torch"), and the shim's ("shim"."version") for a shim
 /// run. Each is empty when the environment does not say (a run still going, an imported run, a
@@ -113,9 +122,10 @@ struct RunResultStatuses {
     std::uint32_t file = 0;    ///< index into files
     CaseStatus status = CaseStatus::kPassed;
     bool flaky = false;
-    bool culprit = false;    ///< TestCase::culprit is set
-    bool signature = false;  ///< StoredCase::signature is set
-    bool cuda_path = false;  ///< TestCase::cuda_path
+    bool culprit = false;                           ///< TestCase::culprit is set
+    bool signature = false;                         ///< StoredCase::signature is set
+    CudaContact cuda_contact = CudaContact::kNone;  ///< TestCase::cuda_contact
+    bool fails_in_cuda_branch = false;              ///< TestCase::fails_in_cuda_branch
   };
   std::vector<std::string> files;  ///< the paths of the run's files that have results, sorted
   std::vector<Row> rows;           ///< in Store::cases' order: by file path, then as recorded
@@ -212,7 +222,7 @@ class Store {
   /// or cascade is due; the checks were a quarter of an import's time.
   class FileWriter {
    public:
-    static constexpr int kResultColumns = 14;        // of an INSERT INTO results
+    static constexpr int kResultColumns = 15;        // of an INSERT INTO results
     static constexpr std::size_t kResultBatch = 32;  // rows an INSERT writes at once
     FileWriter(Store& store, std::int64_t run_id);
     ~FileWriter();
@@ -249,6 +259,7 @@ class Store {
       std::optional<std::string> exception, message, traceback, signature, source_path, culprit;
       std::optional<std::int64_t> source_line, traceback_id, message_id;
       int cuda_path = 0;
+      int cuda_branch = 0;
     };
     static void bind_result(sql::Statement& ins, int first, const PendingResult& r);
     /// Writes the pending rows: kResultBatch of them in one statement, fewer one by one.
@@ -373,6 +384,8 @@ std::string iso8601_utc_now();
 /// xfailed 4, xpassed 5 (docs/database.md). result_status reads an unknown code as error.
 int result_status_code(CaseStatus status);
 CaseStatus result_status(std::int64_t code);
+/// results.cuda_path read back (TestCase::cuda_contact's codes); an unknown code is none.
+CudaContact cuda_contact_of(std::int64_t code);
 std::string iso8601_utc(std::chrono::system_clock::time_point t);
 /// Seconds between two ISO 8601 UTC stamps ("2026-11-21T22:46:00Z"); 0 when either is empty or
 /// unreadable, or `to` is before `from`.

@@ -71,7 +71,8 @@ namespace {
 constexpr const char* kCaseColumns =
     "SELECT f.path, k.name, n.name, r.status, r.duration_s, r.exception, "
     "coalesce(r.message, m.text), coalesce(r.traceback, x.text), r.signature, "
-    "r.source_path, r.source_line, r.culprit, r.flaky, r.id, r.test_id, r.cuda_path "
+    "r.source_path, r.source_line, r.culprit, r.flaky, r.id, r.test_id, r.cuda_path, "
+    "r.cuda_branch "
     "FROM files f JOIN results r ON r.file_id = f.id "
     "JOIN tests t ON t.id = r.test_id JOIN classes k ON k.id = t.class_id "
     "JOIN names n ON n.id = t.name_id "
@@ -96,7 +97,8 @@ StoredCase stored_case(sql::Statement& s) {
   sc.flaky = s.int64(12) != 0;
   sc.result_id = s.int64(13);
   sc.test_id = s.int64(14);
-  c.cuda_path = s.int64(15) != 0;
+  c.cuda_contact = cuda_contact_of(s.int64(15));
+  c.fails_in_cuda_branch = s.int64(16) != 0;
   return sc;
 }
 
@@ -166,10 +168,11 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
   const bool one_range = last - first + 1 <= 2 * covered;
   sql::Statement s(db_, one_range
                             ? "SELECT file_id, id, test_id, status, flaky, culprit IS NOT NULL, "
-                              "signature IS NOT NULL, cuda_path FROM results "
+                              "signature IS NOT NULL, cuda_path, cuda_branch FROM results "
                               "WHERE id BETWEEN ? AND ?"
                             : "SELECT r.file_id, r.id, r.test_id, r.status, r.flaky, "
-                              "r.culprit IS NOT NULL, r.signature IS NOT NULL, r.cuda_path "
+                              "r.culprit IS NOT NULL, r.signature IS NOT NULL, r.cuda_path, "
+                              "r.cuda_branch "
                               "FROM files f "
                               "JOIN results r ON r.file_id = f.id WHERE f.run_id = ? "
                               "ORDER BY r.id");
@@ -189,7 +192,8 @@ RunResultStatuses Store::result_statuses(std::int64_t run_id) {
                     .flaky = s.int64(4) != 0,
                     .culprit = s.int64(5) != 0,
                     .signature = s.int64(6) != 0,
-                    .cuda_path = s.int64(7) != 0});
+                    .cuda_contact = cuda_contact_of(s.int64(7)),
+                    .fails_in_cuda_branch = s.int64(8) != 0});
   }
   // By file path, then id (cases' order): a counting sort by file keeps the id order.
   std::vector<std::size_t> start(out.files.size() + 1, 0);

@@ -14,7 +14,7 @@ namespace devshim {
 namespace {
 
 // Each entry migrates the schema from version i to i+1. Append only; never edit a shipped one.
-constexpr std::array<const char*, 16> kMigrations = {
+constexpr std::array<const char*, 17> kMigrations = {
     R"sql(
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
@@ -505,6 +505,24 @@ DROP TABLE gaps;
 ALTER TABLE gaps_v16 RENAME TO gaps;
 ALTER TABLE gap_tests_v16 RENAME TO gap_tests;
 CREATE INDEX gap_tests_by_run ON gap_tests(run_id, suite, api);
+)sql",
+    // 17: a failing test of a shim run whose failure sits in code that runs only where CUDA is
+    // there, by its source (TestCase::fails_in_cuda_branch): with its baseline passing, a
+    // CUDA-branch failure, not a regression, though it did no device work before it failed. The
+    // cases view shows it too.
+    R"sql(
+ALTER TABLE results ADD COLUMN cuda_branch INTEGER NOT NULL DEFAULT 0;
+DROP VIEW cases;
+CREATE VIEW cases AS
+  SELECT r.id, f.run_id, r.file_id, k.name AS classname, n.name AS name,
+         CASE r.status WHEN 0 THEN 'passed' WHEN 1 THEN 'failed' WHEN 2 THEN 'error'
+                       WHEN 3 THEN 'skipped' WHEN 4 THEN 'xfailed' ELSE 'xpassed' END AS status,
+         r.duration_s, r.exception, coalesce(r.message, m.text) AS message, r.traceback,
+         r.signature, r.source_path, r.source_line, r.culprit, r.flaky, r.traceback_id,
+         r.cuda_path, r.cuda_branch
+  FROM results r JOIN files f ON f.id = r.file_id JOIN tests t ON t.id = r.test_id
+  JOIN classes k ON k.id = t.class_id JOIN names n ON n.id = t.name_id
+  LEFT JOIN texts m ON m.id = r.message_id;
 )sql",
 };
 

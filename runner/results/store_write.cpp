@@ -103,7 +103,8 @@ namespace {
 
 constexpr const char* kInsertResult =
     "INSERT INTO results (file_id, test_id, status, duration_s, exception, message, traceback, "
-    "signature, source_path, source_line, culprit, traceback_id, message_id, cuda_path) VALUES";
+    "signature, source_path, source_line, culprit, traceback_id, message_id, cuda_path, "
+    "cuda_branch) VALUES";
 
 // "(?,...,?), ..." for rows rows of results' columns.
 std::string result_values(std::size_t rows) {
@@ -373,13 +374,14 @@ void Store::FileWriter::insert_cases(std::int64_t file_id, const std::vector<Tes
     r.source_path = opt_text(c.source.path);
     if (c.source.line > 0) r.source_line = c.source.line;
     r.culprit = opt_text(c.culprit);
-    r.cuda_path = c.cuda_path ? 1 : 0;
+    r.cuda_path = static_cast<int>(c.cuda_contact);
+    r.cuda_branch = c.fails_in_cuda_branch ? 1 : 0;
     pending_.push_back(std::move(r));
     if (pending_.size() == kResultBatch) write_pending();
   }
 }
 
-// Binds one row of results' 14 columns at parameters first + 1 ... first + 14.
+// Binds one row of results' 15 columns at parameters first + 1 ... first + 15.
 void Store::FileWriter::bind_result(sql::Statement& ins, int first, const PendingResult& r) {
   ins.bind(first + 1, r.file_id)
       .bind(first + 2, r.test_id)
@@ -394,7 +396,8 @@ void Store::FileWriter::bind_result(sql::Statement& ins, int first, const Pendin
       .bind(first + 11, r.culprit)
       .bind(first + 12, r.traceback_id)
       .bind(first + 13, r.message_id)
-      .bind(first + 14, r.cuda_path);
+      .bind(first + 14, r.cuda_path)
+      .bind(first + 15, r.cuda_branch);
 }
 
 void Store::FileWriter::write_pending() {

@@ -185,7 +185,7 @@ TEST_F(LostTests, EveryFormatNamesTheLostTestsAndTheException) {
             std::string::npos)
       << md;
   const nlohmann::json j = render_json(r);
-  EXPECT_EQ(j["schema_version"], 4);
+  EXPECT_EQ(j["schema_version"], 5);
   ASSERT_EQ(j["differential"]["lost"].size(), 2U);
   EXPECT_EQ(j["differential"]["counts"]["lost"], 2);
   const auto& bj = j["files"][0]["path"] == "b.py" ? j["files"][0] : j["files"][1];

@@ -350,7 +350,7 @@ TEST(MarkdownClusters, AClusterWithoutAnExceptionTypeIsHeadedByItsMessage) {
 
 TEST_F(ReportTest, JsonHasTheDocumentedShape) {
   nlohmann::json j = render_json(report(run_.out()));
-  EXPECT_EQ(j["schema_version"], 4);
+  EXPECT_EQ(j["schema_version"], 5);
   for (const char* k : {"run", "summary", "files", "clusters"}) EXPECT_TRUE(j.contains(k)) << k;
   const auto& f = j["files"][0];
   for (const char* k : {"path", "status", "duration_s", "log", "cases"}) {

@@ -166,6 +166,40 @@ TEST_F(RunToRun, FailOnDecidesTheExitCode) {
   EXPECT_FALSE(parse_fail_on("sometimes"));
 }
 
+// CUDA-branch failures gate apart from regressions; a list of policies gives 1 when any does.
+TEST_F(RunToRun, FailOnCudaBranchFailuresAndLists) {
+  Report r = report();
+  r.previous.reset();
+  EXPECT_EQ(fail_on_exit_code(FailOn::kCudaBranchFailures, r, kExitFailures), kExitOk)
+      << "no baseline: no CUDA-branch failure";
+  r.differential.emplace();
+  r.differential->baseline_run = 1;
+  r.differential->baseline_passed = 3;
+  r.differential->cuda_branch_failures.push_back({});
+  EXPECT_EQ(fail_on_exit_code(FailOn::kCudaBranchFailures, r, kExitOk), kExitFailures);
+  EXPECT_EQ(fail_on_exit_code(FailOn::kRegressions, r, kExitFailures), kExitOk)
+      << "a CUDA-branch failure is no regression";
+  EXPECT_EQ(fail_on_reason(FailOn::kCudaBranchFailures, r, kExitOk),
+            "--fail-on cuda-branch-failures: 1 CUDA-branch failure against baseline run 1, so "
+            "exit 1");
+  const auto both = parse_fail_on_list("regressions,cuda-branch-failures");
+  ASSERT_TRUE(both);
+  EXPECT_EQ(*both, (FailOnList{FailOn::kRegressions, FailOn::kCudaBranchFailures}));
+  EXPECT_EQ(fail_on_exit_code(*both, r, kExitFailures), kExitFailures);
+  EXPECT_EQ(fail_on_reasons(*both, r, kExitFailures),
+            (std::vector<std::string>{
+                "--fail-on regressions: no regression against baseline run 1, so exit 0",
+                "--fail-on cuda-branch-failures: 1 CUDA-branch failure against baseline run 1, "
+                "so exit 1"}));
+  r.differential->cuda_branch_failures.clear();
+  EXPECT_EQ(fail_on_exit_code(*both, r, kExitFailures), kExitOk);
+  EXPECT_EQ(fail_on_exit_code(*both, r, kExitInterrupted), kExitInterrupted);
+  EXPECT_EQ(parse_fail_on_list("regressions,regressions"), FailOnList{FailOn::kRegressions});
+  EXPECT_FALSE(parse_fail_on_list(""));
+  EXPECT_FALSE(parse_fail_on_list("regressions,"));
+  EXPECT_FALSE(parse_fail_on_list("regressions,sometimes"));
+}
+
 TEST_F(RunToRun, FailOnSaysWhyTheExitCodeIsWhatItIs) {
   // "run 2 failed" then exit 0 must not go without a word.
   Report r = report();

@@ -121,9 +121,10 @@ TEST_F(Gaps, BrokenBothFailuresAreAttributedLikeRegressions) {
   EXPECT_NE(listed.output.find("tensor.device identity"), std::string::npos) << listed.output;
 }
 
-TEST_F(Gaps, ARegressionInACudaOnlyBranchIsNamedSo) {
+TEST_F(Gaps, AFailureInACudaOnlyBranchIsNamedSo) {
   // The test passes without the shim (its `if torch.cuda.is_available():` body never runs) and
-  // fails with it: a regression whose entry says where the code the baseline never ran is.
+  // fails with it: a CUDA-branch failure, not a regression, whose entry says where the code the
+  // baseline never ran is.
   auto r = run_differential("test_cuda_branch_gap.py");
   ASSERT_EQ(r.exit_code, 1) << r.output;
   Store store(db());
@@ -133,7 +134,8 @@ TEST_F(Gaps, ARegressionInACudaOnlyBranchIsNamedSo) {
   EXPECT_EQ(all[0].kind, "unattributed");
   EXPECT_NE(all[0].why.find("tests/test_cuda_branch_gap.py:11"), std::string::npos) << all[0].why;
   const std::string md = testing::read_file(dir_.path() / "out" / "report.md");
-  EXPECT_NE(md.find("| regression | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| regression | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cuda_branch_failed | 1 |"), std::string::npos) << md;
   EXPECT_NE(md.find("run the test where CUDA is"), std::string::npos) << md;
 }
 

@@ -68,18 +68,19 @@ TEST(RunsCommand, ShowsTestsPassRateAndComparisonsFromTheStoredSummary) {
     record_run(store, "baseline", /*finished=*/false);  // running: no report, no summary yet
   }
   const std::string table = captured([&] { list_runs(dir / "results.db", 20); });
-  EXPECT_NE(table.find("duration  tests   pass  new  reg lost  files"), std::string::npos) << table;
+  EXPECT_NE(table.find("duration  tests   pass  new  reg lost cbfail  files"), std::string::npos)
+      << table;
   // Run 1: the summary's counts; the shim's policy and versions from the environment.
-  EXPECT_NE(table.find(
-                "    1  demo             shim     accelerator-only 0.2.0  2.13.0+cpu  warm  "
-                "failed      2026-11-23T08:00:00Z     1:00      2  50.0%    1    -    -  1 failed"),
+  EXPECT_NE(table.find("    1  demo             shim     accelerator-only 0.2.0  2.13.0+cpu  warm  "
+                       "failed      2026-11-23T08:00:00Z     1:00      2  50.0%    1    -    -     "
+                       " -  1 failed"),
             std::string::npos)
       << table;
   // Run 2: counted from its cases; no report has compared it with anything yet.
   // A baseline run's shim is not active: no shim version.
-  EXPECT_NE(table.find(
-                "    2  demo             baseline -          -      2.13.0+cpu  cold  "
-                "running     2026-11-23T08:00:00Z        -      2  50.0%    ?    ?    ?  1 failed"),
+  EXPECT_NE(table.find("    2  demo             baseline -          -      2.13.0+cpu  cold  "
+                       "running     2026-11-23T08:00:00Z        -      2  50.0%    ?    ?    ?     "
+                       " ?  1 failed"),
             std::string::npos)
       << table;
 
@@ -99,6 +100,8 @@ TEST(RunsCommand, ShowsTestsPassRateAndComparisonsFromTheStoredSummary) {
   EXPECT_EQ(runs[1]["files"]["failed"], 1);
 }
 
+// Lost tests count with the regressions and have their own column; CUDA-branch failures are no
+// regressions and have theirs.
 TEST(RunsCommand, LostTestsCountWithTheRegressionsAndHaveTheirOwnColumn) {
   TempDir dir;
   {
@@ -106,10 +109,11 @@ TEST(RunsCommand, LostTestsCountWithTheRegressionsAndHaveTheirOwnColumn) {
     const std::int64_t id = record_run(store, "shim");
     // A differential shim run whose files failed at import: what run_summary stores.
     store.set_summary(id, R"({"tests": 2, "pass_rate": 0.5, "duration_s": 60,
-                              "new_failures": null, "regressions": 1982, "lost": 1982})");
+                              "new_failures": null, "regressions": 1982, "lost": 1982,
+                              "cuda_branch_failures": 34})");
   }
   const std::string table = captured([&] { list_runs(dir / "results.db", 20); });
-  EXPECT_NE(table.find("2  50.0%    - 1982 1982  1 failed"), std::string::npos) << table;
+  EXPECT_NE(table.find("2  50.0%    - 1982 1982     34  1 failed"), std::string::npos) << table;
 }
 
 TEST(HistoryCommand, ModeKeepsShimOrBaselineRunsAndJsonListsThem) {

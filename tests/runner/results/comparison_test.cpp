@@ -27,5 +27,14 @@ TEST(ComparisonClass, EveryPairOfOutcomes) {
   EXPECT_EQ(comparison_class(S::kPassed, std::nullopt), "lost");
 }
 
+// A test that passed in A and fails in B on a CUDA branch A could not take is no regression.
+TEST(ComparisonClass, AFailingCudaBranchIsNotRegressed) {
+  EXPECT_EQ(comparison_class(S::kPassed, S::kFailed, true), "cuda_branch_failed");
+  EXPECT_EQ(comparison_class(S::kPassed, S::kPassed, true), "same");
+  EXPECT_EQ(comparison_class(S::kFailed, S::kFailed, true), "same");
+  EXPECT_EQ(comparison_class(S::kFailed, S::kPassed, true), "fixed");
+  EXPECT_EQ(comparison_class(std::nullopt, S::kFailed, true), "newly_run");
+}
+
 }  // namespace
 }  // namespace devshim

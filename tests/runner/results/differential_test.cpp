@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <tuple>
 
 namespace devshim {
@@ -23,6 +24,64 @@ TEST(DiffClass, EveryCellOfTheDifferentialTable) {
   EXPECT_EQ(diff_class(S::kFailed, S::kSkipped), "skipped_both");
   EXPECT_EQ(diff_class(S::kPassed, S::kSkipped), "newly_skipped");
   EXPECT_EQ(diff_class(S::kXfailed, S::kXpassed), "compatible");
+}
+
+// A test that passed without the shim and ran a CUDA branch under it (cuda_branch: device work,
+// or a failure in a CUDA-only block) is no regression when it fails, and not plainly compatible
+// when it passes; its other classes stay what they were.
+TEST(DiffClass, ACudaBranchThatRanOnlyUnderTheShim) {
+  using S = CaseStatus;
+  EXPECT_EQ(diff_class(S::kPassed, S::kFailed, true), "cuda_branch_failed");
+  EXPECT_EQ(diff_class(S::kPassed, S::kError, true), "cuda_branch_failed");
+  EXPECT_EQ(diff_class(S::kPassed, S::kPassed, true), "cuda_branch_passed");
+  EXPECT_EQ(diff_class(S::kXfailed, S::kXpassed, true), "cuda_branch_passed");
+  EXPECT_EQ(diff_class(S::kFailed, S::kFailed, true), "broken_both");
+  EXPECT_EQ(diff_class(S::kSkipped, S::kPassed, true), "unlocked");
+  EXPECT_EQ(diff_class(S::kPassed, S::kSkipped, true), "newly_skipped");
+  EXPECT_FALSE(counts_as_regression("cuda_branch_failed"));
+  std::set<std::string> classes;
+  for (const auto& [cls, meaning] : differential_classes()) classes.insert(cls);
+  EXPECT_EQ(classes.count("cuda_branch_failed"), 1U);
+  EXPECT_EQ(classes.count("cuda_branch_passed"), 1U);
+}
+
+TEST(CudaPath, DeviceWorkOrAFailureInACudaBlockRanACudaBranch) {
+  using S = CaseStatus;
+  RunResultStatuses::Row row;
+  row.status = S::kFailed;
+  EXPECT_FALSE(ran_cuda_branch(row));
+  row.cuda_contact = CudaContact::kAsked;
+  EXPECT_FALSE(ran_cuda_branch(row)) << "a query or seeding is no branch";
+  EXPECT_TRUE(only_asked_cuda(row, S::kPassed, false));
+  EXPECT_FALSE(took_cuda_path(row, S::kPassed, false));
+  row.fails_in_cuda_branch = true;
+  EXPECT_TRUE(ran_cuda_branch(row)) << "an obj.cuda() that raised before any device work";
+  EXPECT_TRUE(took_cuda_path(row, S::kPassed, false));
+  EXPECT_FALSE(only_asked_cuda(row, S::kPassed, false));
+  row.status = S::kPassed;  // the flag is a failure's
+  EXPECT_FALSE(ran_cuda_branch(row));
+  row.cuda_contact = CudaContact::kDeviceWork;
+  EXPECT_TRUE(ran_cuda_branch(row));
+  row.cuda_contact = CudaContact::kNone;
+  EXPECT_TRUE(took_cuda_path(row, S::kSkipped, false)) << "unskipped";
+  EXPECT_TRUE(took_cuda_path(row, std::nullopt, true)) << "new under the shim";
+  EXPECT_FALSE(took_cuda_path(row, S::kPassed, false));
+}
+
+TEST(CudaPath, ABaselineThatSawCudaRanItsBranchesItself) {
+  EXPECT_TRUE(saw_cuda(nlohmann::json{{"cuda_available", true}}));
+  EXPECT_FALSE(saw_cuda(nlohmann::json{{"cuda_available", false}}));
+  EXPECT_FALSE(saw_cuda(nlohmann::json::object()));
+  EXPECT_FALSE(saw_cuda(nlohmann::json("cuda_available")));
+  // The differential: the same row is a regression against a baseline that saw CUDA.
+  RunResultStatuses now, before;
+  now.files = before.files = {"test_a.py"};
+  now.rows.push_back({.result_id = 2, .test_id = 7, .file = 0, .status = CaseStatus::kFailed});
+  now.rows.back().cuda_contact = CudaContact::kDeviceWork;
+  before.rows.push_back({.result_id = 1, .test_id = 7, .file = 0, .status = CaseStatus::kPassed});
+  const RunStatuses baseline(now, before, {"test_a.py"});
+  EXPECT_EQ(baseline.diff_class_of(now.rows[0]), "cuda_branch_failed");
+  EXPECT_EQ(baseline.diff_class_of(now.rows[0], /*cuda_branches=*/false), "regression");
 }
 
 TEST(SkipWantsNoGpu, TheReasonsOfSkipsWhenAGpuIsThere) {
@@ -61,8 +120,10 @@ TEST(DiffClass, LostCountsAsARegression) {
   EXPECT_TRUE(counts_as_regression("lost"));
   EXPECT_FALSE(counts_as_regression("broken_both"));
   const auto& classes = differential_classes();
-  ASSERT_GE(classes.size(), 2U);
-  EXPECT_EQ(classes[1].first, "lost") << "listed beside the regressions";
+  ASSERT_GE(classes.size(), 3U);
+  EXPECT_EQ(classes[0].first, "regression");
+  EXPECT_EQ(classes[1].first, "cuda_branch_failed") << "told apart right after the regressions";
+  EXPECT_EQ(classes[2].first, "lost") << "listed beside the regressions";
 }
 
 // Rows of runs: (file index, test id, status).

@@ -15,6 +15,7 @@
 
 #include "parsers/gap_attribution.h"
 #include "parsers/pytest_junit.h"
+#include "runner/results/cuda_branch.h"
 #include "runner/results/differential.h"
 #include "runner/results/gap_actions.h"
 #include "runner/results/sqlite.h"
@@ -463,12 +464,18 @@ TEST(AttributeCase, AnUnattributedFailureInACudaOnlyBranchSaysSo) {
     auto a = attribute_case(test, true, CaseStatus::kPassed, "", branch);
     ASSERT_TRUE(a);
     EXPECT_EQ(a->kind, kGapUnattributed);
+    // gpytorch's prior read for a `concentration` it lacks is an error its own code raises on any
+    // device: an entry of its own, whose action is not the shim's.
+    const bool own = is_own_error(test.exception, test.message);
     const std::string prefix =
-        "unattributed " + e["exception"].get<std::string>() + std::string(kInCudaBranch) + ": ";
+        own ? std::string(kOwnErrorInCudaBranch) + ": " + e["exception"].get<std::string>() + ": "
+            : "unattributed " + e["exception"].get<std::string>() + std::string(kInCudaBranch) +
+                  ": ";
     EXPECT_EQ(a->api.rfind(prefix, 0), 0U) << a->api;
     EXPECT_NE(a->why.find(branch), std::string::npos) << a->why;
     const GapAction action = gap_action(kGapUnattributed, a->api, "", ShimSettings{});
-    EXPECT_EQ(action.action.rfind("run the test where CUDA is", 0), 0U) << action.action;
+    EXPECT_EQ(action.action.rfind(own ? "not the shim's" : "run the test where CUDA is", 0), 0U)
+        << action.action;
 
     // Another checkout (the file gone): the plain unattributed entry.
     std::map<std::string, std::string> none;
@@ -542,7 +549,10 @@ TEST(AttributeCase, AStrictXfailThatPassesIsNamedByWhatItsParametersMix) {
 // Severity follows how many tests an entry holds, but an entry no change of the shim can fix
 // (here sbi's real strict xfails that mix a CPU prior and a GPU: they expect what one device
 // cannot show) stays at medium however many, below a device-type check of as many tests.
-TEST(GapLog, AnEntryBeyondTheShimIsAtMostMedium) {
+// Severities follow what a porter can do: an entry beyond the shim (a port another test held) is
+// at most medium however many tests it holds; the tests' own checks (a tensor's device type, an
+// error expected from tensors on two devices) are low.
+TEST(GapLog, AnEntryBeyondTheShimIsAtMostMediumAndTheTestsOwnLow) {
   const std::string xpass =
       fixture_text("gaps/issue32/sbi-shim-test_boxuniform_device_handling_cpu-gpu.txt");
   nlohmann::json cases = nlohmann::json::array();
@@ -561,6 +571,16 @@ TEST(GapLog, AnEntryBeyondTheShimIsAtMostMedium) {
                      {"exception", "AssertionError"},
                      {"message", "assert 'cpu' == 'cuda'"},
                      {"traceback", "E       assert 'cpu' == 'cuda'\n"}});
+    cases.push_back({{"file", "test_ports.py"},
+                     {"classname", "tests.test_ports"},
+                     {"name", fmt::format("test_bind[{}]", i)},
+                     {"status", "failed"},
+                     {"exception", "RuntimeError"},
+                     {"message",
+                      "The server socket has failed to listen on any local network "
+                      "address. port: 29500, useIpv6: false, code: -98, name: "
+                      "EADDRINUSE, message: address already in use"},
+                     {"traceback", ""}});
   }
   TempDir dir;
   Store store(dir / "results.db");
@@ -569,12 +589,19 @@ TEST(GapLog, AnEntryBeyondTheShimIsAtMostMedium) {
   const auto cross = log.entry(std::string(kGapCrossDevice));
   const auto type = log.entry(std::string(kGapDeviceType));
   ASSERT_TRUE(cross && type);
+  const auto port = log.entry(std::string(kGapPortInUse));
+  ASSERT_TRUE(port);
   EXPECT_EQ(cross->tests, 25);
-  EXPECT_EQ(cross->severity, "medium");
+  EXPECT_EQ(cross->severity, "low");
   EXPECT_EQ(type->tests, 25);
-  EXPECT_EQ(type->severity, "critical");
+  EXPECT_EQ(type->severity, "low");
+  EXPECT_EQ(port->tests, 25);
+  EXPECT_EQ(port->severity, "medium");
   EXPECT_TRUE(gap_action(kGapFailing, kGapCrossDevice, "", ShimSettings{}).beyond_the_shim);
   EXPECT_FALSE(gap_action(kGapFailing, kGapDeviceType, "", ShimSettings{}).beyond_the_shim);
+  EXPECT_TRUE(gap_tests_own(kGapFailing, kGapDeviceType));
+  EXPECT_FALSE(gap_tests_own(kGapFailing, kGapPortInUse));
+  EXPECT_FALSE(gap_tests_own(kGapFailing, kGapDeviceIdentity)) << "a setting changes it";
 }
 
 // diffusers (docs/shim.md, "A thirty-first"): 40 tests that need the hub fail without the shim and
@@ -727,6 +754,48 @@ TEST(GapAction, AnUnattributedFailureNamesTheOtherDeviceObjectSetting) {
   }
 }
 
+// In a CUDA-only branch, an error the test's own code raises on any device and a numeric
+// difference have entries of their own, whose actions name no setting (none changes them); the
+// test's own is low. The shim's record of device work marks the branch where no condition is
+// found in the source.
+TEST(AttributeCase, AnOwnErrorOrANumericDifferenceInACudaBranchNamesNoSetting) {
+  TestCase test;
+  test.status = CaseStatus::kFailed;
+  test.exception = "AttributeError";
+  test.message = "'HalfCauchy' object has no attribute 'cuda'";
+  auto a = attribute_case(test, true, CaseStatus::kPassed, "", "tests/test_branches.py:24");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api,
+            "test's own error in a CUDA-only branch: AttributeError: 'HalfCauchy' object has no "
+            "attribute 'cuda'")
+      << a->api;
+  EXPECT_NE(a->why.find("the condition at tests/test_branches.py:24"), std::string::npos) << a->why;
+  ShimSettings redirect;
+  redirect.values["TORCHDEVICE_DEVICE_OBJECTS"] = "redirect";
+  GapAction action = gap_action(kGapUnattributed, a->api, "", redirect);
+  EXPECT_TRUE(action.setting.empty()) << action.setting;
+  EXPECT_EQ(action.action.rfind("not the shim's", 0), 0U) << action.action;
+  EXPECT_TRUE(gap_tests_own(kGapUnattributed, a->api));
+
+  test.exception = "AssertionError";
+  test.message = "Tensor-likes are not close!";
+  a = attribute_case(test, true, CaseStatus::kPassed, "", kRecordedCudaBranch);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api.rfind(std::string(kNumericInCudaBranch) + ": ", 0), 0U) << a->api;
+  EXPECT_NE(a->why.find("the shim's record says"), std::string::npos) << a->why;
+  action = gap_action(kGapUnattributed, a->api, "", redirect);
+  EXPECT_TRUE(action.setting.empty()) << action.setting;
+  EXPECT_FALSE(gap_tests_own(kGapUnattributed, a->api));
+
+  // Any other unattributed failure there still suggests the other device-object setting.
+  test.message = "assert False";
+  a = attribute_case(test, true, CaseStatus::kPassed, "", kRecordedCudaBranch);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->api, "unattributed AssertionError in a CUDA-only branch: assert False");
+  EXPECT_EQ(gap_action(kGapUnattributed, a->api, "", redirect).setting,
+            "TORCHDEVICE_DEVICE_OBJECTS=keep");
+}
+
 TEST(AttributeCase, NewlySkippedOnlyAgainstABaselineThatPassed) {
   TestCase skipped;
   skipped.status = CaseStatus::kSkipped;
@@ -862,6 +931,9 @@ DROP TABLE gaps;
 ALTER TABLE gaps_v15 RENAME TO gaps;
 ALTER TABLE gap_tests_v15 RENAME TO gap_tests;
 CREATE INDEX gap_tests_by_run ON gap_tests(run_id, api);
+DROP VIEW cases;
+ALTER TABLE results DROP COLUMN cuda_branch;
+CREATE VIEW cases AS SELECT id FROM results;  -- migration 17 makes it again
 PRAGMA user_version = 15;
 COMMIT;
 )sql",

@@ -117,5 +117,37 @@ TEST(RedirectionRecord, TheStoreSumsARunsRedirectionsOverFilesAndCallSites) {
   EXPECT_EQ(summed[2].first.requested, "cuda:1");
 }
 
+// The tests a record names: device work ("cuda_path_tests") and only asked ("cuda_asked_tests");
+// a record of a shim before the two were told apart has no second list.
+TEST(RedirectionRecord, TheNamedTestsWithTheirContact) {
+  const RecordRead read = parse_named_tests(R"({"format": "devshim-redirections/1",
+   "redirections": [], "cuda_path_tests": ["TestA::test_moves", "test_b[cpu1]"],
+   "cuda_asked_tests": ["TestA::test_seeds"]})");
+  EXPECT_EQ(read.cuda_path_tests, (std::vector<std::string>{"TestA::test_moves", "test_b[cpu1]"}));
+  EXPECT_EQ(read.cuda_asked_tests, std::vector<std::string>{"TestA::test_seeds"});
+  EXPECT_TRUE(parse_named_tests(kRecord).cuda_asked_tests.empty()) << "an older record";
+  EXPECT_THROW(parse_named_tests(R"({"format": "devshim-redirections/1", "redirections": [],
+   "cuda_asked_tests": "test_x"})"),
+               RuntimeError);
+  EXPECT_THROW(parse_named_tests(R"({"format": "devshim-redirections/1", "redirections": [],
+   "cuda_asked_tests": [1]})"),
+               RuntimeError);
+
+  std::vector<TestCase> cases(4);
+  cases[0].classname = "tests.test_x.TestA";
+  cases[0].name = "test_moves";
+  cases[1].classname = "tests.test_x.TestA";
+  cases[1].name = "test_seeds";
+  cases[2].classname = "tests.test_x";
+  cases[2].name = "test_b[cpu1]";
+  cases[3].classname = "tests.test_x";
+  cases[3].name = "test_c";
+  EXPECT_EQ(mark_cuda_path("pytest", "tests", "test_x.py", read, cases), 3);
+  EXPECT_EQ(cases[0].cuda_contact, CudaContact::kDeviceWork);
+  EXPECT_EQ(cases[1].cuda_contact, CudaContact::kAsked);
+  EXPECT_EQ(cases[2].cuda_contact, CudaContact::kDeviceWork);
+  EXPECT_EQ(cases[3].cuda_contact, CudaContact::kNone);
+}
+
 }  // namespace
 }  // namespace devshim

@@ -215,6 +215,63 @@ std::string query_text(sql::Database& db, const std::string& sql) {
   return q.step() ? q.text(0) : "(no row)";
 }
 
+// Schema 17: a test's contact with CUDA (results.cuda_path 0, 1, 2) and whether it failed in a
+// CUDA-only branch (results.cuda_branch) come back as written, in full and by status; a database
+// of schema 16 gains the column, 0 for the rows it had, and keeps their contact.
+TEST(Store, ATestsCudaContactAndBranchAreStoredAndOlderDatabasesGainTheColumn) {
+  TempDir dir;
+  const auto path = dir / "results.db";
+  std::int64_t id = 0;
+  auto case_named = [](const char* name, CaseStatus status, CudaContact contact, bool branch) {
+    TestCase t;
+    t.classname = "tests.test_a";
+    t.name = name;
+    t.status = status;
+    t.cuda_contact = contact;
+    t.fails_in_cuda_branch = branch;
+    return t;
+  };
+  {
+    Store s(path);
+    id = s.begin_run(sample_run(), {"test_a.py"});
+    FileRecord f;
+    f.path = "test_a.py";
+    f.status = FileStatus::kFailed;
+    s.record_file(id, f,
+                  {case_named("test_work", CaseStatus::kPassed, CudaContact::kDeviceWork, false),
+                   case_named("test_asked", CaseStatus::kFailed, CudaContact::kAsked, true),
+                   case_named("test_none", CaseStatus::kPassed, CudaContact::kNone, false)});
+    const auto cases = s.cases(id);
+    ASSERT_EQ(cases.size(), 3U);
+    EXPECT_EQ(cases[0].test.cuda_contact, CudaContact::kDeviceWork);
+    EXPECT_EQ(cases[1].test.cuda_contact, CudaContact::kAsked);
+    EXPECT_TRUE(cases[1].test.fails_in_cuda_branch);
+    EXPECT_EQ(cases[2].test.cuda_contact, CudaContact::kNone);
+    const RunResultStatuses statuses = s.result_statuses(id);
+    ASSERT_EQ(statuses.rows.size(), 3U);
+    EXPECT_EQ(statuses.rows[0].cuda_contact, CudaContact::kDeviceWork);
+    EXPECT_EQ(statuses.rows[1].cuda_contact, CudaContact::kAsked);
+    EXPECT_TRUE(statuses.rows[1].fails_in_cuda_branch);
+    EXPECT_FALSE(statuses.rows[2].fails_in_cuda_branch);
+  }
+  {
+    sql::Database db(path);
+    EXPECT_EQ(query_text(db, "SELECT group_concat(cuda_path || cuda_branch, ',') FROM cases"),
+              "10,21,00");
+    // Schema 16's view named no cuda_branch; migration 17 makes it again.
+    db.exec(
+        "DROP VIEW cases; ALTER TABLE results DROP COLUMN cuda_branch; "
+        "CREATE VIEW cases AS SELECT id FROM results; PRAGMA user_version = 16");
+  }
+  Store s(path);
+  const auto cases = s.cases(id);
+  ASSERT_EQ(cases.size(), 3U);
+  EXPECT_EQ(cases[1].test.cuda_contact, CudaContact::kAsked);
+  EXPECT_FALSE(cases[1].test.fails_in_cuda_branch);
+  sql::Database db(path);
+  EXPECT_EQ(query_text(db, "SELECT group_concat(cuda_branch, ',') FROM cases"), "0,0,0");
+}
+
 // What one stored case reads back as, in one comparable string.
 std::string case_text(const StoredCase& sc) {
   const TestCase& c = sc.test;
