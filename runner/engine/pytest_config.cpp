@@ -32,37 +32,33 @@ std::vector<std::string>& option(PytestConfig& c, const std::string& name) {
   return c.pythonpath;
 }
 
-// An INI file's section: each option a line of words, pytest's "args" and "paths" types.
-std::optional<PytestConfig> from_ini(const fs::path& file, const std::string& text,
-                                     const char* section) {
-  auto values = ini_section(text, section);
+// The options of one section or table, each value made words by `words`; nullopt without it.
+template <typename Values, typename Words>
+std::optional<PytestConfig> config_of(const fs::path& file, const char* section,
+                                      const std::optional<Values>& values, Words words) {
   if (!values) return std::nullopt;
   PytestConfig c;
   c.file = file;
   c.section = fmt::format("[{}]", section);
   for (const char* name : kOptions) {
-    if (auto it = values->find(name); it != values->end())
-      option(c, name) = split_words(it->second);
+    if (auto it = values->find(name); it != values->end()) option(c, name) = words(it->second);
   }
   return c;
+}
+
+// An INI file's section: each option a line of words, pytest's "args" and "paths" types.
+std::optional<PytestConfig> from_ini(const fs::path& file, const std::string& text,
+                                     const char* section) {
+  return config_of(file, section, ini_section(text, section),
+                   [](const std::string& value) { return split_words(value); });
 }
 
 // pyproject.toml: a list as its elements, a string as an INI value would be.
 std::optional<PytestConfig> from_toml(const fs::path& file, const std::string& text,
                                       const char* table) {
-  auto values = toml_table(text, table);
-  if (!values) return std::nullopt;
-  PytestConfig c;
-  c.file = file;
-  c.section = fmt::format("[{}]", table);
-  for (const char* name : kOptions) {
-    auto it = values->find(name);
-    if (it == values->end()) continue;
-    option(c, name) = it->second.array || it->second.items.empty()
-                          ? it->second.items
-                          : split_words(it->second.items.front());
-  }
-  return c;
+  return config_of(file, table, toml_table(text, table), [](const TomlStrings& value) {
+    return value.array || value.items.empty() ? value.items : split_words(value.items.front());
+  });
 }
 
 }  // namespace
