@@ -214,9 +214,8 @@ TEST_F(ProjectInference, TheNameIsTheProjectFoldersAsASuiteNameMayBe) {
 }
 
 TEST_F(ProjectInference, TheSuiteFileItWritesLoadsAsTheSuiteInferred) {
-  write_file(root_ / "pyproject.toml",
-             "[tool.pytest.ini_options]\ntestpaths = ['tests/a', 'tests/b']\n"
-             "norecursedirs = ['data']\n");
+  write_file(root_ / "setup.cfg",
+             "[tool:pytest]\ntestpaths = tests/a tests/b\nnorecursedirs = data\n");
   write_file(root_ / "src/pkg/__init__.py", "");
   write_file(root_ / "tests/a/test_a.py", "");
   write_file(root_ / "tests/b/test_b.py", "");

@@ -10,14 +10,13 @@ namespace devshim {
 namespace {
 
 using Strings = std::vector<std::string>;
-using testing::TempDir;
 using testing::write_file;
 namespace fs = std::filesystem;
 
+// A project with a setup.py and a tests folder whose files use pytest.
 class SuiteSource : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = dir_ / "proj";
     write_file(root_ / "setup.py", "");
     write_file(root_ / "tests/test_a.py", "import pytest\n");
     write_file(root_ / "tests/unit/test_b.py", "");
@@ -33,8 +32,8 @@ class SuiteSource : public ::testing::Test {
     }
     return "no error";
   }
-  TempDir dir_;
-  fs::path root_;
+  testing::TempDir dir_;
+  const fs::path root_ = dir_ / "proj";
 };
 
 TEST_F(SuiteSource, ASuiteFileLoadsAsAlways) {
