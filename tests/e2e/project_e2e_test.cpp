@@ -4,6 +4,8 @@
 // runs.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "runner/results/store.h"
@@ -355,6 +357,101 @@ TEST_F(ProjectE2E, RunsOfTheProjectAndRunnerInitsFileShareOneHistory) {
   r = testing::run({RUNNER_PATH, "init", kept.string()}, project_env());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(says(r, "is a suite file already")) << r.output;
+}
+
+// A real project fetched for the purpose, not a purpose-made one: opt-in, as it takes minutes.
+// DEVSHIM_REAL_PROJECT is what a user would give the runner (a checkout with a remote, or its
+// tests folder), DEVSHIM_REAL_VENV the virtual environment its tests run in (the project, its test
+// requirements, pytest, torch). Run alone, as ctest's 300 s are too few, with both set:
+//   build/tests/e2e/runner_e2e_tests --gtest_filter='ProjectE2E.ARealProject*'
+// (DEVSHIM_REAL_PROJECT=…/roma/test DEVSHIM_REAL_VENV=…/roma-venv, for example).
+// A copy of the checkout is run, so that runner init writes nothing into the checkout.
+TEST_F(ProjectE2E, ARealProjectRunsWhatPlainPytestCollectsWithUpstreamLinks) {
+  const char* given = std::getenv("DEVSHIM_REAL_PROJECT");
+  const char* venv_dir = std::getenv("DEVSHIM_REAL_VENV");
+  if (given == nullptr || venv_dir == nullptr) {
+    GTEST_SKIP()
+        << "DEVSHIM_REAL_PROJECT and DEVSHIM_REAL_VENV name a fetched project and its venv";
+  }
+  auto r = testing::run({"git", "-C", given, "rev-parse", "--show-toplevel"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path checkout = r.output.substr(0, r.output.find('\n'));
+  const fs::path copy = dir_ / checkout.filename();
+  ASSERT_EQ(testing::run({"cp", "-a", checkout.string(), copy.string()}).exit_code, 0);
+  const fs::path path = copy / fs::absolute(given).lexically_normal().lexically_relative(checkout);
+  const fs::path python = fs::path(venv_dir) / "bin/python";
+  std::map<std::string, std::string> activated = env();
+  activated["VIRTUAL_ENV"] = venv_dir;
+  activated["CONDA_PREFIX"] = "";
+  activated["PATH"] = (fs::path(venv_dir) / "bin").string() + ":" + std::getenv("PATH");
+
+  // Plain pytest in the project root, as its user types it: the tests it collects, by file.
+  r = testing::run({"/bin/sh", "-c",
+                    R"(cd "$1" && exec "$2" -m pytest -q --collect-only -p no:cacheprovider "$3")",
+                    "sh", copy.string(), python.string(), path.string()},
+                   activated, std::chrono::minutes(10));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, int> collected;
+  for (std::size_t at = 0, end; at < r.output.size(); at = end + 1) {
+    end = std::min(r.output.find('\n', at), r.output.size());
+    const std::string line = r.output.substr(at, end - at);
+    if (const auto sep = line.find("::"); sep != std::string::npos)
+      ++collected[line.substr(0, sep)];
+  }
+  ASSERT_FALSE(collected.empty()) << r.output;
+
+  // runner PATH --differential from the activated venv, no --python.
+  std::vector<std::string> argv{RUNNER_PATH,    path.string(), "--differential",
+                                "--db",         db().string(), "--out",
+                                out().string(), "-j",          "2"};
+  r = testing::run(argv, activated, std::chrono::minutes(60));
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;  // upstream's failures: 1
+  EXPECT_TRUE(says(r, "runner:   python        " + python.string() +
+                          "  ($VIRTUAL_ENV, the activated virtual environment)"))
+      << r.output;
+  EXPECT_TRUE(says(r, "runner: against baseline run ")) << r.output;
+  for (const fs::path& report : {out() / "baseline/report.json", out() / "report.json"}) {
+    const json j = json::parse(read_file(report));
+    std::map<std::string, int> ran;
+    const fs::path tests_dir = j["run"]["tests_dir"].get<std::string>();
+    for (const auto& f : j["files"]) {
+      ran[(tests_dir / f["path"].get<std::string>()).generic_string()] +=
+          static_cast<int>(f["cases"].size());
+    }
+    EXPECT_EQ(ran, collected) << report << ": the tests plain pytest collects, file by file";
+  }
+
+  // Every upstream link of the shim run's report is the file at the checkout's commit.
+  const json report = json::parse(read_file(out() / "report.json"));
+  const std::string commit = report["run"]["project_commit"];
+  std::vector<std::string> links;
+  const std::function<void(const json&)> gather = [&](const json& j) {
+    if (j.is_object() && j.contains("upstream") && j["upstream"].is_string()) {
+      links.push_back(j["upstream"]);
+    }
+    if (j.is_structured()) {
+      for (const auto& e : j) gather(e);
+    }
+  };
+  gather(report);
+  EXPECT_FALSE(links.empty()) << "a failure or a redirection links to upstream";
+  for (const std::string& link : links) {
+    EXPECT_NE(link.find("/" + commit + "/"), std::string::npos) << link;
+  }
+
+  // runner init writes a file that selects the same test files.
+  argv = {RUNNER_PATH, path.string(), "--list"};
+  const auto inferred = testing::run(argv, activated);
+  ASSERT_EQ(inferred.exit_code, 0) << inferred.output;
+  r = testing::run({RUNNER_PATH, "init", path.string()}, activated);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto kept = testing::run(argv, activated);
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_EQ(kept.output.find("runner: suite file "), 0U) << kept.output;
+  const auto files = [](const std::string& output) {
+    return output.substr(output.find("\n", output.rfind("runner: ")) + 1);
+  };
+  EXPECT_EQ(files(kept.output), files(inferred.output));
 }
 
 }  // namespace
