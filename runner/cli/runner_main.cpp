@@ -20,6 +20,7 @@
 #include "runner/cli/gaps_command.h"
 #include "runner/cli/history_command.h"
 #include "runner/cli/import_command.h"
+#include "runner/cli/init_command.h"
 #include "runner/cli/merge_command.h"
 #include "runner/cli/number_options.h"
 #include "runner/cli/process_environment.h"
@@ -34,6 +35,7 @@
 #include "runner/engine/interrupt.h"
 #include "runner/engine/run_steps.h"
 #include "runner/engine/run_suite.h"
+#include "runner/engine/suite_source.h"
 #include "runner/results/store.h"
 
 namespace {
@@ -165,6 +167,10 @@ std::string usage_lines() {
   std::string text =
       "  runner SUITE_DIR [TARGET ...] [-k EXPR] [options]\n"
       "                                             run a suite (default command)\n"
+      "  runner PATH [TARGET ...] [-k EXPR] [options]\n"
+      "                                             run a project without a suite file: its "
+      "folder,\n"
+      "                                             tests folder or a test file (FILE::TEST)\n"
       "  runner SUITE_DIR --resume RUN              finish an interrupted run";
   for (const Command& c : commands()) text += fmt::format("\n  {:<42} {}", c.usage, c.summary);
   return text;
@@ -190,6 +196,17 @@ void settle_targets(const CLI::App& app, const std::string& keyword, RunOptions&
     o.targets.push_back(std::string(devshim::kKeywordTarget) + keyword);
     o.given.insert("targets");
   }
+}
+
+// The run's suite: a suite file, or a project without one, its kept suite file or what is
+// inferred, said first (on stderr with --list, whose stdout lists the files); PATH's targets join
+// the command line's.
+void open_run_suite(RunOptions& o) {
+  devshim::OpenedSuite opened =
+      devshim::open_suite(o.suite, o.python, devshim::runner_environment());
+  std::fputs(devshim::opened_suite_text(opened, o.suite).c_str(), o.list_only ? stderr : stdout);
+  o.opened_suite = std::move(opened.suite);
+  o.targets.insert(o.targets.begin(), opened.targets.begin(), opened.targets.end());
 }
 
 // Runs o with the services given, on the terminal, the reports at its end deciding the exit
@@ -229,7 +246,11 @@ int run_main(int argc, char** argv, const devshim::ServiceFactory& services) {
   RunOptions o;
   std::string out, db, shim_dir;
   double timeout = 0;
-  app.add_option("suite", o.suite, "suite folder holding suite.json (or the file)")->required();
+  app.add_option("suite", o.suite,
+                 "suite folder holding suite.json (or the file); or, without one, a project's "
+                 "folder, its tests folder or a test file (FILE::TEST too): what a suite file "
+                 "would say is inferred")
+      ->required();
   app.add_option("targets", o.targets,
                  "files or folders relative to the suite's tests folder, or tests of a file "
                  "(FILE::TEST, e.g. test_x.py::TestC::test_y); none: all");
@@ -323,8 +344,26 @@ int run_main(int argc, char** argv, const devshim::ServiceFactory& services) {
   if (!shim_dir.empty()) o.shim_dir = shim_dir;
   if (app.count("--timeout") > 0) o.timeout_s = timeout;
   o.command_line.assign(argv, argv + argc);
+  open_run_suite(o);
   const bool both = differential || !baseline.empty();
   return start_run(o, fail_on, both ? std::optional(baseline) : std::nullopt, services);
+}
+
+int init_main(int argc, char** argv) {
+  CLI::App app{
+      "Write the suite file a run of a project without one infers (docs/suites.md, \"Without a "
+      "suite file\") into the project root, as devshim.json: later runs of the project read it, "
+      "so that what differs (timeouts, env, locks, preload) is edited there.",
+      "runner init"};
+  devshim::InitOptions o;
+  app.add_option("path", o.path,
+                 "the project folder, its tests folder or a test file (default: .)");
+  app.add_option("--python", o.python,
+                 "interpreter (default: $VIRTUAL_ENV's, $CONDA_PREFIX's, the project's .venv, "
+                 "python3 in PATH)");
+  app.add_flag("--force", o.force, "write over the project's devshim.json");
+  if (auto done = parse(app, argc, argv)) return *done;
+  return devshim::init_command(o);
 }
 
 int runs_main(int argc, char** argv) {
@@ -624,6 +663,8 @@ const std::vector<Command>& commands() {
       {"prune", "runner prune --keep N | --older-than DAYS", "delete old runs and their logs",
        prune_main},
       {"gaps", "runner gaps [list|show|set|scan|export]", "the API gap log", gaps_main},
+      {"init", "runner init [PATH] [--force]", "write the suite file a project's run infers",
+       init_main},
   };
   return table;
 }
@@ -650,7 +691,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 void refuse_unknown_command(const std::string& first) {
   std::error_code ec;
   if (first.empty() || first[0] == '-' || first.find('/') != std::string::npos ||
-      first.ends_with(".json") || fs::exists(first, ec)) {
+      first.find("::") != std::string::npos || first.ends_with(".json") || fs::exists(first, ec)) {
     return;
   }
   std::string close, all;
@@ -662,8 +703,9 @@ void refuse_unknown_command(const std::string& first) {
     }
   }
   throw devshim::UsageError(fmt::format(
-      "unknown command '{}'; did you mean {}? (a suite is a folder holding suite.json, or the "
-      "file: there is none of that name here; `runner --help` lists the commands)",
+      "unknown command '{}'; did you mean {}? (a run takes a suite file, a folder holding "
+      "suite.json, or a project's folder or test file: there is none of that name here; `runner "
+      "--help` lists the commands)",
       first, close.empty() ? "one of " + all : close));
 }
 

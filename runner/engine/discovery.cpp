@@ -32,9 +32,24 @@ std::string TestFile::file_rel() const {
 
 namespace {
 
-bool is_skipped_dir(const fs::path& p) {
+// Hidden folders, __pycache__, node_modules, the suite's norecursedirs, and virtual environments
+// (a venv's pyvenv.cfg, a conda environment's conda-meta): never a project's tests.
+bool is_skipped_dir(const fs::path& p, const Suite& suite) {
   const std::string name = p.filename().string();
-  return name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules";
+  if (name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules") {
+    return true;
+  }
+  if (std::any_of(suite.norecursedirs.begin(), suite.norecursedirs.end(),
+                  [&](const std::string& pattern) { return matches_pattern(pattern, name); })) {
+    return true;
+  }
+  std::error_code ec;
+  return fs::exists(p / "pyvenv.cfg", ec) || fs::is_directory(p / "conda-meta", ec);
+}
+
+bool matches_any(const std::vector<std::string>& patterns, const std::string& name) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& pattern) { return matches_pattern(pattern, name); });
 }
 
 // rel_path of p inside root, or empty when p is not inside it.
@@ -80,7 +95,8 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
       wanted.push_back(t);
     }
   }
-  if (wanted.empty()) wanted.push_back(".");
+  if (wanted.empty())
+    wanted = suite.targets.empty() ? std::vector<std::string>{"."} : suite.targets;
 
   // rel_path → index in files; whole: files named without "::" (they run every test).
   std::map<std::string, std::size_t> index;
@@ -162,11 +178,11 @@ std::vector<TestFile> discover_test_files(const Suite& suite,
       }
       const fs::directory_entry& entry = *it;
       if (entry.is_directory(ec)) {
-        if (is_skipped_dir(entry.path())) it.disable_recursion_pending();
+        if (is_skipped_dir(entry.path(), suite)) it.disable_recursion_pending();
         continue;
       }
       if (entry.is_regular_file(ec) &&
-          matches_pattern(suite.pattern, entry.path().filename().string()) &&
+          matches_any(suite.patterns, entry.path().filename().string()) &&
           (!gtest || executable(entry.path()))) {
         found.push_back(entry.path().lexically_normal());
       }

@@ -45,11 +45,13 @@ std::string gtest_shard_suffix(int shard, int shards);
 inline constexpr std::string_view kKeywordTarget = "-k=";
 
 /// Resolves targets (files or folders, relative to the tests folder; a leading "<tests_dir>/" and
-/// absolute paths inside the tests folder are accepted too) into files. No target means the whole
-/// tests folder. "FILE::REST" names tests of one file (TestFile::tests; the file named alone as
-/// well runs whole), "-k=EXPR" a keyword every file gets (TestFile::keyword). Folders are searched
-/// recursively for names matching suite.pattern, skipping hidden folders and __pycache__; a file
-/// named explicitly is taken whatever its name. For the gtest framework only executable files count
+/// absolute paths inside the tests folder are accepted too) into files. No target means the
+/// suite's own targets, else the whole tests folder. "FILE::REST" names tests of one file
+/// (TestFile::tests; the file named alone as well runs whole), "-k=EXPR" a keyword every file gets
+/// (TestFile::keyword). Folders are searched recursively for names matching one of
+/// suite.patterns, skipping hidden folders, __pycache__, node_modules, those matching
+/// suite.norecursedirs and virtual environments (pyvenv.cfg or conda-meta inside); a file named
+/// explicitly is taken whatever its name. For the gtest framework only executable files count
 /// (X_OK): a folder's other files are passed over, and a target file that is not executable is an
 /// error.
 ///

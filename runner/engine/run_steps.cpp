@@ -292,18 +292,17 @@ PoolOptions pool_options(const RunOptions& o, double timeout_s) {
 }
 
 // The interpreter, looked up once (every file's argv then names it by its path) and checked
-// before anything runs. GoogleTest binaries need no Python: for them a missing interpreter only
-// means no probe.
-void resolve_interpreter(RunPlan& plan, const Environment& env) {
+// before anything runs; the test environment is its environment's, activated. GoogleTest binaries
+// need no Python: for them a missing interpreter only means no probe.
+void resolve_interpreter(RunPlan& plan, Environment& env) {
   const Suite& suite = plan.suite;
   const std::string python = plan.launch.python.empty() ? suite.python : plan.launch.python;
   plan.interpreter = find_executable(python, env);
   if (plan.interpreter.empty() || ::access(plan.interpreter.c_str(), X_OK) != 0) {
     if (framework_traits(suite.framework).runs_python()) {
-      throw UsageError(
-          fmt::format("python interpreter \"{}\" not found or not executable (\"python\" "
-                      "of {}, or --python)",
-                      python, suite.file.string()));
+      throw UsageError(fmt::format("python interpreter \"{}\" not found or not executable ({})",
+                                   python,
+                                   plan.options.python.empty() ? suite.python_from() : "--python"));
     }
     plan.interpreter.clear();
     return;
@@ -311,11 +310,48 @@ void resolve_interpreter(RunPlan& plan, const Environment& env) {
   plan.launch.python = plan.interpreter;
   if (framework_traits(suite.framework).runs_python()) {
     check_python_interpreter(plan.interpreter,
-                             plan.options.python.empty()
-                                 ? fmt::format("\"python\" of {}", suite.file.string())
-                                 : "--python",
-                             env, suite.project_root);
+                             plan.options.python.empty() ? suite.python_from() : "--python", env,
+                             suite.project_root);
+    activate_interpreter_environment(env, fs::absolute(plan.interpreter));
   }
+}
+
+// Before anything runs: the interpreter has the framework's module (pytest) and torch where the
+// files import it, else one usage error naming what to install (a missing pytest would fail
+// every file on its own). Asked with the test environment, but without activating the shim.
+void require_interpreter_modules(
+    const RunPlan& plan, const Environment& env,
+    const std::map<std::string, std::set<std::string>>& imports_by_file) {
+  if (plan.interpreter.empty()) return;
+  const Suite& suite = plan.suite;
+  std::vector<RequiredModule> required;
+  if (suite.framework == Framework::kPytest) {
+    required.push_back({"pytest", "the suite's framework"});
+  }
+  for (const auto& [path, imports] : imports_by_file) {
+    if (imports.count("torch") > 0) {
+      required.push_back({"torch", fmt::format("its tests import it: {}", path)});
+      break;
+    }
+  }
+  Environment probe_env = env;
+  probe_env.erase(kActivateVar);
+  require_modules(plan.interpreter, plan.options.python.empty() ? suite.python_from() : "--python",
+                  required, probe_env, suite.project_root);
+}
+
+// What each file imports (with the conftest.py files pytest loads for it), by its path: torch is
+// needed where they import it (require_interpreter_modules, with pytest), and the warm start
+// preloads it for them. Empty for GoogleTest.
+std::map<std::string, std::set<std::string>> checked_imports(const RunPlan& plan,
+                                                             const Environment& env,
+                                                             const std::vector<TestFile>& files) {
+  std::map<std::string, std::set<std::string>> imports_by_file;
+  if (!framework_traits(plan.suite.framework).runs_python()) return imports_by_file;
+  const std::vector<std::set<std::string>> found = files_imports(plan.suite, files);
+  for (std::size_t i = 0; i < files.size(); ++i) imports_by_file[files[i].rel_path] = found[i];
+  require_interpreter_modules(plan, env, imports_by_file);
+  return imports_by_file;
 }
 
 // Test-level targets or -k given, and not one test reported: a mistyped name, never a success.
@@ -335,7 +371,7 @@ RunPlan plan_run(const RunOptions& options) {
   RunPlan plan;
   plan.started = std::chrono::steady_clock::now();
   plan.options = options;
-  plan.suite = load_suite(options.suite, options.environment);
+  plan.suite = suite_of(options);
   throw_if_interrupted();  // each step before the run is begun ends here on a signal
   const Suite& suite = plan.suite;
   const fs::path db = fs::absolute(options.db_path.value_or(default_db_path(options.environment)));
@@ -375,13 +411,11 @@ RunPlan plan_run(const RunOptions& options) {
   plan.launch = launch_options(o);
   Environment env = child_environment(suite, plan.launch, o.environment);
   resolve_interpreter(plan, env);
-  if (!plan.interpreter.empty() && framework_traits(suite.framework).runs_python()) {
-    activate_interpreter_environment(env, fs::absolute(plan.interpreter));
-  }
   if (files.empty() && !plan.resume) {
-    throw UsageError(fmt::format("no test files matching \"{}\" in the targets given under {}",
-                                 suite.pattern, suite.tests_root().string()));
+    throw UsageError(fmt::format("no test files matching {} in the targets given under {}",
+                                 suite.patterns_text(), suite.tests_root().string()));
   }
+  std::map<std::string, std::set<std::string>> imports_by_file = checked_imports(plan, env, files);
 
   if (plan.resume) require_own_folder(plan.resume->run, db);
   plan.out_dir = prepare_out_dir(o, suite);
@@ -413,8 +447,10 @@ RunPlan plan_run(const RunOptions& options) {
   if (shard) touch_shard_status_file(o.environment);
   const double timeout_s = o.timeout_s.value_or(suite.timeout_s);
   plan.pool = pool_options(o, timeout_s);
-  const std::vector<std::set<std::string>> imports =
-      o.warm ? files_imports(suite, plan.files) : std::vector<std::set<std::string>>{};
+  std::vector<std::set<std::string>> imports;
+  if (o.warm) {
+    for (const TestFile& f : plan.files) imports.push_back(imports_by_file[f.rel_path]);
+  }
   plan.pool.warm = warm_start(plan, env, imports);
 
   // One copy of the environment for every file; each spec holds only what is its own.

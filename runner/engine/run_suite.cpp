@@ -27,7 +27,7 @@ std::string env_or(const Environment& env, const char* name, const std::string& 
 // --list: the files the targets select; with a shard, its files, planned with the durations of
 // the database when it exists (the same plan the run would make), in path order.
 int list_files(const RunOptions& o, RunSink& events) {
-  const Suite suite = load_suite(o.suite, o.environment);
+  const Suite suite = suite_of(o);
   std::vector<TestFile> files = discover_test_files(suite, o.targets);
   if (auto shard = resolve_shard(o.shard, o.shard_total, o.environment)) {
     const fs::path db = fs::absolute(o.db_path.value_or(default_db_path(o.environment)));
@@ -55,6 +55,11 @@ class SystemServices final : public ServiceSet {
 };
 
 }  // namespace
+
+Suite suite_of(const RunOptions& options) {
+  return options.opened_suite ? *options.opened_suite
+                              : load_suite(options.suite, options.environment);
+}
 
 std::unique_ptr<ServiceSet> system_services(const Environment& runner_env) {
   return std::make_unique<SystemServices>(runner_env);

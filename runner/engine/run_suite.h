@@ -12,6 +12,7 @@
 
 #include "runner/engine/environment.h"
 #include "runner/engine/run_events.h"
+#include "runner/engine/suite.h"
 
 namespace devshim {
 
@@ -21,7 +22,10 @@ struct RunOptions {
   /// The runner's environment (runner/engine/environment.h): what the test processes inherit, and
   /// where the defaults below, the shard and the suite's project_root_env are read.
   Environment environment;
-  std::filesystem::path suite;       ///< SUITE_DIR or its suite.json
+  std::filesystem::path suite;  ///< SUITE_DIR or its suite.json
+  /// The suite already opened (`runner PATH` of a project: runner/engine/suite_source.h); unset:
+  /// load_suite(suite).
+  std::optional<Suite> opened_suite;
   std::vector<std::string> targets;  ///< files/folders relative to the tests folder
   /// default: default_out_root(environment)/<suite>/<stamp>
   std::optional<std::filesystem::path> out_dir;
@@ -68,6 +72,9 @@ struct RunOptions {
 };
 
 struct RunServices;
+
+/// The suite a run runs: options.opened_suite, else the suite file options.suite names.
+Suite suite_of(const RunOptions& options);
 
 /// A run's processes and probes, owned together: the system's (system_services) or a test's.
 class ServiceSet {

@@ -1,6 +1,7 @@
 #include "runner/engine/suite.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "base/error.h"
 #include "parsers/text.h"
 #include "runner/engine/json_locations.h"
+#include "runner/engine/pytest_config.h"
 
 namespace devshim {
 
@@ -43,7 +45,8 @@ namespace {
 const std::set<std::string> kKnownKeys = {
     "name",      "project_root", "project_root_env", "tests_dir", "pattern",
     "framework", "python",       "pythonpath",       "env",       "args",
-    "timeout_s", "source_url",   "gtest_shards",     "preload",   "locks"};
+    "timeout_s", "source_url",   "gtest_shards",     "preload",   "locks",
+    "targets",   "norecursedirs"};
 
 constexpr std::int64_t kMaxGtestShards = 1000;
 
@@ -199,6 +202,26 @@ std::vector<std::string> string_list(const json& doc, const SuiteReader& r, cons
   return out;
 }
 
+// "pattern": one fnmatch pattern, or a non-empty list of them.
+void read_patterns(const json& doc, const SuiteReader& r, Suite& s) {
+  auto it = doc.find("pattern");
+  if (it == doc.end()) return;
+  if (it->is_string()) {
+    s.patterns = {it->get<std::string>()};
+  } else if (it->is_array() && !it->empty()) {
+    s.patterns = string_list(doc, r, "pattern");
+  } else {
+    r.fail("/pattern",
+           fmt::format("expected a file name pattern or a non-empty list of them, got {}",
+                       it->type_name()));
+  }
+  for (std::size_t i = 0; i < s.patterns.size(); ++i) {
+    if (s.patterns[i].empty()) {
+      r.fail(it->is_array() ? "/pattern/" + std::to_string(i) : "/pattern", "an empty pattern");
+    }
+  }
+}
+
 // framework, gtest_shards, timeout_s: the keys that choose how the files run.
 void read_run_keys(const json& doc, const SuiteReader& r, Suite& s) {
   if (auto it = doc.find("framework"); it != doc.end()) {
@@ -209,7 +232,10 @@ void read_run_keys(const json& doc, const SuiteReader& r, Suite& s) {
     }
     s.framework = *f;
   }
-  if (s.framework == Framework::kGtest && doc.find("pattern") == doc.end()) s.pattern = "*_test";
+  if (s.framework == Framework::kGtest && doc.find("pattern") == doc.end()) s.patterns = {"*_test"};
+  if (s.framework == Framework::kPytest && doc.find("norecursedirs") == doc.end()) {
+    s.norecursedirs = pytest_default_norecursedirs();
+  }
   if (auto it = doc.find("gtest_shards"); it != doc.end()) {
     if (s.framework != Framework::kGtest) {
       r.fail("/gtest_shards", "only for \"framework\": \"gtest\"");
@@ -277,7 +303,7 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
   get_string("project_root", fields.project_root);
   get_string("project_root_env", s.project_root_env);
   get_string("tests_dir", s.tests_dir);
-  get_string("pattern", s.pattern);
+  read_patterns(doc, r, s);
   get_string("python", s.python);
   get_string("source_url", s.source_url);
   if (!s.source_url.empty() && !is_web_url(s.source_url)) {
@@ -287,6 +313,8 @@ SuiteFields read_fields(const json& doc, const SuiteReader& r, Suite& s) {
   fields.pythonpath = string_list(doc, r, "pythonpath");
   s.args = string_list(doc, r, "args");
   s.preload = string_list(doc, r, "preload");
+  s.targets = string_list(doc, r, "targets");
+  if (doc.contains("norecursedirs")) s.norecursedirs = string_list(doc, r, "norecursedirs");
   read_locks(doc, r, s);
   if (auto it = doc.find("env"); it != doc.end()) {
     if (!it->is_object())
@@ -348,6 +376,12 @@ void resolve_paths(const SuiteReader& r, const SuiteFields& fields, const Enviro
 }
 
 }  // namespace
+
+std::string Suite::python_from() const {
+  return python_origin.empty() ? fmt::format("\"python\" of {}", file.string()) : python_origin;
+}
+
+std::string Suite::patterns_text() const { return fmt::format("{}", fmt::join(patterns, " or ")); }
 
 Suite load_suite(const fs::path& suite_dir_or_file, const Environment& env) {
   const SuiteReader r = read_suite_file(suite_dir_or_file);

@@ -38,6 +38,42 @@ TEST_F(DiscoveryTest, NoTargetMeansTheWholeTestsFolderSortedAndFiltered) {
                                       "pipelines/test_fill.py", "test_a.py", "test_b.py"}));
 }
 
+TEST_F(DiscoveryTest, AFileMatchingAnyPatternIsFound) {
+  write_file(dir_ / "tests/linalg_test.py", "");
+  suite_.patterns = {"test_*.py", "*_test.py"};
+  EXPECT_EQ(rel({"."}), (std::vector<std::string>{"linalg_test.py", "models/bert/test_bert.py",
+                                                  "pipelines/test_asr.py", "pipelines/test_fill.py",
+                                                  "test_a.py", "test_b.py"}));
+}
+
+TEST_F(DiscoveryTest, NorecursedirsAndVirtualEnvironmentsAreNotSearched) {
+  // A venv or conda environment inside the tests folder holds other projects' test files.
+  write_file(dir_ / "tests/env/pyvenv.cfg", "home = /usr/bin\n");
+  write_file(dir_ / "tests/env/lib/site-packages/numpy/test_numpy.py", "");
+  write_file(dir_ / "tests/conda/conda-meta/history", "");
+  write_file(dir_ / "tests/conda/lib/test_conda.py", "");
+  write_file(dir_ / "tests/build/lib/test_copy.py", "");
+  EXPECT_EQ(rel({}), (std::vector<std::string>{"build/lib/test_copy.py", "models/bert/test_bert.py",
+                                               "pipelines/test_asr.py", "pipelines/test_fill.py",
+                                               "test_a.py", "test_b.py"}));
+  suite_.norecursedirs = {"build", "mod*"};
+  EXPECT_EQ(rel({}), (std::vector<std::string>{"pipelines/test_asr.py", "pipelines/test_fill.py",
+                                               "test_a.py", "test_b.py"}));
+  // A folder named as a target is searched whatever its name.
+  EXPECT_EQ(rel({"build"}), (std::vector<std::string>{"build/lib/test_copy.py"}));
+}
+
+TEST_F(DiscoveryTest, TheSuitesTargetsAreWhatARunWithoutTargetsTakes) {
+  suite_.targets = {"pipelines", "test_b.py"};
+  EXPECT_EQ(rel({}), (std::vector<std::string>{"pipelines/test_asr.py", "pipelines/test_fill.py",
+                                               "test_b.py"}));
+  EXPECT_EQ(rel({"-k=fill"}), (std::vector<std::string>{"pipelines/test_asr.py",
+                                                        "pipelines/test_fill.py", "test_b.py"}))
+      << "-k selects tests, not files: the suite's targets still apply";
+  EXPECT_EQ(rel({"test_a.py"}), (std::vector<std::string>{"test_a.py"}))
+      << "targets given replace the suite's";
+}
+
 TEST_F(DiscoveryTest, FoldersAndFilesAreDeduplicatedAndSorted) {
   EXPECT_EQ(
       rel({"test_b.py", "pipelines", "pipelines/test_asr.py", "test_b.py"}),
@@ -124,7 +160,7 @@ class GtestDiscoveryTest : public ::testing::Test {
     suite_.project_root = dir_.path();
     suite_.tests_dir = "bin";
     suite_.framework = Framework::kGtest;
-    suite_.pattern = "*_test";
+    suite_.patterns = {"*_test"};
   }
   std::vector<std::string> rel(const std::vector<std::string>& targets) {
     std::vector<std::string> out;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -57,7 +58,7 @@ TEST_F(SuiteTest, LoadsEveryKeyAndResolvesPaths) {
   EXPECT_EQ(s.file, suite_file());
   EXPECT_EQ(s.project_root, dir_ / "project");
   EXPECT_EQ(s.tests_root(), dir_ / "project/tests");
-  EXPECT_EQ(s.pattern, "check_*.py");
+  EXPECT_EQ(s.patterns, std::vector<std::string>{"check_*.py"});
   EXPECT_EQ(s.framework, Framework::kPytest);
   EXPECT_EQ(s.python, (dir_ / "venv/bin/python").string());
   ASSERT_EQ(s.pythonpath.size(), 2U);
@@ -73,7 +74,9 @@ TEST_F(SuiteTest, DefaultsApplyAndPathNamesTheFileItself) {
   write_file(suite_file(), R"({"name": "d", "project_root": "../project"})");
   Suite s = load_suite(suite_file(), {});
   EXPECT_EQ(s.framework, Framework::kUnittest);
-  EXPECT_EQ(s.pattern, "test_*.py");
+  EXPECT_EQ(s.patterns, std::vector<std::string>{"test_*.py"});
+  EXPECT_TRUE(s.targets.empty());
+  EXPECT_TRUE(s.norecursedirs.empty()) << "a unittest suite searches every folder but hidden ones";
   EXPECT_EQ(s.python, "python3");
   EXPECT_EQ(s.tests_dir, "tests");
 }
@@ -213,18 +216,47 @@ TEST_F(SuiteTest, MissingSuiteFileAndMissingTestsFolderAreUsageErrors) {
   EXPECT_NE(e.find("tests folder"), std::string::npos) << e;
 }
 
+TEST_F(SuiteTest, PatternsTargetsAndNorecursedirsAreListsAsPytestHasThem) {
+  write_file(suite_file(), R"({"name": "p", "project_root": "../project", "framework": "pytest",
+                               "pattern": ["test_*.py", "*_test.py"],
+                               "targets": ["unit", "integration/test_x.py"]})");
+  Suite s = load_suite(suite_file(), {});
+  EXPECT_EQ(s.patterns, (std::vector<std::string>{"test_*.py", "*_test.py"}));
+  EXPECT_EQ(s.patterns_text(), "test_*.py or *_test.py");
+  EXPECT_EQ(s.targets, (std::vector<std::string>{"unit", "integration/test_x.py"}));
+  EXPECT_NE(std::find(s.norecursedirs.begin(), s.norecursedirs.end(), "build"),
+            s.norecursedirs.end())
+      << "a pytest suite leaves out the folders pytest does by default";
+  EXPECT_EQ(s.python_from(), "\"python\" of " + suite_file().string());
+
+  write_file(suite_file(), R"({"name": "p", "project_root": "../project", "framework": "pytest",
+                               "norecursedirs": ["legacy"]})");
+  EXPECT_EQ(load_suite(suite_file(), {}).norecursedirs, std::vector<std::string>{"legacy"});
+
+  EXPECT_NE(load_error(R"({"name": "p", "project_root": "../project", "pattern": []})")
+                .find("key \"pattern\": expected a file name pattern or a non-empty list"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"name": "p", "project_root": "../project", "pattern": ["a", ""]})")
+                .find("key \"pattern.1\": an empty pattern"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"name": "p", "project_root": "../project", "targets": "unit"})")
+                .find("key \"targets\": expected a list of strings"),
+            std::string::npos);
+}
+
 TEST_F(SuiteTest, GtestSuitesNeedNoPythonAndMayBeSharded) {
   write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
                                "gtest_shards": 4})");
   Suite s = load_suite(suite_file(), {});
   EXPECT_EQ(s.framework, Framework::kGtest);
   EXPECT_EQ(std::string(framework_name(s.framework)), "gtest");
-  EXPECT_EQ(s.pattern, "*_test") << "the default pattern names test binaries";
+  EXPECT_EQ(s.patterns, std::vector<std::string>{"*_test"})
+      << "the default pattern names test binaries";
   EXPECT_EQ(s.gtest_shards, 4);
 
   write_file(suite_file(), R"({"name": "g", "project_root": "../project", "framework": "gtest",
                                "pattern": "test_*"})");
-  EXPECT_EQ(load_suite(suite_file(), {}).pattern, "test_*");
+  EXPECT_EQ(load_suite(suite_file(), {}).patterns, std::vector<std::string>{"test_*"});
   EXPECT_EQ(load_suite(suite_file(), {}).gtest_shards, 1);
 }
 
