@@ -144,12 +144,19 @@ std::vector<std::string> device_recommendations(const json& device_probe, const 
     out.push_back(fmt::format("Install a torch of {} for the LibTorch view of the hardware: {}.",
                               get<std::string>(device_probe["torch_support"], "range", "?"), line));
   }
-  if (device_probe.contains("probe_error")) {
-    if (!device_probe.contains("torch_support")) {
+  if (device_probe.contains("probe_error") && !device_probe.contains("torch_support")) {
+    if (!device_probe.contains("probe_path")) {
       out.emplace_back(
           "Build devshim-probe (cmake --build build) to see the LibTorch view of the hardware.");
+    } else {
+      // Found but not started, and no torch to judge: most often an installed probe in a venv
+      // without torch, whose LibTorch it loads.
+      out.push_back(fmt::format(
+          "devshim-probe loads the LibTorch of the torch installed beside it: install a torch of "
+          "{} there to see the LibTorch view of the hardware.",
+          supported_torch_range()));
     }
-  } else {
+  } else if (!device_probe.contains("probe_error")) {
     const bool cuda = get<bool>(device_probe.value("cuda", json::object()), "available", false);
     const bool mps = get<bool>(device_probe.value("mps", json::object()), "available", false);
     if (!cuda && !mps) {

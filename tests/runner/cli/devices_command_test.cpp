@@ -45,6 +45,13 @@ TEST(DeviceRecommendations, MissingProbesAndMismatchedTorchesAreNamed) {
                                       {{"torch", nullptr}, {"torch_error", "No module"}});
   EXPECT_TRUE(mentions(lines, "Build devshim-probe"));
   EXPECT_TRUE(mentions(lines, "torch does not import"));
+  // An installed probe in a venv without torch: found, but its LibTorch is not there.
+  lines = device_recommendations(
+      {{"probe_error", "venv/bin/devshim-probe exited with 127: libtorch_cpu.so: cannot open"},
+       {"probe_path", "venv/bin/devshim-probe"}},
+      {{"torch", nullptr}, {"torch_error", "No module"}});
+  EXPECT_FALSE(mentions(lines, "Build devshim-probe")) << ::testing::PrintToString(lines);
+  EXPECT_TRUE(mentions(lines, "install a torch of " + supported_torch_range()));
   lines = device_recommendations(cpu_only_probe(), {{"torch", "2.12.1+cpu"}});
   EXPECT_TRUE(mentions(lines, "LibTorch 2.13.0 and the Python's torch 2.12.1+cpu differ"));
 }
