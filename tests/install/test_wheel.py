@@ -6,8 +6,9 @@ The installed runner must give the outcomes the checkout's runner gives on the s
 same interpreter, open no file of the checkout (strace), and `runner devices` must name the
 LibTorch the probe loaded: the venv's own.
 
-ctest runs it once per CPython as wheel_install_3.10 ... wheel_install_3.13 (label install), after
-wheel_build made the wheel, with:
+ctest runs it after wheel_build made the wheel: as wheel_install for the development Python (label
+install, in ./test.sh) and as wheel_install_3.10 ... for each other CPython (label wheel-matrix,
+left out of ./test.sh: PyPI's CUDA torch for each), with:
   DEVSHIM_ROOT          the checkout
   DEVSHIM_RUNNER        the runner built in the checkout (the comparison)
   DEVSHIM_WHEEL_DIR     where wheel_build left the wheel (and auditwheel-show.txt)
