@@ -49,9 +49,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import macos_cross_check as cross  # noqa: E402  (beside this file)
 
 TARGET = "aarch64-macos"
-# macOS 14: the minimum of torch's own macOS arm64 wheels (macosx_14_0_arm64).
-LINK_TARGET = "aarch64-macos.14.0"
-MINIMUM_MACOS = (14, 0)
+# macOS 14: the minimum of torch's own macOS arm64 wheels (macosx_14_0_arm64), as the check links
+# its runner (one libc++ built by Zig for both).
+LINK_TARGET = f"{cross.LINK_TARGET}.{cross.LINK_MINIMUM}"
+MINIMUM_MACOS = tuple(int(part) for part in cross.LINK_MINIMUM.split("."))
 PLATFORM_TAG = "macosx_14_0_arm64"
 # The CPython versions whose venv's torch the probe finds: cmake/install.cmake's
 # DEVSHIM_WHEEL_PYTHONS.
@@ -67,6 +68,9 @@ TORCH_WHEEL = cross.Dependency(
 )
 TORCH_LIBRARIES = ("libtorch.dylib", "libtorch_cpu.dylib", "libc10.dylib")
 EXECUTABLES = ("runner", "devshim-probe")
+# <mach-o/machine.h>'s CPU_TYPE_ARM64 (CPU_TYPE_ARM | CPU_ARCH_ABI64), which macholib's mach_o
+# names only in its CPU_TYPE_NAMES table.
+CPU_TYPE_ARM64 = 0x0100000C
 # What an executable may load besides LibTorch: macOS's own libraries.
 SYSTEM_LIBRARY = re.compile(r"^(/usr/lib/|/System/Library/)")
 
@@ -278,7 +282,7 @@ def check_wheel(wheel: pathlib.Path, template: pathlib.Path) -> list[str]:
                     problems.append(f"{name}: {found['error']}")
                     continue
                 if (found["magic"], found["cputype"], found["filetype"]) != \
-                        (mach_o.MH_MAGIC_64, mach_o.CPU_TYPE_ARM64, mach_o.MH_EXECUTE):
+                        (mach_o.MH_MAGIC_64, CPU_TYPE_ARM64, mach_o.MH_EXECUTE):
                     problems.append(f"{name}: not a 64-bit arm64 Mach-O executable: {found}")
                 if found["platform"] != 1 or found["minos"] != MINIMUM_MACOS:  # 1: PLATFORM_MACOS
                     problems.append(f"{name}: LC_BUILD_VERSION platform {found['platform']}, "
