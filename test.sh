@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test (C++ and Python, the wheel's installation too) through ctest
 # in build/, then the C++ tests again in build-asan/, built with AddressSanitizer +
-# UndefinedBehaviorSanitizer (docs/architecture.md#sanitizer-build). Benchmarks, the whole-torch import sweep and the shim's
-# check on another torch (labels benchmark, sweep, other-torch) are left out.
+# UndefinedBehaviorSanitizer (docs/architecture.md#sanitizer-build). Benchmarks, the whole-torch import sweep, the shim's
+# check on another torch and the wheel's with torch on the other CPythons (labels benchmark, sweep,
+# other-torch, wheel-matrix) are left out.
 #   ./test.sh [extra ctest arguments]      e.g. ./test.sh -L e2e   (given to both ctest runs)
 # Environment:
 #   DEVSHIM_TEST_BUILDS   the builds to test, in this order: "normal asan" (default), "normal", or
@@ -37,7 +38,7 @@ run_ctest() {  # build folder, labels to exclude, caller's arguments
 
 if [ "$normal" = 1 ]; then
   "$root/setup.sh"
-  run_ctest "${DEVSHIM_BUILD_DIR:-$root/build}" 'benchmark|sweep|other-torch' "$@"
+  run_ctest "${DEVSHIM_BUILD_DIR:-$root/build}" 'benchmark|sweep|other-torch|wheel-matrix' "$@"
 fi
 if [ "$asan" = 1 ]; then
   asan_dir="${DEVSHIM_ASAN_BUILD_DIR:-$root/build-asan}"
@@ -45,7 +46,7 @@ if [ "$asan" = 1 ]; then
   # After build/'s run, only what runs instrumented code: not pytest of the Python shim, not lint,
   # not the wheel's test (whose wheel is a Release build of its own), not the macOS cross-check (it
   # compiles the same sources with Zig, whatever the build).
-  exclude='benchmark|sweep|other-torch'
-  [ "$normal" = 1 ] && exclude='benchmark|sweep|other-torch|python|lint|install|portability'
+  exclude='benchmark|sweep|other-torch|wheel-matrix'
+  [ "$normal" = 1 ] && exclude='benchmark|sweep|other-torch|wheel-matrix|python|lint|install|portability'
   run_ctest "$asan_dir" "$exclude" "$@"
 fi

@@ -28,16 +28,24 @@ install(FILES "${CMAKE_SOURCE_DIR}/runner/engine/zygote/devshim_zygote.py"
 
 # devshim-probe links LibTorch, which is not installed with it: installed by cmake --install it
 # keeps the path of the LibTorch it was built with; in a wheel it looks for the torch that lies in
-# the same environment, <prefix>/lib/pythonX.Y/{site,dist}-packages/torch/lib (a venv, --user and
-# conda: site-packages; Debian's system pip: dist-packages). The probe is built against one
-# torch's C++ library (its ABI changes between releases): with another torch it does not start and
-# `runner devices` and every run's environment record say why (docs/install.md).
+# the same environment, <prefix>/lib/pythonX.Y/{site,dist}-packages/torch/lib for each CPython the
+# wheel serves (a venv, --user and conda: site-packages; Debian's system pip: dist-packages): one
+# entry per Python, as the wheel is one for all of them (py3-none, pyproject.toml). Those that do
+# not exist cost the loader a failed open each. The probe runs with the torch it finds there and
+# reports the LibTorch it loaded; a torch outside the supported releases is named by `runner
+# devices` (docs/install.md#torch-releases).
 # (CMake's INSTALL_RPATH_USE_LINK_PATH leaves out a LibTorch inside the source folder, as
 # setup.sh's .venv is, so its folder is named here.)
+set(DEVSHIM_WHEEL_PYTHONS 3.10 3.11 3.12 3.13 3.14 CACHE STRING
+    "the CPython versions whose venv's torch the wheel's devshim-probe finds")
 set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH "${TORCH_INSTALL_PREFIX}/lib")
 if(SKBUILD)
-  find_package(Python REQUIRED COMPONENTS Interpreter)
-  set(_devshim_pylib "lib/python${Python_VERSION_MAJOR}.${Python_VERSION_MINOR}")
-  set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH
-    "$ORIGIN/../${_devshim_pylib}/site-packages/torch/lib;$ORIGIN/../${_devshim_pylib}/dist-packages/torch/lib")
+  set(_devshim_rpath "")
+  foreach(_devshim_packages site-packages dist-packages)
+    foreach(_devshim_python IN LISTS DEVSHIM_WHEEL_PYTHONS)
+      list(APPEND _devshim_rpath
+           "$ORIGIN/../lib/python${_devshim_python}/${_devshim_packages}/torch/lib")
+    endforeach()
+  endforeach()
+  set_target_properties(devshim_probe PROPERTIES INSTALL_RPATH "${_devshim_rpath}")
 endif()

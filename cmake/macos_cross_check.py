@@ -54,6 +54,10 @@ import time
 
 TARGETS = ("aarch64-macos", "x86_64-macos")
 LINK_TARGET = "aarch64-macos"
+# The runner is linked for macOS 14, the minimum of torch's macOS wheels and of devshim's
+# (cmake/macos_wheel.py links for it too): Zig builds its libc++ once per target and minimum
+# (about 160 s of CPU on this machine), so in a fresh build folder one minimum is one build.
+LINK_MINIMUM = "14.0"
 PRODUCT_DIRS = ("runner/", "parsers/", "reports/", "shim/cpp/")
 # Debian's headers seen by the macOS compiles, one link each (under /usr/include).
 DEBIAN_HEADERS = ("boost", "fmt", "nlohmann", "CLI")
@@ -256,6 +260,9 @@ def compile_one(zig, target, unit, flags, obj, env):
            + flags + ["-MD", "-MF", str(obj.with_suffix(".d")), "-c", str(unit), "-o", str(obj)])
     if up_to_date(obj, cmd):
         return unit, target, True, None
+    # The stamp is written back only after a compile that finished: a compile killed half-way
+    # leaves an empty object that must not pass for cached (seen after a stopped ctest).
+    obj.with_suffix(".cmd").unlink(missing_ok=True)
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         obj.unlink(missing_ok=True)
@@ -328,7 +335,8 @@ def main() -> int:
     objects.append(sqlite_object(work, LINK_TARGET))
     newest = max(o.stat().st_mtime for o in objects)
     if not runner.exists() or runner.stat().st_mtime < newest:
-        cmd = zig + ["c++", "-target", LINK_TARGET, "-o", str(runner)] + [str(o) for o in objects]
+        cmd = zig + ["c++", "-target", f"{LINK_TARGET}.{LINK_MINIMUM}", "-o", str(runner)] + \
+            [str(o) for o in objects]
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if r.returncode != 0:
             runner.unlink(missing_ok=True)

@@ -151,10 +151,19 @@ std::string device_probe_text(const nlohmann::json& environment) {
   auto it = environment.find("device_probe");
   if (it == environment.end() || !it->is_object()) return "";
   const nlohmann::json& p = *it;
-  if (auto e = p.find("probe_error"); e != p.end() && e->is_string()) {
-    return "unavailable: " + e->get<std::string>();
+  // A torch outside the releases the probe supports (runner/engine/device_probe.h), said first.
+  std::string outside;
+  if (auto s = p.find("torch_support"); s != p.end() && s->is_object()) {
+    if (auto ok = s->find("supported"); ok != s->end() && ok->is_boolean() && !ok->get<bool>()) {
+      outside =
+          fmt::format("torch {} is outside the releases devshim-probe supports ({}) · ",
+                      s->value("torch", std::string("?")), s->value("range", std::string("?")));
+    }
   }
-  std::string text = "LibTorch " + p.value("torch_version", std::string("?"));
+  if (auto e = p.find("probe_error"); e != p.end() && e->is_string()) {
+    return outside + "unavailable: " + e->get<std::string>();
+  }
+  std::string text = outside + "LibTorch " + p.value("torch_version", std::string("?"));
   if (auto devices = p.find("devices"); devices != p.end() && devices->is_array()) {
     for (const auto& d : *devices) {
       if (!d.is_object()) continue;

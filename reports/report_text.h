@@ -70,7 +70,8 @@ std::string start_mode_text(const nlohmann::json& environment);
 
 /// One line on the LibTorch device probe stored in the run's environment ("device_probe"):
 /// "LibTorch 2.13.0 · cpu: float32 recommended (matmul bfloat16, float16, float32) · cuda → cpu",
-/// "unavailable: <why>", or empty when the run has no probe result.
+/// "unavailable: <why>", or empty when the run has no probe result; a torch outside the releases
+/// devshim-probe supports (the probe's "torch_support") is named first.
 std::string device_probe_text(const nlohmann::json& environment);
 
 }  // namespace devshim

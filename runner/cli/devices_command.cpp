@@ -50,9 +50,17 @@ void print_text(const json& r) {
   const json& p = r["device_probe"];
   if (p.contains("probe_error")) {
     fmt::print("LibTorch probe: unavailable: {}\n", get<std::string>(p, "probe_error", "?"));
+    if (const std::string line = torch_support_line(p); !line.empty()) {
+      fmt::print("  {}\n", line);
+    }
   } else {
-    fmt::print("LibTorch probe ({}): torch {}\n", get<std::string>(p, "probe_path", "?"),
-               get<std::string>(p, "torch_version", "?"));
+    fmt::print("LibTorch probe ({}): torch {} (loaded from {}; built against {})\n",
+               get<std::string>(p, "probe_path", "?"), get<std::string>(p, "torch_version", "?"),
+               get<std::string>(p, "torch_library", "?"),
+               get<std::string>(p, "torch_built_against", "?"));
+    if (const std::string line = torch_support_line(p); !line.empty()) {
+      fmt::print("  {}\n", line);
+    }
     const json cuda = p.value("cuda", json::object());
     fmt::print("  CUDA: {}", get<bool>(cuda, "available", false) ? "available" : "not available");
     fmt::print(" ({} device{})\n", get<int>(cuda, "device_count", 0),
@@ -113,12 +121,42 @@ void print_text(const json& r) {
 
 }  // namespace
 
+std::string torch_support_line(const json& device_probe) {
+  const json support = device_probe.value("torch_support", json::object());
+  if (!support.is_object() || get<bool>(support, "supported", true)) return "";
+  const std::string torch = get<std::string>(support, "torch", "?");
+  const std::string range = get<std::string>(support, "range", "?");
+  if (get<std::string>(support, "source", "") == "python") {
+    return fmt::format(
+        "the Python's torch {} is outside the torch releases devshim-probe supports ({}): the "
+        "probe cannot load its LibTorch (docs/install.md#torch-releases)",
+        torch, range);
+  }
+  return fmt::format(
+      "torch {} is outside the torch releases devshim-probe supports ({}): the version above is "
+      "the one loaded, the rest is unchecked there (docs/install.md#torch-releases)",
+      torch, range);
+}
+
 std::vector<std::string> device_recommendations(const json& device_probe, const json& python) {
   std::vector<std::string> out;
-  if (device_probe.contains("probe_error")) {
-    out.emplace_back(
-        "Build devshim-probe (cmake --build build) to see the LibTorch view of the hardware.");
-  } else {
+  if (const std::string line = torch_support_line(device_probe); !line.empty()) {
+    out.push_back(fmt::format("Install a torch of {} for the LibTorch view of the hardware: {}.",
+                              get<std::string>(device_probe["torch_support"], "range", "?"), line));
+  }
+  if (device_probe.contains("probe_error") && !device_probe.contains("torch_support")) {
+    if (!device_probe.contains("probe_path")) {
+      out.emplace_back(
+          "Build devshim-probe (cmake --build build) to see the LibTorch view of the hardware.");
+    } else {
+      // Found but not started, and no torch to judge: most often an installed probe in a venv
+      // without torch, whose LibTorch it loads.
+      out.push_back(fmt::format(
+          "devshim-probe loads the LibTorch of the torch installed beside it: install a torch of "
+          "{} there to see the LibTorch view of the hardware.",
+          supported_torch_range()));
+    }
+  } else if (!device_probe.contains("probe_error")) {
     const bool cuda = get<bool>(device_probe.value("cuda", json::object()), "available", false);
     const bool mps = get<bool>(device_probe.value("mps", json::object()), "available", false);
     if (!cuda && !mps) {
@@ -196,12 +234,13 @@ json devices_report(const DevicesOptions& o) {
   if (python.empty()) python = default_python();
   const std::string interpreter = find_executable(python, env);
   json report = {{"runner_version", DEVSHIM_VERSION}};
-  report["device_probe"] = run_device_probe(env);
+  json device_probe = run_device_probe(env);
   if (interpreter.empty()) {
     report["python"] = {{"probe_error", fmt::format("python \"{}\" not found", python)}};
   } else {
     report["python"] = json::parse(probe_environment(interpreter, env, cwd), nullptr, false);
   }
+  report["device_probe"] = with_torch_support(std::move(device_probe), report["python"]);
   report["recommendations"] = device_recommendations(report["device_probe"], report["python"]);
   return report;
 }

@@ -29,6 +29,10 @@ std::string default_python();
 /// could run; throws UsageError for a bad suite.
 int devices_command(const DevicesOptions& options);
 
+/// The line that says a torch is outside the releases devshim-probe supports (the device probe's
+/// "torch_support", engine/device_probe.h), or empty when it is inside them or unknown.
+std::string torch_support_line(const nlohmann::json& device_probe);
+
 /// What to do, from the two probes: one sentence per finding.
 std::vector<std::string> device_recommendations(const nlohmann::json& device_probe,
                                                 const nlohmann::json& python);

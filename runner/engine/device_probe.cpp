@@ -2,12 +2,70 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <optional>
+#include <utility>
+
 #include "runner/engine/install_layout.h"
 #include "runner/engine/process_pool.h"
 
 namespace devshim {
 
 namespace fs = std::filesystem;
+
+#if !defined(DEVSHIM_TORCH_OLDEST) || !defined(DEVSHIM_TORCH_NEWEST)
+#error "DEVSHIM_TORCH_OLDEST and DEVSHIM_TORCH_NEWEST come from CMakeLists.txt"
+#endif
+
+namespace {
+
+/// (major, minor) of "2.14.1+cu130" or "2.13", or nullopt.
+std::optional<std::pair<int, int>> major_minor(std::string_view version) {
+  int major = 0;
+  int minor = 0;
+  const char* end = version.data() + version.size();
+  auto [p, ec] = std::from_chars(version.data(), end, major);
+  if (ec != std::errc() || p == end || *p != '.') return std::nullopt;
+  auto [q, ec2] = std::from_chars(p + 1, end, minor);
+  if (ec2 != std::errc()) return std::nullopt;
+  if (q != end && *q != '.' && *q != '+') return std::nullopt;
+  return std::pair{major, minor};
+}
+
+}  // namespace
+
+std::string supported_torch_range() {
+  return fmt::format("{}\u2013{}", DEVSHIM_TORCH_OLDEST, DEVSHIM_TORCH_NEWEST);
+}
+
+bool torch_release_supported(std::string_view version) {
+  const auto v = major_minor(version);
+  const auto oldest = major_minor(DEVSHIM_TORCH_OLDEST);
+  const auto newest = major_minor(DEVSHIM_TORCH_NEWEST);
+  return v && oldest && newest && *oldest <= *v && *v <= *newest;
+}
+
+nlohmann::json with_torch_support(nlohmann::json device_probe, const nlohmann::json& python) {
+  std::string torch;
+  std::string source;
+  if (!device_probe.contains("probe_error")) {
+    if (auto v = device_probe.find("torch_version"); v != device_probe.end() && v->is_string()) {
+      torch = v->get<std::string>();
+      source = "probe";
+    }
+  } else if (python.is_object()) {
+    if (auto v = python.find("torch"); v != python.end() && v->is_string()) {
+      torch = v->get<std::string>();
+      source = "python";
+    }
+  }
+  if (torch.empty()) return device_probe;
+  device_probe["torch_support"] = {{"range", supported_torch_range()},
+                                   {"torch", torch},
+                                   {"source", source},
+                                   {"supported", torch_release_supported(torch)}};
+  return device_probe;
+}
 
 nlohmann::json run_device_probe(const Environment& env, std::chrono::milliseconds timeout) {
   const fs::path probe = find_device_probe(env);

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "runner/engine/launch_plan.h"
 
@@ -16,5 +18,20 @@ namespace devshim {
 /// failures.
 nlohmann::json run_device_probe(const Environment& env,
                                 std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+/// The torch releases devshim supports, "2.13–2.15": devshim-probe is built against the oldest and
+/// checked on each (DEVSHIM_TORCH_OLDEST and DEVSHIM_TORCH_NEWEST, set once in CMakeLists.txt;
+/// docs/install.md#torch-releases).
+std::string supported_torch_range();
+
+/// Whether a torch version ("2.14.1+cu130", "2.15.0") is one of those releases; false for text
+/// that is no version.
+bool torch_release_supported(std::string_view version);
+
+/// device_probe (run_device_probe's answer) with "torch_support" added: {"range", "torch",
+/// "source", "supported"}. The torch judged is the LibTorch the probe loaded (source "probe"); when
+/// the probe did not run, the torch of the interpreter's probe (python: its "torch", source
+/// "python"); with neither, no "torch_support" is added.
+nlohmann::json with_torch_support(nlohmann::json device_probe, const nlohmann::json& python);
 
 }  // namespace devshim

@@ -43,7 +43,7 @@ std::future<nlohmann::json> SystemProbes::start_environment(
   return std::async(std::launch::deferred,
                     [python = std::move(python), device = std::move(device)]() mutable {
                       nlohmann::json found = nlohmann::json::parse(python.get());
-                      found["device_probe"] = device.get();
+                      found["device_probe"] = with_torch_support(device.get(), found);
                       return found;
                     });
 }

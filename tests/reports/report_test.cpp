@@ -449,5 +449,19 @@ TEST(JunitAttemptsTest, ATestThatFailedEveryRerunKeepsItsFailureAndListsTheRerun
   EXPECT_EQ(doc.child("testsuites").attribute("errors").as_int(), 0);
 }
 
+TEST(DeviceProbeText, ATorchOutsideTheSupportedReleasesIsNamedFirst) {
+  const auto environment = nlohmann::json::parse(R"({"device_probe": {
+    "probe_error": "devshim-probe exited with 127: undefined symbol",
+    "torch_support": {"range": "2.13–2.15", "torch": "2.8.0+cu128", "source": "python",
+                      "supported": false}}})");
+  EXPECT_EQ(device_probe_text(environment),
+            "torch 2.8.0+cu128 is outside the releases devshim-probe supports (2.13–2.15) · "
+            "unavailable: devshim-probe exited with 127: undefined symbol");
+  const auto inside = nlohmann::json::parse(R"({"device_probe": {"torch_version": "2.14.1",
+    "torch_support": {"range": "2.13–2.15", "torch": "2.14.1", "source": "probe",
+                      "supported": true}}})");
+  EXPECT_EQ(device_probe_text(inside), "LibTorch 2.14.1");
+}
+
 }  // namespace
 }  // namespace devshim

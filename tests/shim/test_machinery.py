@@ -190,6 +190,35 @@ def test_dynamos_function_tracker_is_patched_only_where_it_has_the_method():
     assert patches[0].make(Tracker.as_python_constant)(Tracker()) == "tracked"
 
 
+def test_dynamos_current_stream_is_patched_only_where_it_is_torchs_c_function(monkeypatch):
+    # torch 2.15's Dynamo asks torch._C._dynamo.utils.get_current_stream, which asks LibTorch's
+    # accelerator and refused the masquerade's device: every torch.compile under the shim raised
+    # "ValueError: cpu doesn't match the current accelerator cuda" (the conformance check on
+    # torch 2.15.0). torch 2.13 and 2.14 have a Python function there, left alone.
+    import types
+
+    from devshim import machinery
+
+    def builtin(device):
+        raise ValueError(f"{device} doesn't match the current accelerator cuda")
+
+    def pythons(device):
+        return torch.accelerator.current_stream(device)
+
+    assert machinery.dynamo_stream_patches(types.SimpleNamespace(get_current_stream=pythons),
+                                           None) == []
+    assert machinery.dynamo_stream_patches(types.SimpleNamespace(get_current_stream=pythons),
+                                           builtin) == []
+    module = types.SimpleNamespace(get_current_stream=builtin)
+    patches = machinery.dynamo_stream_patches(module, builtin)
+    assert [(p.owner, p.name) for p in patches] == [(module, "get_current_stream")]
+    replacement = patches[0].make(builtin)
+    assert replacement.__wrapped__ is builtin
+    # It answers what torch.accelerator answers (the masquerade's stream, while masquerading).
+    monkeypatch.setattr(torch.accelerator, "current_stream", lambda device: ("stream of", device))
+    assert replacement(torch.device("cpu")) == ("stream of", torch.device("cpu"))
+
+
 def test_export_strict_and_not_strict(shim):
     x = torch.ones(2)
     for strict in (True, False):

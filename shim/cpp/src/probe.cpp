@@ -9,9 +9,13 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -116,11 +120,63 @@ ProbePolicy policy_here(const Hardware& hw) {
   return p;
 }
 
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return in ? text.str() : std::string();
+}
+
 }  // namespace
+
+std::string version_in_file_text(const std::string& text) {
+  static const std::regex kPython(R"(__version__\s*=\s*['"]([0-9][^'"]*)['"])");
+  static const std::regex kPlain(R"(^\s*([0-9]+\.[0-9]+\.[0-9]+\S*)\s*$)");
+  std::smatch m;
+  if (std::regex_search(text, m, kPython) || std::regex_match(text, m, kPlain)) return m[1].str();
+  return "";
+}
+
+LoadedLibTorch loaded_libtorch() {
+  LoadedLibTorch loaded;
+  // aoti_torch_abi_version() is LibTorch's C entry point (2.10 and later) that answers with the
+  // TORCH_ABI_VERSION of the library itself, not of the headers: looked up by name, so that a
+  // LibTorch without it still loads the probe.
+  using AbiVersionFn = std::uint64_t (*)();
+  if (auto* abi = reinterpret_cast<AbiVersionFn>(::dlsym(RTLD_DEFAULT, "aoti_torch_abi_version"))) {
+    const std::uint64_t v = abi();
+    constexpr std::uint64_t kByte = 0xff;
+    loaded.abi_version = std::to_string((v >> 56) & kByte) + "." +
+                         std::to_string((v >> 48) & kByte) + "." +
+                         std::to_string((v >> 40) & kByte);
+  }
+  // The library that holds at::get_num_threads is libtorch_cpu: in torch's wheel it lies in
+  // torch/lib/, beside torch/version.py one folder up; in a LibTorch archive, in libtorch/lib/,
+  // with libtorch/build-version.
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&at::get_num_threads), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    std::error_code ec;
+    const std::filesystem::path library = std::filesystem::canonical(info.dli_fname, ec);
+    loaded.library = ec ? std::string(info.dli_fname) : library.string();
+    const std::filesystem::path root =
+        std::filesystem::path(loaded.library).parent_path().parent_path();
+    for (const char* name : {"version.py", "build-version"}) {
+      loaded.version = version_in_file_text(file_text(root / name));
+      if (!loaded.version.empty()) break;
+    }
+  }
+  if (loaded.version.empty()) loaded.version = loaded.abi_version;
+  return loaded;
+}
 
 Probe probe() {
   Probe p;
-  p.torch_version = TORCH_VERSION;
+  const LoadedLibTorch torch = loaded_libtorch();
+  p.torch_version = torch.version;
+  p.torch_abi_version = torch.abi_version;
+  p.torch_library = torch.library;
+  p.torch_built_against = TORCH_VERSION;
   try {
     p.cuda_available = torch::cuda::is_available();
     p.cuda_device_count = p.cuda_available ? static_cast<int>(torch::cuda::device_count()) : 0;
@@ -150,7 +206,13 @@ std::string to_json(const Probe& p, int indent) {
   };
   ordered_json doc;
   doc["probe"] = kProbeFormat;
-  doc["torch_version"] = p.torch_version;
+  auto string_or_null = [](const std::string& s) {
+    return s.empty() ? ordered_json(nullptr) : ordered_json(s);
+  };
+  doc["torch_version"] = string_or_null(p.torch_version);
+  doc["torch_abi_version"] = string_or_null(p.torch_abi_version);
+  doc["torch_library"] = string_or_null(p.torch_library);
+  doc["torch_built_against"] = p.torch_built_against;
   ordered_json cuda_devices = ordered_json::array();
   for (const auto& d : p.cuda_devices) {
     ordered_json capability = nullptr;
@@ -186,7 +248,9 @@ std::string to_json(const Probe& p, int indent) {
 std::string to_text(const Probe& p) {
   std::ostringstream out;
   auto yes = [](bool b) { return b ? "yes" : "no"; };
-  out << "torch       " << p.torch_version << "\n";
+  out << "torch       " << (p.torch_version.empty() ? "unknown" : p.torch_version)
+      << " (loaded from " << (p.torch_library.empty() ? "?" : p.torch_library) << "; built against "
+      << p.torch_built_against << ")\n";
   out << "cuda        " << (p.cuda_available ? "available" : "not available");
   if (p.cuda_available) out << ", " << p.cuda_device_count << " device(s)";
   out << "\n";

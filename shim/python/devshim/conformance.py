@@ -796,7 +796,9 @@ def main(argv=None) -> int:
     if args.child:
         run(args.child, set(args.api), args.first)
         return 0
-    shim_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    from devshim.sweep import default_shim_dir  # the same folder as the sweep's
+
+    shim_dir = default_shim_dir()
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         plain = pool.submit(_child, False, args.api, shim_dir)
         shimmed = pool.submit(_child, True, args.api, shim_dir)

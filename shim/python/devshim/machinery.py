@@ -42,6 +42,16 @@ original functions, devshim's wrappers, or both:
   ``memory_allocated``, ...), hold the masquerade's, whether Dynamo was imported before
   activation or after: Inductor's max-autotune synchronises "cuda" when the interface says it is
   available, which torch's own ``synchronize`` cannot do on a CPU build.
+- Dynamo's current stream at run time (torch 2.15: ``torch._C._dynamo.utils.get_current_stream``,
+  which a compiled function's prologue calls as ``torch._dynamo.utils.get_current_stream`` and its
+  guards as ``torch._dynamo.guards``' ``get_current_stream``). While masquerading, Dynamo starts
+  every trace with the stream ``torch.accelerator.current_stream()`` gives, the masquerade's
+  logical stream of the device used, and the prologue asks for it again by that stream's device;
+  the C function asks LibTorch's accelerator instead (CUDA on a CUDA build without a GPU, none on
+  a CPU build) and refused the device used: every ``torch.compile`` under the shim raised
+  ``ValueError: cpu doesn't match the current accelerator cuda``. ``dynamo_stream_patches`` puts
+  back the Python function torch 2.13 and 2.14 have there, ``torch.accelerator.current_stream
+  (device)``: the prologue and the guards get the stream tracing took.
 - ``torch.overrides``' tables (``get_ignored_functions``, ``get_testing_overrides``,
   ``_get_overridable_functions``, ``_get_tensor_methods``, each cached on first use):
   ``overrides_patches`` makes each hold both identities of every patched function, whenever it is
@@ -65,7 +75,7 @@ import functools
 from devshim.patching import Patch, wraps
 
 __all__ = ["sync_builtins", "unsync_builtins", "dynamo_rules_patch", "dynamo_wrapper_patches",
-           "device_interface_patches",
+           "device_interface_patches", "dynamo_stream_patches",
            "overrides_patches", "parameter_patches"]
 
 _registered: dict[int, object] = {}  # id(replacement) -> replacement, entries we added
@@ -244,6 +254,29 @@ def device_interface_patches(device_interface, replaced) -> list[Patch]:
             back = staticmethod(wanted) if static else wanted
             patches.append(Patch(interface, name, lambda current, back=back: back, ()))
     return patches
+
+
+def dynamo_stream_patches(module, builtin) -> list[Patch]:
+    """The patch of ``module.get_current_stream`` (``torch._dynamo.utils`` or
+    ``torch._dynamo.guards``) when it holds ``builtin``, torch's C function
+    (``torch._C._dynamo.utils.get_current_stream``, torch 2.15; None where torch has none): a
+    Python function that answers ``torch.accelerator.current_stream(device)`` as torch 2.13 and
+    2.14's does, so that the current stream a compiled function asks for at run time is the one
+    torch.accelerator gave when it was traced (the masquerade's, while masquerading). A module
+    that holds anything else (torch's Python function, this patch) is left alone."""
+    if builtin is None or getattr(module, "get_current_stream", None) is not builtin:
+        return []
+
+    def make(original):
+        def get_current_stream(device):
+            import torch
+
+            return torch.accelerator.current_stream(device)
+
+        get_current_stream.__wrapped__ = original
+        return get_current_stream
+
+    return [Patch(module, "get_current_stream", make, (), calls_original=False)]
 
 
 class _Twins:

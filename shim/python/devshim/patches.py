@@ -265,11 +265,23 @@ def _hide_from_machinery(torch, wrapped, replaced):
                 for patch in machinery.device_interface_patches(device_interface, replaced):
                     patching.install_or_log(patch)
 
+    def on_dynamo_streams(module):
+        with _lock:
+            if _applied and runtime.masquerading:
+                builtin = getattr(getattr(getattr(torch._C, "_dynamo", None), "utils", None),
+                                  "get_current_stream", None)
+                for patch in machinery.dynamo_stream_patches(module, builtin):
+                    patching.install_or_log(patch)
+
     import devshim
 
     devshim.after_import("torch._dynamo.trace_rules", on_dynamo)
     devshim.after_import("torch._dynamo.variables.functions", on_dynamo_functions)
     devshim.after_import("torch._dynamo.device_interface", on_device_interface)
+    # utils before guards, which takes utils' function when it is imported: patched there, or
+    # (Dynamo imported before activation) patched in both.
+    devshim.after_import("torch._dynamo.utils", on_dynamo_streams)
+    devshim.after_import("torch._dynamo.guards", on_dynamo_streams)
 
 
 def refresh_from_environ():

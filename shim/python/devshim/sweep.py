@@ -41,7 +41,22 @@ import time
 
 __all__ = ["modules_of", "sweep", "Outcome", "Report", "main"]
 
-SHIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def default_shim_dir() -> str:
+    """The folder with devshim's sitecustomize.py, which the shimmed children put first on
+    PYTHONPATH: this package's parent (a checkout's shim/python, the wheel's share/devshim/shim),
+    or, for the copy of the package that pip put into site-packages beside no sitecustomize.py,
+    the wheel's <prefix>/share/devshim/shim (docs/install.md)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = os.path.join(sys.prefix, "share", "devshim", "shim")
+    if not os.path.isfile(os.path.join(here, "sitecustomize.py")) and \
+            os.path.isfile(os.path.join(installed, "sitecustomize.py")):
+        return installed
+    return here
+
+
+SHIM_DIR = default_shim_dir()
 
 # The child: reads module names on stdin, one per line; for each, writes {"start": name} and then
 # {"module": name, "error": null | "Type: message"} on the descriptor given in argv[1]. Its own

@@ -7,6 +7,7 @@
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
+#include <torch/version.h>
 
 #include <nlohmann/json.hpp>
 
@@ -136,7 +137,12 @@ TEST(GlobalShim, ReadsTheEnvironmentOnce) {
 
 TEST(Probe, DescribesThisCpuMachine) {
   const Probe p = probe();
-  EXPECT_EQ(p.torch_version.rfind("2.", 0), 0U) << p.torch_version;
+  // The test links the build's LibTorch: the one loaded is the one of the headers, and the version
+  // is read from its torch/version.py ("2.13.0+cpu"), which the ABI version agrees with.
+  EXPECT_EQ(p.torch_built_against, TORCH_VERSION);
+  EXPECT_EQ(p.torch_version.rfind(TORCH_VERSION, 0), 0U) << p.torch_version;
+  EXPECT_EQ(p.torch_abi_version, TORCH_VERSION);
+  EXPECT_NE(p.torch_library.find("libtorch_cpu"), std::string::npos) << p.torch_library;
   EXPECT_FALSE(p.cuda_available);
   EXPECT_EQ(p.cuda_device_count, 0);
   EXPECT_TRUE(p.cuda_devices.empty());
@@ -151,7 +157,10 @@ TEST(Probe, DescribesThisCpuMachine) {
 
 TEST(Probe, JsonHasTheDocumentedShape) {
   Probe p;
-  p.torch_version = "2.13.0";
+  p.torch_version = "2.14.1+cu130";
+  p.torch_abi_version = "2.14.1";
+  p.torch_library = "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so";
+  p.torch_built_against = "2.13.0";
   p.cuda_available = true;
   p.cuda_device_count = 1;
   p.cuda_devices = {{0, "NVIDIA A100", 42, std::pair{8, 0}}};
@@ -160,7 +169,10 @@ TEST(Probe, JsonHasTheDocumentedShape) {
   p.devices = {{"cpu", true, true, true, "float32"}, {"cuda:0", true, true, true, "bfloat16"}};
   p.policy = {true, "default", "cuda", "passthrough", "cuda", ""};
   const auto doc = nlohmann::json::parse(to_json(p));
-  EXPECT_EQ(doc, nlohmann::json::parse(R"({"probe": "devshim-probe/1", "torch_version": "2.13.0",
+  EXPECT_EQ(doc, nlohmann::json::parse(R"({"probe": "devshim-probe/1",
+    "torch_version": "2.14.1+cu130", "torch_abi_version": "2.14.1",
+    "torch_library": "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so",
+    "torch_built_against": "2.13.0",
     "cuda": {"available": true, "device_count": 1,
              "devices": [{"index": 0, "name": "NVIDIA A100", "total_memory": 42, "capability": [8, 0]}]},
     "mps": {"available": false}, "cpu": {"threads": 2, "intra_op_threads": 2},
@@ -172,6 +184,21 @@ TEST(Probe, JsonHasTheDocumentedShape) {
                "cuda_redirects_to": "cuda"}})"));
   EXPECT_EQ(to_json(p, -1).find('\n'), to_json(p, -1).size() - 1);  // one line
   EXPECT_NE(to_text(p).find("cuda:0    NVIDIA A100"), std::string::npos) << to_text(p);
+  EXPECT_NE(to_text(p).find("torch       2.14.1+cu130 (loaded from /venv/"), std::string::npos)
+      << to_text(p);
+  p.torch_version.clear();
+  p.torch_abi_version.clear();
+  EXPECT_TRUE(nlohmann::json::parse(to_json(p))["torch_version"].is_null());
+}
+
+TEST(Probe, ReadsTheVersionOfTorchsVersionFileOrALibTorchArchivesBuildVersion) {
+  EXPECT_EQ(version_in_file_text("from typing import Optional\n\n__version__ = '2.14.1+cu130'\n"
+                                 "debug = False\n"),
+            "2.14.1+cu130");
+  EXPECT_EQ(version_in_file_text("2.15.0+cpu\n"), "2.15.0+cpu");
+  EXPECT_EQ(version_in_file_text(""), "");
+  EXPECT_EQ(version_in_file_text("not a version\n"), "");
+  EXPECT_EQ(version_in_file_text("__version__ = 'unknown'"), "");
 }
 
 // devshim-probe, as the runner runs it.

@@ -41,8 +41,30 @@ struct ProbePolicy {
   std::string error;                       ///< a ShimConfigError's message, else empty
 };
 
+/// The LibTorch this process loaded, asked at run time: the probe is compiled against one torch's
+/// headers (torch_built_against) and runs with whichever torch the environment has.
+struct LoadedLibTorch {
+  /// The loaded torch's version: its package's torch/version.py ("2.14.1+cu130") or a LibTorch
+  /// archive's build-version file beside the library, else the library's own ABI version
+  /// (aoti_torch_abi_version(): "2.14.1"); empty when none of them can be read, never the headers'.
+  std::string version;
+  std::string abi_version;  ///< "MAJOR.MINOR.PATCH" from aoti_torch_abi_version(), or empty
+  std::string library;      ///< path of the loaded libtorch_cpu, or empty when dladdr cannot tell
+};
+
+/// Which LibTorch this process has loaded (dladdr on one of its functions, then the files beside
+/// it). Never throws.
+LoadedLibTorch loaded_libtorch();
+
+/// The version a torch/version.py ("__version__ = '2.14.1+cu130'") or a build-version file
+/// ("2.14.1+cpu") names, or empty.
+std::string version_in_file_text(const std::string& text);
+
 struct Probe {
-  std::string torch_version;  ///< of the LibTorch headers compiled against: "2.13.0"
+  std::string torch_version;        ///< of the loaded LibTorch (LoadedLibTorch::version)
+  std::string torch_abi_version;    ///< LoadedLibTorch::abi_version
+  std::string torch_library;        ///< LoadedLibTorch::library
+  std::string torch_built_against;  ///< of the LibTorch headers compiled against: "2.13.0"
   bool cuda_available = false;
   int cuda_device_count = 0;
   std::vector<CudaDeviceInfo> cuda_devices;
